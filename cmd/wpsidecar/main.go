@@ -1,0 +1,26 @@
+// Command wpsidecar is a reverse proxy in front of WordPress that answers
+// the fieldmgr/v1 and themeopts/v1 REST namespaces from MySQL and passes
+// every other request to PHP.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/wpsidecar/wpsidecar/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "wpsidecar:", err)
+		if config.IsConfigError(err) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// run reads the configuration, builds everything, serves until ctx ends and
+// then drains in-flight requests. listening, when not nil, is told the
+// bound addresses (tests listen on port 0).
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, listening func(public, admin net.Addr)) error {
+	cfg, checkConfig, err := config.Load(args, environ, stderr)
+	if errors.Is(err, config.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if checkConfig {
+		cfg.Print(stdout)
+		return nil
+	}
+	logger := newLogger(cfg, stdout)
+	for _, w := range cfg.Warnings {
+		logger.Warn().Msg(w)
+	}
+
+	network, addr := cfg.DB.Address()
+	db, err := store.Open(store.Options{
+		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
+		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix,
+		MaxOpen: cfg.DB.MaxOpen, Timeout: cfg.DB.Timeout,
+		Logger: logger.With().Str("component", "store").Logger(),
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	logger.Info().Str("db_net", network).Str("db_addr", addr).Str("db_name", cfg.DB.Name).
+		Str("table_prefix", cfg.TablePrefix).Msg("database configured")
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
+	go settings.Run(ctx)
+
+	namespaces := []proxy.Namespace{fieldmgr.New()}
+	if cfg.ThemeoptsConfig != "" {
+		namespaces = append(namespaces, themeopts.New())
+	}
+	metrics := proxy.NewMetrics(db.SQL())
+	handler := proxy.New(proxy.Options{
+		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
+		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
+		Settings: settings, Namespaces: namespaces, Log: logger, Metrics: metrics,
+	})
+
+	errorLog := proxy.StdLogger(logger)
+	public := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ErrorLog:          errorLog,
+	}
+	admin := &http.Server{
+		Handler:           proxy.NewAdmin(proxy.AdminOptions{DB: db, Upstream: cfg.Upstream, Metrics: metrics}),
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ErrorLog:          errorLog,
+	}
+
+	publicLn, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.AdminListen)
+	if err != nil {
+		publicLn.Close()
+		return fmt.Errorf("admin-listen: %w", err)
+	}
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			publicLn.Close()
+			adminLn.Close()
+			return fmt.Errorf("tls: %w", err)
+		}
+		publicLn = tls.NewListener(publicLn, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
+	}
+	logger.Info().Str("listen", publicLn.Addr().String()).Str("admin_listen", adminLn.Addr().String()).
+		Str("upstream", cfg.Upstream.String()).Bool("tls", cfg.TLSCert != "").Msg("wpsidecar serving")
+	if listening != nil {
+		listening(publicLn.Addr(), adminLn.Addr())
+	}
+
+	errc := make(chan error, 2)
+	go func() { errc <- public.Serve(publicLn) }()
+	go func() { errc <- admin.Serve(adminLn) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		public.Close()
+		admin.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+
+	logger.Info().Dur("timeout", cfg.ShutdownTimeout).Msg("shutting down: draining in-flight requests")
+	sctx, scancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer scancel()
+	admin.Shutdown(sctx)
+	if err := public.Shutdown(sctx); err != nil {
+		logger.Warn().Err(err).Msg("shutdown timed out; closing remaining connections")
+		public.Close()
+	}
+	logger.Info().Msg("stopped")
+	return nil
+}
+
+func newLogger(cfg *config.Config, out io.Writer) zerolog.Logger {
+	level, _ := zerolog.ParseLevel(cfg.LogLevel)
+	if cfg.LogFormat == "console" {
+		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(out).Level(level).With().Timestamp().Logger()
+}

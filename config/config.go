@@ -1,0 +1,118 @@
+// Package config holds the sidecar's configuration: one typed Config, the
+// table of settings it is made from, and Load, which reads flags,
+// WPSIDECAR_* variables, the official WordPress image's WORDPRESS_* variables
+// and wp-config.php, in that order of precedence.
+package config
+
+import (
+	"net/netip"
+	"net/url"
+	"time"
+)
+
+// Named defaults.
+const (
+	DefaultListen            = ":8080"
+	DefaultAdminListen       = "127.0.0.1:9090"
+	DefaultUpstreamTimeout   = 60 * time.Second
+	DefaultUpstreamDial      = 5 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout       = 5 * time.Minute
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultShutdownTimeout   = 30 * time.Second
+	DefaultSettingsRefresh   = 2 * time.Second
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultDBHost            = "localhost"
+	DefaultDBName            = "wordpress"
+	DefaultDBCharset         = "utf8mb4"
+	DefaultTablePrefix       = "wp_"
+	DefaultMySQLSocket       = "/run/mysqld/mysqld.sock"
+	DefaultDBMaxOpen         = 32
+	DefaultDBTimeout         = 5 * time.Second
+	DefaultLogLevel          = "info"
+	DefaultLogFormat         = "json"
+	DefaultEnvironmentType   = "production"
+	// DefaultFieldmgrTableSuffix is appended to the table prefix when no
+	// field-group table name is configured.
+	DefaultFieldmgrTableSuffix = "fieldmgr_groups"
+)
+
+// KeyNames are WordPress's eight authentication keys and salts, in
+// wp-config-sample.php order.
+var KeyNames = []string{
+	"AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY",
+	"AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT",
+}
+
+// Config is the sidecar's effective configuration.
+type Config struct {
+	Listen      string
+	AdminListen string
+	Upstream    *url.URL
+	TLSCert     string
+	TLSKey      string
+
+	TrustedProxies    []netip.Prefix
+	UpstreamTimeout   time.Duration // time to the upstream's response headers
+	UpstreamDial      time.Duration
+	ReadHeaderTimeout time.Duration
+	BodyTimeout       time.Duration // time to read a request body
+	IdleTimeout       time.Duration
+	ShutdownTimeout   time.Duration
+	MaxHeaderBytes    int
+
+	WPConfigPath    string
+	ThemeoptsConfig string
+	FieldmgrTable   string
+	SettingsRefresh time.Duration
+
+	DB DB
+
+	TablePrefix     string
+	Keys            map[string]string // only the keys and salts that were set
+	EnvironmentType string
+	Multisite       bool
+	HomeURL         string // WP_HOME, overrides the home option when set
+	SiteURL         string // WP_SITEURL, overrides the siteurl option when set
+
+	LogLevel  string
+	LogFormat string
+
+	// Warnings are problems worth logging that do not stop the sidecar.
+	Warnings []string
+
+	sources map[string]resolved // setting name -> its value and where it came from
+}
+
+type resolved struct{ value, source string }
+
+// DB is where WordPress's database is and how to reach it.
+type DB struct {
+	Host     string // DB_HOST as WordPress reads it
+	User     string
+	Password string
+	Name     string
+	Charset  string
+	Collate  string
+	Socket   string // the local socket "localhost" means
+	MaxOpen  int
+	Timeout  time.Duration
+}
+
+// Address turns DB_HOST into a go-sql-driver network and address the way
+// PHP's mysqli would connect: a socket path wins, "localhost" without a port
+// is the local socket, a missing port is 3306.
+func (d DB) Address() (network, addr string) {
+	h := ParseDBHost(d.Host)
+	switch {
+	case h.Socket != "":
+		return "unix", h.Socket
+	case (h.Host == "localhost" || h.Host == "") && h.Port == 0:
+		return "unix", d.Socket
+	}
+	port := h.Port
+	if port == 0 {
+		port = 3306
+	}
+	return "tcp", netJoin(h.Host, port)
+}

@@ -1,0 +1,289 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+// Where a value came from, for --check-config.
+const (
+	SourceDefault  = "default"
+	SourceFlag     = "flag"
+	SourceWPConfig = "wp-config.php"
+)
+
+// ErrHelp is returned by Load when the flags asked for help; the usage has
+// been written to the output given to Load.
+var ErrHelp = flag.ErrHelp
+
+// Load builds the configuration from command-line arguments (without the
+// program name) and the environment (as os.Environ gives it). It reports
+// every problem at once. checkConfig tells whether --check-config was given.
+func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, checkConfig bool, err error) {
+	env := envMap(environ)
+	var problems []string
+
+	fs := flag.NewFlagSet("wpsidecar", flag.ContinueOnError)
+	fs.SetOutput(usageOut)
+	flags := map[string]string{}
+	for _, s := range settings {
+		name := s.name
+		usage := s.usage + " (" + EnvName(name) + ")"
+		if s.kind == kBool {
+			fs.BoolFunc(name, usage, func(v string) error { flags[name] = v; return nil })
+		} else {
+			fs.Func(name, usage, func(v string) error { flags[name] = v; return nil })
+		}
+	}
+	fs.BoolVar(&checkConfig, "check-config", false, "print the effective configuration, secrets masked, and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, false, err
+	}
+	if fs.NArg() > 0 {
+		problems = append(problems, fmt.Sprintf("unexpected arguments: %q", fs.Args()))
+	}
+
+	// Unknown WPSIDECAR_* variables are mistakes worth stopping for.
+	known := map[string]bool{}
+	for _, s := range settings {
+		known[EnvName(s.name)] = true
+		known[EnvName(s.name)+"_FILE"] = true
+	}
+	var unknown []string
+	for k := range env {
+		if strings.HasPrefix(k, "WPSIDECAR_") && !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		problems = append(problems, fmt.Sprintf("%s: unknown setting", k))
+	}
+
+	lookup := func(name string) (string, bool, error) { return lookupEnv(env, name) }
+
+	// The wp-config.php path decides the lowest layer, so it is read first.
+	var wc *WPConfig
+	wpPath, ok := flags["wp-config"]
+	if !ok {
+		wpPath, ok, err = lookup(EnvName("wp-config"))
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if ok && wpPath != "" {
+		src, err := os.ReadFile(wpPath)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("wp-config: %v", err))
+		} else if wc, err = ParseWPConfig(string(src), func(n string) (string, bool) {
+			v, ok, _ := lookup(n)
+			return v, ok
+		}); err != nil {
+			problems = append(problems, fmt.Sprintf("wp-config: %s: %v", wpPath, err))
+		}
+	}
+
+	cfg = &Config{Keys: map[string]string{}, sources: map[string]resolved{}}
+	if wc != nil {
+		for _, w := range wc.Warnings {
+			cfg.Warnings = append(cfg.Warnings, "wp-config: "+w)
+		}
+		for _, s := range settings {
+			if why, ok := wc.Unresolved[s.wpConst]; ok {
+				cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("wp-config: %s could not be read (%s); set --%s or %s", s.wpConst, why, s.name, EnvName(s.name)))
+			}
+		}
+	}
+	for _, s := range settings {
+		v, src, found := "", "", false
+		if v, found = flags[s.name]; found {
+			src = SourceFlag
+		}
+		for _, name := range []string{EnvName(s.name), s.wpEnv} {
+			if found || name == "" {
+				continue
+			}
+			var err error
+			if v, found, err = lookup(name); err != nil {
+				problems = append(problems, err.Error())
+			}
+			src = name
+		}
+		if !found && wc != nil && s.wpConst != "" {
+			if s.wpConst == "$table_prefix" {
+				v, found = wc.TablePrefix, wc.HasPrefix
+			} else {
+				v, found = wc.Constants[s.wpConst]
+			}
+			src = SourceWPConfig
+		}
+		if !found {
+			if s.def == "" {
+				continue
+			}
+			v, src = s.def, SourceDefault
+		}
+		cfg.sources[s.name] = resolved{v, src}
+		if err := s.set(cfg, v); err != nil {
+			shown := strconv.Quote(v)
+			if s.secret {
+				shown = "(secret)"
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s from %s: %v", s.name, shown, src, err))
+		}
+	}
+	problems = append(problems, cfg.validate()...)
+	if len(problems) > 0 {
+		return nil, checkConfig, &Error{Problems: problems}
+	}
+	return cfg, checkConfig, nil
+}
+
+// Error lists every problem found in the configuration.
+type Error struct{ Problems []string }
+
+func (e *Error) Error() string {
+	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// IsConfigError tells a configuration problem from other failures.
+func IsConfigError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// lookupEnv reads a variable as the official WordPress image's
+// getenv_docker() does: NAME_FILE names a file whose content (trailing
+// newlines removed) is the value; else NAME, even when empty.
+func lookupEnv(env map[string]string, name string) (string, bool, error) {
+	if f := env[name+"_FILE"]; f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", false, fmt.Errorf("%s_FILE: %v", name, err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), true, nil
+	}
+	v, ok := env[name]
+	return v, ok, nil
+}
+
+var (
+	sqlIdent   = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+	charsetRe  = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+	validTypes = map[string]bool{"local": true, "development": true, "staging": true, "production": true}
+)
+
+// validate checks the settings against each other and fills in derived
+// values. It reads nothing and starts nothing.
+func (c *Config) validate() []string {
+	var p []string
+	if _, given := c.sources["upstream"]; !given {
+		p = append(p, "upstream: required (e.g. --upstream http://127.0.0.1:8081)")
+	}
+	for _, a := range []struct{ name, addr string }{{"listen", c.Listen}, {"admin-listen", c.AdminListen}} {
+		if _, port, err := net.SplitHostPort(a.addr); err != nil {
+			p = append(p, fmt.Sprintf("%s: %q is not host:port", a.name, a.addr))
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			p = append(p, fmt.Sprintf("%s: %q has no valid port", a.name, a.addr))
+		}
+	}
+	if c.Listen == c.AdminListen && !strings.HasSuffix(c.Listen, ":0") {
+		p = append(p, fmt.Sprintf("admin-listen: %q is also the public listen address", c.AdminListen))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		p = append(p, "tls-cert, tls-key: give both or neither")
+	}
+	if !sqlIdent.MatchString(c.TablePrefix) {
+		p = append(p, fmt.Sprintf("table-prefix: %q may hold only letters, digits and underscores", c.TablePrefix))
+	}
+	if c.FieldmgrTable == "" {
+		c.FieldmgrTable = c.TablePrefix + DefaultFieldmgrTableSuffix
+		c.sources["fieldmgr-table"] = resolved{c.FieldmgrTable, "table-prefix"}
+	}
+	if !sqlIdent.MatchString(c.FieldmgrTable) {
+		p = append(p, fmt.Sprintf("fieldmgr-table: %q must be 1-64 letters, digits and underscores", c.FieldmgrTable))
+	}
+	h := ParseDBHost(c.DB.Host)
+	if h.Host == "" && h.Socket == "" {
+		p = append(p, fmt.Sprintf("db-host: %q names no host or socket", c.DB.Host))
+	}
+	if c.DB.Name == "" {
+		p = append(p, "db-name: required")
+	}
+	if c.DB.User == "" {
+		p = append(p, "db-user: required")
+	}
+	if strings.EqualFold(c.DB.Charset, "utf8") {
+		c.DB.Charset = "utf8mb4"
+		c.sources["db-charset"] = resolved{"utf8mb4", c.sources["db-charset"].source + " (utf8 upgraded)"}
+	}
+	if !charsetRe.MatchString(c.DB.Charset) {
+		p = append(p, fmt.Sprintf("db-charset: %q is not a character set name", c.DB.Charset))
+	}
+	if c.DB.Collate == "" && c.DB.Charset == "utf8mb4" {
+		c.DB.Collate = "utf8mb4_unicode_520_ci"
+		c.sources["db-collate"] = resolved{c.DB.Collate, SourceDefault}
+	}
+	if c.DB.Collate != "" && !charsetRe.MatchString(c.DB.Collate) {
+		p = append(p, fmt.Sprintf("db-collate: %q is not a collation name", c.DB.Collate))
+	}
+	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
+		p = append(p, fmt.Sprintf("log-level: %q is not one of debug, info, warn, error", c.LogLevel))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		p = append(p, fmt.Sprintf("log-format: %q is not json or console", c.LogFormat))
+	}
+	if !validTypes[c.EnvironmentType] {
+		// WordPress falls back to production for a value it does not know.
+		c.Warnings = append(c.Warnings, fmt.Sprintf("environment-type: %q is not local, development, staging or production; using production, as WordPress does", c.EnvironmentType))
+		c.EnvironmentType = DefaultEnvironmentType
+		c.sources["environment-type"] = resolved{DefaultEnvironmentType, SourceDefault + " (fallback)"}
+	}
+	return p
+}
+
+// Source tells where a setting's value came from: "flag", a variable's name,
+// "wp-config.php", "default", or "" when it is unset.
+func (c *Config) Source(name string) string { return c.sources[name].source }
+
+// Print writes the effective configuration, one setting a line with its
+// source, secrets masked.
+func (c *Config) Print(w io.Writer) {
+	for _, s := range settings {
+		val, src := c.sources[s.name].value, c.sources[s.name].source
+		if s.name == "trusted-proxies" {
+			var out []string
+			for _, p := range c.TrustedProxies {
+				out = append(out, p.String())
+			}
+			val = strings.Join(out, ",")
+		}
+		switch {
+		case src == "":
+			val, src = "(unset)", "-"
+		case s.secret && val != "":
+			val = "****** (set)"
+		}
+		fmt.Fprintf(w, "%-22s %-40s %s\n", s.name, val, src)
+	}
+}

@@ -1,0 +1,379 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// base is the least a valid configuration needs besides the upstream.
+var base = []string{"WPSIDECAR_DB_USER=wp"}
+
+func load(t *testing.T, args []string, env ...string) (*Config, error) {
+	t.Helper()
+	cfg, _, err := Load(args, append(append([]string{}, base...), env...), io.Discard)
+	return cfg, err
+}
+
+func mustLoad(t *testing.T, args []string, env ...string) *Config {
+	t.Helper()
+	cfg, err := load(t, args, env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestLoad_Defaults(t *testing.T) {
+	cfg := mustLoad(t, []string{"--upstream", "http://127.0.0.1:8081"})
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"listen", cfg.Listen, DefaultListen},
+		{"admin-listen", cfg.AdminListen, DefaultAdminListen},
+		{"upstream", cfg.Upstream.String(), "http://127.0.0.1:8081"},
+		{"upstream-timeout", cfg.UpstreamTimeout, DefaultUpstreamTimeout},
+		{"read-header-timeout", cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout},
+		{"body-timeout", cfg.BodyTimeout, DefaultBodyTimeout},
+		{"idle-timeout", cfg.IdleTimeout, DefaultIdleTimeout},
+		{"max-header-bytes", cfg.MaxHeaderBytes, DefaultMaxHeaderBytes},
+		{"db-host", cfg.DB.Host, "localhost"},
+		{"db-name", cfg.DB.Name, "wordpress"},
+		{"db-charset", cfg.DB.Charset, "utf8mb4"},
+		{"db-collate", cfg.DB.Collate, "utf8mb4_unicode_520_ci"},
+		{"table-prefix", cfg.TablePrefix, "wp_"},
+		{"fieldmgr-table", cfg.FieldmgrTable, "wp_fieldmgr_groups"},
+		{"environment-type", cfg.EnvironmentType, "production"},
+		{"log", cfg.LogLevel + "/" + cfg.LogFormat, "info/json"},
+		{"keys", len(cfg.Keys), 0},
+		{"settings-refresh", cfg.SettingsRefresh, 2 * time.Second},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestLoad_Precedence: flag > WPSIDECAR_* > WORDPRESS_* > wp-config.php > default.
+func TestLoad_Precedence(t *testing.T) {
+	dir := t.TempDir()
+	wp := filepath.Join(dir, "wp-config.php")
+	os.WriteFile(wp, []byte(`<?php define('DB_HOST', 'from-wpconfig'); define('DB_NAME', 'wpconfig_db'); define('AUTH_KEY', 'k-wpconfig'); $table_prefix = 'wpc_';`), 0o644)
+	up := "--upstream=http://php"
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		host string
+		src  string
+	}{
+		{"default", []string{up}, nil, "localhost", SourceDefault},
+		{"wp-config", []string{up, "--wp-config", wp}, nil, "from-wpconfig", SourceWPConfig},
+		{"WORDPRESS_ beats wp-config", []string{up, "--wp-config", wp}, []string{"WORDPRESS_DB_HOST=from-wordpress-env"}, "from-wordpress-env", "WORDPRESS_DB_HOST"},
+		{"WPSIDECAR_ beats WORDPRESS_", []string{up, "--wp-config", wp}, []string{"WORDPRESS_DB_HOST=from-wordpress-env", "WPSIDECAR_DB_HOST=from-sidecar-env"}, "from-sidecar-env", "WPSIDECAR_DB_HOST"},
+		{"flag beats all", []string{up, "--wp-config", wp, "--db-host", "from-flag"}, []string{"WORDPRESS_DB_HOST=x", "WPSIDECAR_DB_HOST=y"}, "from-flag", SourceFlag},
+		{"wp-config path from env", []string{up}, []string{"WPSIDECAR_WP_CONFIG=" + wp}, "from-wpconfig", SourceWPConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := mustLoad(t, tt.args, tt.env...)
+			if cfg.DB.Host != tt.host || cfg.Source("db-host") != tt.src {
+				t.Errorf("db-host = %q from %q, want %q from %q", cfg.DB.Host, cfg.Source("db-host"), tt.host, tt.src)
+			}
+		})
+	}
+	cfg := mustLoad(t, []string{up, "--wp-config", wp})
+	if cfg.TablePrefix != "wpc_" || cfg.FieldmgrTable != "wpc_fieldmgr_groups" || cfg.DB.Name != "wpconfig_db" || cfg.Keys["AUTH_KEY"] != "k-wpconfig" {
+		t.Errorf("from wp-config: prefix %q table %q db %q key %q", cfg.TablePrefix, cfg.FieldmgrTable, cfg.DB.Name, cfg.Keys["AUTH_KEY"])
+	}
+	if _, ok := cfg.Keys["NONCE_SALT"]; ok {
+		t.Error("a key that no source sets must stay absent (WordPress then falls back to the database)")
+	}
+}
+
+func TestLoad_FileSecrets(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("hunter2\n"), 0o600)
+	key := filepath.Join(dir, "key")
+	os.WriteFile(key, []byte("key-from-secret\r\n"), 0o600)
+	cfg := mustLoad(t, []string{"--upstream=http://php"},
+		"WORDPRESS_DB_PASSWORD_FILE="+pw, "WORDPRESS_DB_PASSWORD=ignored", "WORDPRESS_AUTH_KEY_FILE="+key, "WPSIDECAR_DB_NAME_FILE="+pw)
+	if cfg.DB.Password != "hunter2" || cfg.Keys["AUTH_KEY"] != "key-from-secret" || cfg.DB.Name != "hunter2" {
+		t.Errorf("password %q, key %q, name %q", cfg.DB.Password, cfg.Keys["AUTH_KEY"], cfg.DB.Name)
+	}
+	_, err := load(t, []string{"--upstream=http://php"}, "WORDPRESS_DB_PASSWORD_FILE="+filepath.Join(dir, "missing"))
+	if err == nil || !strings.Contains(err.Error(), "WORDPRESS_DB_PASSWORD_FILE") {
+		t.Errorf("missing secret file: %v", err)
+	}
+}
+
+func TestLoad_OfficialImageVariables(t *testing.T) {
+	env := []string{"WORDPRESS_DB_HOST=db:3307", "WORDPRESS_DB_USER=wpuser", "WORDPRESS_DB_PASSWORD=pw",
+		"WORDPRESS_DB_NAME=site", "WORDPRESS_TABLE_PREFIX=blog_", "WORDPRESS_DB_CHARSET=utf8"}
+	for _, k := range KeyNames {
+		env = append(env, "WORDPRESS_"+k+"="+strings.ToLower(k))
+	}
+	cfg, _, err := Load([]string{"--upstream=http://wordpress"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Host != "db:3307" || cfg.DB.User != "wpuser" || cfg.DB.Password != "pw" || cfg.DB.Name != "site" || cfg.TablePrefix != "blog_" {
+		t.Errorf("db %+v prefix %q", cfg.DB, cfg.TablePrefix)
+	}
+	if cfg.DB.Charset != "utf8mb4" {
+		t.Errorf("utf8 should be read as utf8mb4, got %q", cfg.DB.Charset)
+	}
+	for _, k := range KeyNames {
+		if cfg.Keys[k] != strings.ToLower(k) {
+			t.Errorf("%s = %q", k, cfg.Keys[k])
+		}
+	}
+	if n, a := cfg.DB.Address(); n != "tcp" || a != "db:3307" {
+		t.Errorf("address = %s %s", n, a)
+	}
+}
+
+func TestLoad_WPConfigFiles(t *testing.T) {
+	env := []string{"WORDPRESS_DB_HOST=db", "WORDPRESS_DB_PASSWORD=pw", "WORDPRESS_CONFIG_EXTRA=define('WP_HOME', 'https://example.org/');"}
+	cfg := mustLoad(t, []string{"--upstream=http://php", "--wp-config", "testdata/wp-config-docker.php"}, env...)
+	if cfg.DB.Host != "db" || cfg.Source("db-host") != "WORDPRESS_DB_HOST" {
+		t.Errorf("db-host = %q from %s", cfg.DB.Host, cfg.Source("db-host"))
+	}
+	if cfg.DB.User != "wp" || cfg.Source("db-user") != "WPSIDECAR_DB_USER" {
+		t.Errorf("db-user = %q from %s", cfg.DB.User, cfg.Source("db-user"))
+	}
+	if cfg.Keys["AUTH_KEY"] != "0f9a4e6c1d2b3a4f5e6d7c8b9a0f1e2d3c4b5a69" || cfg.Keys["NONCE_SALT"] != placeholder {
+		t.Errorf("keys %q", cfg.Keys)
+	}
+	if cfg.HomeURL != "https://example.org/" {
+		t.Errorf("WP_HOME from WORDPRESS_CONFIG_EXTRA = %q", cfg.HomeURL)
+	}
+
+	cfg = mustLoad(t, []string{"--upstream=http://php", "--wp-config", debianSample})
+	if cfg.DB.Name != "database_name_here" || cfg.DB.Charset != "utf8mb4" || cfg.Keys["AUTH_KEY"] != placeholder {
+		t.Errorf("sample: %+v %q", cfg.DB, cfg.Keys)
+	}
+	cfg = mustLoad(t, []string{"--upstream=http://php", "--wp-config", debianConfig})
+	if len(cfg.Warnings) == 0 {
+		t.Error("Debian's dispatcher: no warning about the per-host file it includes")
+	}
+}
+
+func TestLoad_EnvironmentType(t *testing.T) {
+	cfg := mustLoad(t, []string{"--upstream=http://php"}, "WP_ENVIRONMENT_TYPE=local")
+	if cfg.EnvironmentType != "local" {
+		t.Errorf("environment type = %q", cfg.EnvironmentType)
+	}
+	cfg = mustLoad(t, []string{"--upstream=http://php", "--environment-type=qa"})
+	if cfg.EnvironmentType != "production" || len(cfg.Warnings) != 1 {
+		t.Errorf("unknown type: %q, warnings %q; WordPress falls back to production", cfg.EnvironmentType, cfg.Warnings)
+	}
+}
+
+func TestLoad_TrustedProxies(t *testing.T) {
+	cfg := mustLoad(t, []string{"--upstream=http://php", "--trusted-proxies", "10.0.0.0/8, 192.168.1.7,::1, 172.16.5.4/12"})
+	want := []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"),
+		netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("172.16.0.0/12"),
+	}
+	if len(cfg.TrustedProxies) != len(want) {
+		t.Fatalf("got %v", cfg.TrustedProxies)
+	}
+	for i := range want {
+		if cfg.TrustedProxies[i] != want[i] {
+			t.Errorf("[%d] = %v, want %v", i, cfg.TrustedProxies[i], want[i])
+		}
+	}
+}
+
+// TestLoad_EveryProblemAtOnce: each bad value is named, and all are
+// reported together.
+func TestLoad_EveryProblemAtOnce(t *testing.T) {
+	args := []string{
+		"--upstream", "ftp://x", "--listen", "nohost", "--admin-listen", "127.0.0.1:99999",
+		"--trusted-proxies", "10.0.0.0/8,not-a-net", "--upstream-timeout", "soon", "--body-timeout", "-1s",
+		"--max-header-bytes", "12", "--table-prefix", "wp-", "--fieldmgr-table", "a;b",
+		"--db-charset", "utf-8!", "--db-collate", "x y", "--log-level", "loud", "--log-format", "xml",
+		"--tls-cert", "c.pem", "--db-max-open", "0", "--multisite", "--db-host", ":",
+	}
+	_, err := load(t, args, "WPSIDECAR_NOT_A_SETTING=1", "WPSIDECAR_DB_USER=")
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want *Error", err)
+	}
+	want := []string{
+		`upstream: "ftp://x" from flag: not an http:// or https:// URL`,
+		`listen: "nohost" is not host:port`,
+		`admin-listen: "127.0.0.1:99999" has no valid port`,
+		`trusted-proxies: "10.0.0.0/8,not-a-net" from flag: not a CIDR or IP: "not-a-net"`,
+		`upstream-timeout: "soon" from flag: not a duration`,
+		`body-timeout: "-1s" from flag: must be positive`,
+		`max-header-bytes: "12" from flag: must be a whole number of at least 4096`,
+		`table-prefix: "wp-" may hold only letters, digits and underscores`,
+		`fieldmgr-table: "a;b" must be 1-64 letters, digits and underscores`,
+		`db-charset: "utf-8!" is not a character set name`,
+		`db-collate: "x y" is not a collation name`,
+		`log-level: "loud" is not one of debug, info, warn, error`,
+		`log-format: "xml" is not json or console`,
+		`tls-cert, tls-key: give both or neither`,
+		`db-max-open: "0" from flag: must be a whole number of at least 1`,
+		`db-host: ":" names no host or socket`,
+		`db-user: required`,
+		`WPSIDECAR_NOT_A_SETTING: unknown setting`,
+	}
+	got := strings.Join(ce.Problems, "\n")
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing problem %q", w)
+		}
+	}
+	if len(ce.Problems) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(ce.Problems), len(want), got)
+	}
+}
+
+func TestLoad_UpstreamRequired(t *testing.T) {
+	_, err := load(t, nil)
+	if err == nil || !strings.Contains(err.Error(), "upstream: required") {
+		t.Errorf("err = %v", err)
+	}
+	_, err = load(t, []string{"--upstream", "http://php/?a=b"})
+	if err == nil || !strings.Contains(err.Error(), "must not carry a query") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestLoad_FlagErrors(t *testing.T) {
+	if _, err := load(t, []string{"--no-such-flag"}); err == nil {
+		t.Error("unknown flag accepted")
+	}
+	if _, err := load(t, []string{"--upstream=http://php", "stray"}); err == nil || !strings.Contains(err.Error(), "unexpected arguments") {
+		t.Errorf("stray argument: %v", err)
+	}
+	if _, _, err := Load([]string{"-h"}, nil, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+	if _, err := load(t, []string{"--upstream=http://php", "--wp-config", "/nonexistent/wp-config.php"}); err == nil || !strings.Contains(err.Error(), "wp-config") {
+		t.Errorf("missing wp-config: %v", err)
+	}
+}
+
+func TestLoad_CheckConfigMasksSecrets(t *testing.T) {
+	cfg, check, err := Load([]string{"--upstream=http://php", "--check-config", "--trusted-proxies=10.0.0.1"},
+		[]string{"WPSIDECAR_DB_USER=wp", "WORDPRESS_DB_PASSWORD=topsecret-pw", "WORDPRESS_AUTH_KEY=topsecret-key"}, io.Discard)
+	if err != nil || !check {
+		t.Fatalf("check=%v err=%v", check, err)
+	}
+	var b bytes.Buffer
+	cfg.Print(&b)
+	out := b.String()
+	if strings.Contains(out, "topsecret") {
+		t.Errorf("secret printed:\n%s", out)
+	}
+	for _, want := range []string{"db-password", "****** (set)", "WORDPRESS_DB_PASSWORD", "upstream", "http://php", "10.0.0.1/32", "nonce-salt", "(unset)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// sharedDir finds the shared/ folder that sits beside the repository.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("WPSIDECAR_SHARED"); d != "" {
+		return d
+	}
+	dir, _ := os.Getwd()
+	for ; dir != "/"; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "shared", "testdata", "wp-vectors.json")); err == nil {
+			return filepath.Join(dir, "shared")
+		}
+	}
+	t.Fatal("shared/testdata/wp-vectors.json not found beside the repository (set WPSIDECAR_SHARED)")
+	return ""
+}
+
+func TestParseDBHost_Vectors(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(sharedDir(t), "testdata", "wp-vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		DBHostParsing struct {
+			Vectors []struct {
+				DBHost string `json:"DB_HOST"`
+				Result struct {
+					Host   string  `json:"host"`
+					Port   *int    `json:"port"`
+					Socket *string `json:"socket"`
+					IPv6   bool    `json:"is_ipv6"`
+				} `json:"result"`
+			} `json:"vectors"`
+		} `json:"db_host_parsing"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.DBHostParsing.Vectors) < 10 {
+		t.Fatalf("only %d vectors", len(v.DBHostParsing.Vectors))
+	}
+	for _, vec := range v.DBHostParsing.Vectors {
+		want := DBHost{Host: vec.Result.Host, IPv6: vec.Result.IPv6}
+		if vec.Result.Port != nil {
+			want.Port = *vec.Result.Port
+		}
+		if vec.Result.Socket != nil {
+			want.Socket = *vec.Result.Socket
+		}
+		if got := ParseDBHost(vec.DBHost); got != want {
+			t.Errorf("ParseDBHost(%q) = %+v, want %+v", vec.DBHost, got, want)
+		}
+	}
+}
+
+func TestDBAddress(t *testing.T) {
+	tests := []struct{ host, net, addr string }{
+		{"localhost", "unix", "/run/mysqld/mysqld.sock"},
+		{"localhost:3307", "tcp", "localhost:3307"},
+		{"db", "tcp", "db:3306"},
+		{"db:3306", "tcp", "db:3306"},
+		{"127.0.0.1:3306", "tcp", "127.0.0.1:3306"},
+		{"localhost:/var/run/mysqld/mysqld.sock", "unix", "/var/run/mysqld/mysqld.sock"},
+		{":/tmp/my.sock", "unix", "/tmp/my.sock"},
+		{"db:3306:/run/mysqld/mysqld.sock", "unix", "/run/mysqld/mysqld.sock"},
+		{"[::1]:3306", "tcp", "[::1]:3306"},
+		{"[2001:db8::1]:3307", "tcp", "[2001:db8::1]:3307"},
+		{"::1", "tcp", "[::1]:3306"},
+		{"db:notaport", "tcp", "db:3306"},
+	}
+	for _, tt := range tests {
+		n, a := DB{Host: tt.host, Socket: DefaultMySQLSocket}.Address()
+		if n != tt.net || a != tt.addr {
+			t.Errorf("Address(%q) = %s %s, want %s %s", tt.host, n, a, tt.net, tt.addr)
+		}
+	}
+}
+
+func FuzzParseDBHost(f *testing.F) {
+	for _, s := range []string{"localhost", "db:3306", "[::1]:3306", ":/s.sock", "a:b:/c", "[", "::::", "[::1]:99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h := ParseDBHost(s)
+		if h.Port < 0 {
+			t.Errorf("negative port from %q", s)
+		}
+		DB{Host: s}.Address()
+	})
+}

@@ -1,0 +1,211 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type kind int
+
+const (
+	kString kind = iota
+	kBool
+	kDuration
+	kInt
+)
+
+// setting is one row of the configuration table. Every setting has a flag
+// --NAME and a variable WPSIDECAR_NAME (dashes as underscores); WordPress's
+// own settings also come from the official image's variable (wpEnv) and from
+// wp-config.php (wpConst, or "$table_prefix").
+type setting struct {
+	name    string
+	kind    kind
+	def     string
+	secret  bool
+	wpEnv   string
+	wpConst string
+	usage   string
+	set     func(c *Config, v string) error
+}
+
+// EnvName is the WPSIDECAR_* variable of a setting.
+func EnvName(flagName string) string {
+	return "WPSIDECAR_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func dur(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("not a duration (use e.g. 30s, 2m)")
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("must be positive")
+	}
+	return d, nil
+}
+
+func durSetter(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := dur(v)
+		*field(c) = d
+		return err
+	}
+}
+
+func strSetter(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *field(c) = v; return nil }
+}
+
+// parseBool accepts what flags, shells and PHP's define() produce.
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "", "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("not a boolean (use true or false)")
+}
+
+func keySetting(name string) setting {
+	return setting{
+		name: strings.ToLower(strings.ReplaceAll(name, "_", "-")), kind: kString, secret: true,
+		wpEnv: "WORDPRESS_" + name, wpConst: name,
+		usage: "WordPress secret " + name + ", for cookies and nonces",
+		set: func(c *Config, v string) error {
+			c.Keys[name] = v
+			return nil
+		},
+	}
+}
+
+// settings is the whole configuration surface. README.md's configuration
+// table is checked against it by a test.
+var settings = func() []setting {
+	s := []setting{
+		{name: "listen", def: DefaultListen, usage: "public listen address",
+			set: strSetter(func(c *Config) *string { return &c.Listen })},
+		{name: "upstream", usage: "URL of the WordPress (PHP) server every other request goes to (required)",
+			set: func(c *Config, v string) error {
+				if v == "" {
+					return fmt.Errorf("required")
+				}
+				u, err := url.Parse(v)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return fmt.Errorf("not an http:// or https:// URL")
+				}
+				if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+					return fmt.Errorf("must not carry a query, fragment or user")
+				}
+				c.Upstream = u
+				return nil
+			}},
+		{name: "admin-listen", def: DefaultAdminListen, usage: "listen address of /healthz, /readyz and /metrics",
+			set: strSetter(func(c *Config) *string { return &c.AdminListen })},
+		{name: "tls-cert", usage: "TLS certificate file for the public listener (with --tls-key)",
+			set: strSetter(func(c *Config) *string { return &c.TLSCert })},
+		{name: "tls-key", usage: "TLS private key file for the public listener (with --tls-cert)",
+			set: strSetter(func(c *Config) *string { return &c.TLSKey })},
+		{name: "trusted-proxies", usage: "comma-separated CIDRs or IPs whose X-Forwarded-* headers are believed",
+			set: func(c *Config, v string) error {
+				c.TrustedProxies = nil
+				var bad []string
+				for _, f := range strings.Split(v, ",") {
+					f = strings.TrimSpace(f)
+					if f == "" {
+						continue
+					}
+					if p, err := netip.ParsePrefix(f); err == nil {
+						c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+					} else if a, err := netip.ParseAddr(f); err == nil {
+						c.TrustedProxies = append(c.TrustedProxies, netip.PrefixFrom(a, a.BitLen()))
+					} else {
+						bad = append(bad, strconv.Quote(f))
+					}
+				}
+				if bad != nil {
+					return fmt.Errorf("not a CIDR or IP: %s", strings.Join(bad, ", "))
+				}
+				return nil
+			}},
+		{name: "upstream-timeout", kind: kDuration, def: DefaultUpstreamTimeout.String(), usage: "longest wait for the upstream's response headers (then 504)",
+			set: durSetter(func(c *Config) *time.Duration { return &c.UpstreamTimeout })},
+		{name: "upstream-dial-timeout", kind: kDuration, def: DefaultUpstreamDial.String(), usage: "longest wait to connect to the upstream (then 502)",
+			set: durSetter(func(c *Config) *time.Duration { return &c.UpstreamDial })},
+		{name: "read-header-timeout", kind: kDuration, def: DefaultReadHeaderTimeout.String(), usage: "longest time a client may take to send request headers",
+			set: durSetter(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
+		{name: "body-timeout", kind: kDuration, def: DefaultBodyTimeout.String(), usage: "longest time a client may take to send a request body",
+			set: durSetter(func(c *Config) *time.Duration { return &c.BodyTimeout })},
+		{name: "idle-timeout", kind: kDuration, def: DefaultIdleTimeout.String(), usage: "how long an idle keep-alive connection is kept",
+			set: durSetter(func(c *Config) *time.Duration { return &c.IdleTimeout })},
+		{name: "shutdown-timeout", kind: kDuration, def: DefaultShutdownTimeout.String(), usage: "how long shutdown waits for in-flight requests",
+			set: durSetter(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+		{name: "max-header-bytes", kind: kInt, def: strconv.Itoa(DefaultMaxHeaderBytes), usage: "largest request header block accepted",
+			set: func(c *Config, v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 4096 {
+					return fmt.Errorf("must be a whole number of at least 4096")
+				}
+				c.MaxHeaderBytes = n
+				return nil
+			}},
+		{name: "wp-config", usage: "path of the site's wp-config.php, read for database settings, keys and salts",
+			set: strSetter(func(c *Config) *string { return &c.WPConfigPath })},
+		{name: "themeopts-config", usage: "theme options configuration file; themeopts/v1 is served only when set",
+			set: strSetter(func(c *Config) *string { return &c.ThemeoptsConfig })},
+		{name: "fieldmgr-table", usage: "field group table (default: table prefix + " + DefaultFieldmgrTableSuffix + ")",
+			set: strSetter(func(c *Config) *string { return &c.FieldmgrTable })},
+		{name: "settings-refresh", kind: kDuration, def: DefaultSettingsRefresh.String(), usage: "how often site settings (permalinks, URLs, time zone) are re-read",
+			set: durSetter(func(c *Config) *time.Duration { return &c.SettingsRefresh })},
+		{name: "db-host", def: DefaultDBHost, wpEnv: "WORDPRESS_DB_HOST", wpConst: "DB_HOST", usage: "database host, in any DB_HOST form",
+			set: strSetter(func(c *Config) *string { return &c.DB.Host })},
+		{name: "db-user", wpEnv: "WORDPRESS_DB_USER", wpConst: "DB_USER", usage: "database user",
+			set: strSetter(func(c *Config) *string { return &c.DB.User })},
+		{name: "db-password", secret: true, wpEnv: "WORDPRESS_DB_PASSWORD", wpConst: "DB_PASSWORD", usage: "database password",
+			set: strSetter(func(c *Config) *string { return &c.DB.Password })},
+		{name: "db-name", def: DefaultDBName, wpEnv: "WORDPRESS_DB_NAME", wpConst: "DB_NAME", usage: "database name",
+			set: strSetter(func(c *Config) *string { return &c.DB.Name })},
+		{name: "db-charset", def: DefaultDBCharset, wpEnv: "WORDPRESS_DB_CHARSET", wpConst: "DB_CHARSET", usage: "connection character set (utf8 is read as utf8mb4, as WordPress does)",
+			set: strSetter(func(c *Config) *string { return &c.DB.Charset })},
+		{name: "db-collate", wpEnv: "WORDPRESS_DB_COLLATE", wpConst: "DB_COLLATE", usage: "connection collation (empty: utf8mb4_unicode_520_ci)",
+			set: strSetter(func(c *Config) *string { return &c.DB.Collate })},
+		{name: "db-socket", def: DefaultMySQLSocket, usage: "local socket used when the database host is \"localhost\" without a port",
+			set: strSetter(func(c *Config) *string { return &c.DB.Socket })},
+		{name: "db-max-open", kind: kInt, def: strconv.Itoa(DefaultDBMaxOpen), usage: "most open database connections",
+			set: func(c *Config, v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					return fmt.Errorf("must be a whole number of at least 1")
+				}
+				c.DB.MaxOpen = n
+				return nil
+			}},
+		{name: "db-timeout", kind: kDuration, def: DefaultDBTimeout.String(), usage: "database connect, read and write timeout",
+			set: durSetter(func(c *Config) *time.Duration { return &c.DB.Timeout })},
+		{name: "table-prefix", def: DefaultTablePrefix, wpEnv: "WORDPRESS_TABLE_PREFIX", wpConst: "$table_prefix", usage: "WordPress table prefix",
+			set: strSetter(func(c *Config) *string { return &c.TablePrefix })},
+	}
+	for _, k := range KeyNames {
+		s = append(s, keySetting(k))
+	}
+	s = append(s,
+		setting{name: "environment-type", def: DefaultEnvironmentType, wpEnv: "WP_ENVIRONMENT_TYPE", wpConst: "WP_ENVIRONMENT_TYPE", usage: "local, development, staging or production, as WordPress's wp_get_environment_type()",
+			set: strSetter(func(c *Config) *string { return &c.EnvironmentType })},
+		setting{name: "multisite", kind: kBool, def: "false", wpConst: "MULTISITE", usage: "the site is a multisite network",
+			set: func(c *Config, v string) (err error) { c.Multisite, err = parseBool(v); return err }},
+		setting{name: "home-url", wpConst: "WP_HOME", usage: "overrides the home option, as the WP_HOME constant does",
+			set: strSetter(func(c *Config) *string { return &c.HomeURL })},
+		setting{name: "site-url", wpConst: "WP_SITEURL", usage: "overrides the siteurl option, as the WP_SITEURL constant does",
+			set: strSetter(func(c *Config) *string { return &c.SiteURL })},
+		setting{name: "log-level", def: DefaultLogLevel, usage: "debug, info, warn or error",
+			set: strSetter(func(c *Config) *string { return &c.LogLevel })},
+		setting{name: "log-format", def: DefaultLogFormat, usage: "json, or console for people",
+			set: strSetter(func(c *Config) *string { return &c.LogFormat })},
+	)
+	return s
+}()

@@ -1,0 +1,163 @@
+// Package testdb gives each test a fresh MariaDB database holding
+// WordPress's core tables. The server comes from WPSIDECAR_TEST_DSN
+// (default root@tcp(127.0.0.1:3306)/); when none answers, tests fail, they
+// do not skip.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	_ "embed"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// DefaultDSN is used when WPSIDECAR_TEST_DSN is unset.
+const DefaultDSN = "root@tcp(127.0.0.1:3306)/"
+
+// Prefix is the table prefix of test databases.
+const Prefix = "wp_"
+
+//go:embed schema.sql
+var schema string
+
+// DB is one test's database.
+type DB struct {
+	Name string
+	// SQL is a connection to the database as the server's admin, for
+	// arranging and inspecting rows behind the store's back.
+	SQL    *sql.DB
+	config *mysql.Config
+}
+
+// ServerConfig is the test server's connection settings.
+func ServerConfig(t testing.TB) *mysql.Config {
+	t.Helper()
+	dsn := os.Getenv("WPSIDECAR_TEST_DSN")
+	if dsn == "" {
+		dsn = DefaultDSN
+	}
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatalf("testdb: WPSIDECAR_TEST_DSN %q: %v", dsn, err)
+	}
+	return c
+}
+
+// New creates a database with WordPress's core tables and the options a
+// fresh install has that the sidecar reads (siteurl, home, pretty
+// permalinks), and drops it when the test ends.
+func New(t testing.TB) *DB {
+	t.Helper()
+	c := ServerConfig(t)
+	admin, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		t.Fatalf("testdb: no MariaDB at %s (set WPSIDECAR_TEST_DSN): %v", c.Addr, err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "wpsidecar_test_" + hex.EncodeToString(b)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_520_ci"); err != nil {
+		t.Fatalf("testdb: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+			t.Errorf("testdb: drop %s: %v", name, err)
+		}
+	})
+
+	dc := c.Clone()
+	dc.DBName = name
+	dc.MultiStatements = true
+	conn, err := sql.Open("mysql", dc.FormatDSN())
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(ctx, schema); err != nil {
+		t.Fatalf("testdb: create WordPress tables: %v", err)
+	}
+	db := &DB{Name: name, SQL: conn, config: dc}
+	for k, v := range map[string]string{
+		"siteurl":             "http://example.test",
+		"home":                "http://example.test",
+		"blogname":            "Test site",
+		"permalink_structure": "/%postname%/",
+		"timezone_string":     "Europe/Berlin",
+		"gmt_offset":          "",
+	} {
+		db.SetOption(t, k, v)
+	}
+	return db
+}
+
+// StoreOptions are the options to open this database through the store.
+func (db *DB) StoreOptions() store.Options {
+	return store.Options{
+		Net: db.config.Net, Addr: db.config.Addr, User: db.config.User, Password: db.config.Passwd,
+		DBName: db.Name, Charset: "utf8mb4", Collation: "utf8mb4_unicode_520_ci",
+		TablePrefix: Prefix, MaxOpen: 8, Timeout: 5 * time.Second, Logger: zerolog.Nop(),
+	}
+}
+
+// Store opens the database through the store, closed when the test ends.
+func (db *DB) Store(t testing.TB) *store.DB {
+	t.Helper()
+	s, err := store.Open(db.StoreOptions())
+	if err != nil {
+		t.Fatalf("testdb: open store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// SetOption writes an option row as WordPress's update_option would.
+func (db *DB) SetOption(t testing.TB, name, value string) {
+	t.Helper()
+	_, err := db.SQL.Exec("INSERT INTO "+Prefix+"options (option_name, option_value, autoload) VALUES (?, ?, 'yes') "+
+		"ON DUPLICATE KEY UPDATE option_value = VALUES(option_value)", name, value)
+	if err != nil {
+		t.Fatalf("testdb: set option %s: %v", name, err)
+	}
+}
+
+// DeleteOption removes an option row.
+func (db *DB) DeleteOption(t testing.TB, name string) {
+	t.Helper()
+	if _, err := db.SQL.Exec("DELETE FROM "+Prefix+"options WHERE option_name = ?", name); err != nil {
+		t.Fatalf("testdb: delete option %s: %v", name, err)
+	}
+}
+
+// Tables lists the tables of the database.
+func (db *DB) Tables(t testing.TB) []string {
+	t.Helper()
+	rows, err := db.SQL.Query("SHOW TABLES")
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		out = append(out, n)
+	}
+	return out
+}

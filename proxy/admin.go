@@ -1,0 +1,79 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Pinger checks that the database answers.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// AdminOptions configures the admin listener's handler.
+type AdminOptions struct {
+	DB       Pinger
+	Upstream *url.URL
+	Metrics  *Metrics
+	// CheckTimeout bounds each readiness check.
+	CheckTimeout time.Duration
+}
+
+// NewAdmin serves /healthz (the process is alive), /readyz (the database
+// and the upstream answer) and /metrics. It belongs on a private address.
+func NewAdmin(o AdminOptions) http.Handler {
+	if o.CheckTimeout <= 0 {
+		o.CheckTimeout = 2 * time.Second
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeCheck(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), o.CheckTimeout)
+		defer cancel()
+		res := map[string]string{"database": "ok", "upstream": "ok"}
+		status := http.StatusOK
+		if err := o.DB.Ping(ctx); err != nil {
+			res["database"], status = err.Error(), http.StatusServiceUnavailable
+		}
+		if err := dialUpstream(ctx, o.Upstream); err != nil {
+			res["upstream"], status = err.Error(), http.StatusServiceUnavailable
+		}
+		writeCheck(w, status, res)
+	})
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", o.Metrics.Handler())
+	}
+	return mux
+}
+
+// dialUpstream opens and closes a TCP connection to the upstream: enough to
+// know PHP's web server is there without making PHP do work.
+func dialUpstream(ctx context.Context, u *url.URL) error {
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+func writeCheck(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,69 @@
+package proxy
+
+import (
+	"database/sql"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the sidecar's Prometheus metrics, in a registry of their own.
+type Metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	upstreams *prometheus.CounterVec
+}
+
+// NewMetrics registers the sidecar's metrics, the Go runtime's and, when db
+// is not nil, the database pool's.
+func NewMetrics(db *sql.DB) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wpsidecar_http_requests_total",
+			Help: "Requests by route, status code and who answered (sidecar or php).",
+		}, []string{"route", "code", "served_by"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "wpsidecar_http_request_duration_seconds",
+			Help:    "Time from request to the end of the response, by route and who answered.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "served_by"}),
+		upstreams: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wpsidecar_upstream_errors_total",
+			Help: "Pass-through requests PHP did not answer: unreachable (502), timeout (504), client_gone.",
+		}, []string{"kind"}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.upstreams,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if db != nil {
+		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "wordpress"))
+	}
+	for _, k := range []string{"unreachable", "timeout", "client_gone"} {
+		m.upstreams.WithLabelValues(k)
+	}
+	return m
+}
+
+// Handler serves the metrics in Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+func (m *Metrics) observe(route string, status int, servedBy string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(route, strconv.Itoa(status), servedBy).Inc()
+	m.latency.WithLabelValues(route, servedBy).Observe(d.Seconds())
+}
+
+func (m *Metrics) upstreamError(kind string) {
+	if m != nil {
+		m.upstreams.WithLabelValues(kind).Inc()
+	}
+}

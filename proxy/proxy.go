@@ -1,0 +1,133 @@
+// Package proxy is the sidecar's public http.Handler: the router, the
+// middleware around it, the pass-through to PHP and the admin listener.
+package proxy
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// DefaultMaxBodyBytes bounds request bodies on the sidecar's own routes.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Namespace is a REST namespace the sidecar answers itself, such as
+// "fieldmgr/v1". Register adds its routes to a router mounted at
+// /wp-json/{Name}; paths and methods it does not register go to PHP.
+type Namespace interface {
+	Name() string
+	Register(r *mux.Router)
+}
+
+// SiteSettings gives the current site settings, or an error wrapping
+// store.ErrUnavailable while the database does not answer.
+type SiteSettings interface {
+	Current() (store.SiteSettings, error)
+}
+
+// Options configures the handler.
+type Options struct {
+	Upstream        *url.URL
+	TrustedProxies  []netip.Prefix
+	UpstreamTimeout time.Duration
+	UpstreamDial    time.Duration
+	BodyTimeout     time.Duration
+	MaxBodyBytes    int64 // on the sidecar's own routes; DefaultMaxBodyBytes when 0
+	Settings        SiteSettings
+	Namespaces      []Namespace
+	Log             zerolog.Logger
+	Metrics         *Metrics
+}
+
+// Handler is the public handler.
+type Handler struct {
+	opts        Options
+	log         zerolog.Logger
+	metrics     *Metrics
+	ids         *requestIDs
+	passthrough http.Handler
+	root        http.Handler
+}
+
+// New builds the handler.
+func New(o Options) *Handler {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	h := &Handler{opts: o, log: o.Log, metrics: o.Metrics, ids: newRequestIDs()}
+	h.passthrough = newPassthrough(upstreamOptions{
+		URL: o.Upstream, Trusted: o.TrustedProxies,
+		HeaderTimeout: o.UpstreamTimeout, DialTimeout: o.UpstreamDial,
+		Log: o.Log, Metrics: o.Metrics, MaxIdlePerHost: 256,
+	})
+	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
+	for _, ns := range o.Namespaces {
+		sub := r.PathPrefix("/wp-json/" + ns.Name() + "/").Subrouter()
+		sub.Use(h.intercept)
+		ns.Register(sub)
+	}
+	// Last, so that everything no namespace route matched (other paths,
+	// other methods) goes to PHP through the same middleware.
+	r.PathPrefix("/").Handler(h.passthrough)
+	h.root = h.observe(r)
+	return h
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.root.ServeHTTP(w, r) }
+
+// ErrDBUnavailable is the contract's answer while the database is down.
+var errDBUnavailable = &wpjson.Error{
+	Status:  http.StatusServiceUnavailable,
+	Code:    "wpsidecar_db_unavailable",
+	Message: "The WordPress database is not available right now. Please try again shortly.",
+	Header:  http.Header{"Retry-After": {"5"}},
+}
+
+// intercept runs before every route of a namespace: with plain permalinks
+// the request is not a REST request and goes to PHP; without a database the
+// answer is 503; bodies are bounded.
+func (h *Handler) intercept(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := h.opts.Settings.Current()
+		if err != nil {
+			h.markSidecar(r)
+			if !errors.Is(err, store.ErrUnavailable) {
+				zerolog.Ctx(r.Context()).Error().Err(err).Msg("site settings")
+			}
+			wpjson.WriteError(w, errDBUnavailable)
+			return
+		}
+		if s.PlainPermalinks() {
+			h.passthrough.ServeHTTP(w, r)
+			return
+		}
+		h.markSidecar(r)
+		if r.ContentLength > h.opts.MaxBodyBytes {
+			wpjson.WriteError(w, &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (h *Handler) markSidecar(r *http.Request) {
+	info := infoFrom(r.Context())
+	if info == nil {
+		return
+	}
+	info.servedBy = servedBySidecar
+	if cur := mux.CurrentRoute(r); cur != nil {
+		if t, err := cur.GetPathTemplate(); err == nil {
+			info.route = r.Method + " " + t
+		}
+	}
+}

@@ -1,0 +1,18 @@
+// Package themeopts answers the themeopts/v1 REST namespace (saved theme
+// options) from the options row the theme options configuration names.
+package themeopts
+
+import "github.com/gorilla/mux"
+
+// Service holds the namespace's dependencies.
+type Service struct{}
+
+// New returns the service.
+func New() *Service { return &Service{} }
+
+// Name is the namespace the service answers.
+func (s *Service) Name() string { return "themeopts/v1" }
+
+// Register lists every route of the namespace. Until a route is listed
+// here, its requests go to PHP.
+func (s *Service) Register(r *mux.Router) {}

@@ -1,0 +1,63 @@
+// Package wpjson writes the WordPress REST API's wire format: JSON bodies,
+// the error envelope {code, message, data:{status}} and the headers
+// WordPress's REST server adds to every response.
+package wpjson
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// Error is a WordPress REST error: rendered as
+// {"code":…, "message":…, "data":{"status":…}}.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	// Header holds extra headers for this error, e.g. Retry-After.
+	Header http.Header
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+type errorBody struct {
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+	Data    errorData `json:"data"`
+}
+
+type errorData struct {
+	Status int `json:"status"`
+}
+
+// SetRESTHeaders adds the headers WordPress's REST server sends on every
+// response (wordpress-internals.md §7.4).
+func SetRESTHeaders(h http.Header) {
+	h.Set("Content-Type", "application/json; charset=UTF-8")
+	h.Set("X-Robots-Tag", "noindex")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Access-Control-Expose-Headers", "X-WP-Total, X-WP-TotalPages, Link")
+	h.Set("Access-Control-Allow-Headers", "Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type")
+}
+
+// WriteJSON writes v as a REST response with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		WriteError(w, &Error{Status: http.StatusInternalServerError, Code: "rest_encode_error", Message: "The response could not be encoded."})
+		return
+	}
+	SetRESTHeaders(w.Header())
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// WriteError writes e in WordPress's error shape.
+func WriteError(w http.ResponseWriter, e *Error) {
+	for k, v := range e.Header {
+		w.Header()[k] = v
+	}
+	WriteJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Data: errorData{Status: e.Status}})
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs and starts what the tests and the demo need on Debian: Go (when
+# missing), MariaDB (started when none answers on 127.0.0.1:3306), and
+# WordPress with PHP and nginx from Debian's packages. Run as root, or it
+# prints what to install.
+set -euo pipefail
+
+pkgs=(mariadb-server mariadb-client wordpress php-cli php-fpm php-mysql nginx-light wrk)
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || pkgs+=(golang-go)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: please install: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # Debian's packages start no services inside containers; nothing listens
+  # until this script or the harness starts it.
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! mariadb-admin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: no MariaDB answers on 127.0.0.1:3306; start one (root, empty password)" >&2
+    exit 1
+  fi
+  echo "install-deps: starting MariaDB"
+  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql --bind-address=127.0.0.1
+  for _ in $(seq 1 60); do
+    mariadb-admin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  mariadb-admin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null
+  # A fresh Debian MariaDB lets root in only over the socket; the tests use TCP.
+  mariadb -uroot -e "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('') OR unix_socket" 2>/dev/null || true
+fi
+echo "install-deps: ready"

@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// SiteSettings is a snapshot of the options the sidecar consults on every
+// request. It is re-read every few seconds, not per request.
+type SiteSettings struct {
+	SiteURL            string
+	Home               string
+	PermalinkStructure string
+	TimezoneString     string
+	GMTOffset          string
+	ReadAt             time.Time
+}
+
+// PlainPermalinks tells whether the site uses plain permalinks, under which
+// /wp-json/ is not the REST API.
+func (s SiteSettings) PlainPermalinks() bool { return s.PermalinkStructure == "" }
+
+// siteOptionNames are read in one query per refresh.
+var siteOptionNames = []string{"siteurl", "home", "permalink_structure", "timezone_string", "gmt_offset"}
+
+// ReadSiteSettings reads the snapshot's options in one query. overrides
+// replace home and siteurl when set, as the WP_HOME and WP_SITEURL constants
+// do in WordPress.
+func (db *DB) ReadSiteSettings(ctx context.Context, overrides SiteURLs) (SiteSettings, error) {
+	m, err := db.Options(ctx, siteOptionNames...)
+	if err != nil {
+		return SiteSettings{}, err
+	}
+	if _, ok := m["siteurl"]; !ok {
+		return SiteSettings{}, fmt.Errorf("store: %s has no siteurl option: is WordPress installed with this table prefix?", db.Table("options"))
+	}
+	s := SiteSettings{
+		SiteURL:            m["siteurl"],
+		Home:               m["home"],
+		PermalinkStructure: m["permalink_structure"],
+		TimezoneString:     m["timezone_string"],
+		GMTOffset:          m["gmt_offset"],
+		ReadAt:             time.Now(),
+	}
+	if overrides.Home != "" {
+		s.Home = optionFilter("home", overrides.Home)
+	}
+	if overrides.SiteURL != "" {
+		s.SiteURL = optionFilter("siteurl", overrides.SiteURL)
+	}
+	return s, nil
+}
+
+// SiteURLs are the WP_HOME and WP_SITEURL constants, when defined.
+type SiteURLs struct{ Home, SiteURL string }
+
+// SettingsWatcher keeps the current SiteSettings and whether the database
+// answered at the last refresh.
+type SettingsWatcher struct {
+	db        *DB
+	overrides SiteURLs
+	every     time.Duration
+	current   atomic.Pointer[SiteSettings]
+	lastErr   atomic.Pointer[error]
+}
+
+// NewSettingsWatcher returns a watcher that has read nothing yet: until its
+// first successful read, Current answers ErrUnavailable.
+func NewSettingsWatcher(db *DB, every time.Duration, overrides SiteURLs) *SettingsWatcher {
+	w := &SettingsWatcher{db: db, overrides: overrides, every: every}
+	err := fmt.Errorf("%w: site settings not read yet", ErrUnavailable)
+	w.lastErr.Store(&err)
+	return w
+}
+
+// Current returns the latest snapshot, or ErrUnavailable while the database
+// did not answer the last refresh (the sidecar's own routes then answer 503
+// at once instead of each waiting for the database to time out).
+func (w *SettingsWatcher) Current() (SiteSettings, error) {
+	if e := w.lastErr.Load(); e != nil {
+		return SiteSettings{}, *e
+	}
+	return *w.current.Load(), nil
+}
+
+// Refresh reads the settings once.
+func (w *SettingsWatcher) Refresh(ctx context.Context) error {
+	s, err := w.db.ReadSiteSettings(ctx, w.overrides)
+	if err != nil {
+		if !errors.Is(err, ErrUnavailable) {
+			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		w.lastErr.Store(&err)
+		return err
+	}
+	w.current.Store(&s)
+	w.lastErr.Store(nil)
+	return nil
+}
+
+// Run refreshes until ctx ends: with backoff (250ms doubling to 5s, each
+// try logged) while the database does not answer, then every interval.
+// Changes of availability are logged once.
+func (w *SettingsWatcher) Run(ctx context.Context) {
+	log := w.db.log
+	delay := 250 * time.Millisecond
+	healthy := false
+	for try := 1; ; try++ {
+		err := w.Refresh(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		next := w.every
+		switch {
+		case err == nil && !healthy:
+			s, _ := w.Current()
+			log.Info().Int("try", try).Str("siteurl", s.SiteURL).Bool("plain_permalinks", s.PlainPermalinks()).Msg("database ready; site settings read")
+			healthy, delay = true, 250*time.Millisecond
+		case err != nil:
+			log.Warn().Int("try", try).Dur("retry_in", delay).Err(err).Msg("database not available; sidecar routes answer 503")
+			healthy, next = false, delay
+			delay = min(delay*2, 5*time.Second)
+		default:
+			try = 0
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(next):
+		}
+	}
+}

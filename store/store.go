@@ -1,0 +1,139 @@
+// Package store holds all SQL: the connection pool, WordPress options and the
+// site-settings snapshot. It knows MySQL and WordPress's data formats and
+// nothing of HTTP.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/rs/zerolog"
+)
+
+// Sentinel errors. Callers test them with errors.Is.
+var (
+	// ErrNotFound: the row asked for does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable: the database could not be reached or refused the
+	// connection; the request may succeed later.
+	ErrUnavailable = errors.New("database unavailable")
+)
+
+// Options says how to reach WordPress's database.
+type Options struct {
+	Net         string // "tcp" or "unix"
+	Addr        string
+	User        string
+	Password    string
+	DBName      string
+	Charset     string
+	Collation   string
+	TablePrefix string
+	MaxOpen     int
+	Timeout     time.Duration
+	Logger      zerolog.Logger
+}
+
+// DB is WordPress's database.
+type DB struct {
+	sql    *sql.DB
+	prefix string
+	log    zerolog.Logger
+}
+
+var prefixRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+
+// Open builds the connection pool. It does not connect: WaitReady does.
+func Open(o Options) (*DB, error) {
+	if !prefixRe.MatchString(o.TablePrefix) {
+		return nil, fmt.Errorf("store: invalid table prefix %q", o.TablePrefix)
+	}
+	c := mysql.NewConfig()
+	c.Net, c.Addr = o.Net, o.Addr
+	c.User, c.Passwd, c.DBName = o.User, o.Password, o.DBName
+	if o.Charset != "" {
+		// SET NAMES <charset> COLLATE <collation>, as wpdb does.
+		if err := c.Apply(mysql.Charset(o.Charset, o.Collation)); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
+	// Client-side interpolation saves the prepare and close round trips on
+	// every query; it is safe with utf8mb4.
+	c.InterpolateParams = true
+	c.Loc = time.UTC
+	c.Logger = mysqlLogger{o.Logger}
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	db := sql.OpenDB(conn)
+	maxOpen := o.MaxOpen
+	if maxOpen <= 0 {
+		maxOpen = 32
+	}
+	db.SetMaxOpenConns(maxOpen)
+	db.SetMaxIdleConns(maxOpen)
+	db.SetConnMaxLifetime(5 * time.Minute)
+	db.SetConnMaxIdleTime(time.Minute)
+	return &DB{sql: db, prefix: o.TablePrefix, log: o.Logger}, nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// SQL is the pool, for its statistics.
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+// Table is a WordPress table name with the configured prefix.
+func (db *DB) Table(name string) string { return db.prefix + name }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.sql.PingContext(ctx); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+// connectionErrors are server errors that mean "cannot use the database
+// now", not "this query is wrong".
+var connectionErrors = map[uint16]bool{
+	1040: true, // too many connections
+	1045: true, // access denied
+	1049: true, // unknown database
+	1053: true, // server shutdown in progress
+	1129: true, // host blocked
+	1130: true, // host not allowed
+	1203: true, // too many user connections
+	1226: true, // user resource limit
+	1927: true, // connection killed
+}
+
+// classify wraps connection-level failures in ErrUnavailable so that the
+// HTTP layer answers 503; query errors stay as they are.
+func classify(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && !connectionErrors[me.Number] {
+		return err
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// mysqlLogger sends the driver's own messages to the sidecar's log.
+type mysqlLogger struct{ l zerolog.Logger }
+
+func (m mysqlLogger) Print(v ...any) {
+	m.l.Warn().Str("component", "mysql").Msg(fmt.Sprint(v...))
+}

@@ -1,0 +1,141 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+func TestOption(t *testing.T) {
+	tdb := testdb.New(t)
+	db := tdb.Store(t)
+	tdb.SetOption(t, "siteurl", "http://example.test/wp/")
+	tdb.SetOption(t, "home", "")
+	tdb.SetOption(t, "tag_base", "/tags/")
+	tdb.SetOption(t, "blogdescription", "ends with a slash/")
+	tdb.SetOption(t, "unicode", "Grüße 🎉")
+
+	tests := []struct {
+		name    string
+		want    string
+		wantErr error
+	}{
+		{"siteurl", "http://example.test/wp", nil},
+		{"home", "http://example.test/wp", nil}, // empty home falls back to siteurl
+		{"tag_base", "/tags", nil},
+		{"blogdescription", "ends with a slash/", nil},
+		{"  unicode  ", "Grüße 🎉", nil},
+		{"UNICODE", "Grüße 🎉", nil}, // option_name is case-insensitive, as in WordPress
+		{"missing_option", "", store.ErrNotFound},
+		{"   ", "", store.ErrNotFound},
+	}
+	for _, tt := range tests {
+		got, err := db.Option(context.Background(), tt.name)
+		if !errors.Is(err, tt.wantErr) || got != tt.want {
+			t.Errorf("Option(%q) = %q, %v; want %q, %v", tt.name, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestOptions_OneQueryManyNames(t *testing.T) {
+	tdb := testdb.New(t)
+	db := tdb.Store(t)
+	got, err := db.Options(context.Background(), "siteurl", "permalink_structure", "nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"siteurl": "http://example.test", "permalink_structure": "/%postname%/"}
+	if len(got) != len(want) || got["siteurl"] != want["siteurl"] || got["permalink_structure"] != want["permalink_structure"] {
+		t.Errorf("Options = %v, want %v", got, want)
+	}
+}
+
+func TestSettingsWatcher_SeesChangesAfterRefresh(t *testing.T) {
+	tdb := testdb.New(t)
+	db := tdb.Store(t)
+	w := store.NewSettingsWatcher(db, time.Hour, store.SiteURLs{})
+	if _, err := w.Current(); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("before the first read: err = %v, want ErrUnavailable", err)
+	}
+	ctx := context.Background()
+	if err := w.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.Current()
+	if err != nil || s.PlainPermalinks() || s.TimezoneString != "Europe/Berlin" || s.Home != "http://example.test" {
+		t.Fatalf("Current = %+v, %v", s, err)
+	}
+	tdb.SetOption(t, "permalink_structure", "")
+	if s, _ := w.Current(); s.PlainPermalinks() {
+		t.Fatal("snapshot changed before a refresh")
+	}
+	if err := w.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := w.Current(); !s.PlainPermalinks() {
+		t.Fatal("plain permalinks not seen after refresh")
+	}
+}
+
+func TestSettingsWatcher_Overrides(t *testing.T) {
+	tdb := testdb.New(t)
+	w := store.NewSettingsWatcher(tdb.Store(t), time.Hour, store.SiteURLs{Home: "https://front.example/", SiteURL: "https://cms.example/wp/"})
+	if err := w.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := w.Current()
+	if s.Home != "https://front.example" || s.SiteURL != "https://cms.example/wp" {
+		t.Errorf("home, siteurl = %q, %q", s.Home, s.SiteURL)
+	}
+}
+
+func TestSettingsWatcher_NotInstalled(t *testing.T) {
+	tdb := testdb.New(t)
+	tdb.DeleteOption(t, "siteurl")
+	w := store.NewSettingsWatcher(tdb.Store(t), time.Hour, store.SiteURLs{})
+	err := w.Refresh(context.Background())
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Refresh = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestUnreachableDatabase_IsUnavailable(t *testing.T) {
+	db, err := store.Open(store.Options{Net: "tcp", Addr: "127.0.0.1:1", User: "root", DBName: "x",
+		TablePrefix: "wp_", Timeout: time.Second, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Ping(context.Background()); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Ping = %v, want ErrUnavailable", err)
+	}
+	if _, err := db.Option(context.Background(), "siteurl"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Option = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestAccessDenied_IsUnavailable(t *testing.T) {
+	tdb := testdb.New(t)
+	o := tdb.StoreOptions()
+	o.User, o.Password = "no_such_user_x", "wrong"
+	db, err := store.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Ping(context.Background()); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Ping = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestOpen_RejectsBadPrefix(t *testing.T) {
+	if _, err := store.Open(store.Options{TablePrefix: "wp_; DROP"}); err == nil {
+		t.Error("Open accepted a table prefix with SQL in it")
+	}
+}
