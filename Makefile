@@ -6,9 +6,12 @@ GO ?= go
 build:
 	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
 
+STATICCHECK ?= $(shell command -v staticcheck || echo $(HOME)/go/bin/staticcheck)
+
 vet:
-	gofmt -l . | tee /dev/stderr | (! read)
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
+	@if [ -x "$(STATICCHECK)" ]; then $(STATICCHECK) ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi
 
 test: vet
 	$(GO) test -race -count=1 ./...

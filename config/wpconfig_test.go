@@ -9,10 +9,6 @@ import (
 
 func noEnv(string) (string, bool) { return "", false }
 
-func mapEnv(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
-
 const placeholder = "put your unique phrase here"
 
 // Debian's wordpress package ships both real files; .ci/run installs it.

@@ -57,7 +57,12 @@ func ServerConfig(t testing.TB) *mysql.Config {
 // permalinks), and drops it when the test ends.
 func New(t testing.TB) *DB {
 	t.Helper()
-	c := ServerConfig(t)
+	return NewOn(t, ServerConfig(t))
+}
+
+// NewOn is New on the server c names.
+func NewOn(t testing.TB, c *mysql.Config) *DB {
+	t.Helper()
 	admin, err := sql.Open("mysql", c.FormatDSN())
 	if err != nil {
 		t.Fatalf("testdb: %v", err)

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// started is a sidecar running in the test through run().
+type started struct {
+	public, admin string
+	log           *syncBuffer
+	stop          func() error
+}
+
+func start(t *testing.T, args []string, env []string) *started {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make(chan [2]string, 1)
+	done := make(chan error, 1)
+	log := &syncBuffer{}
+	go func() {
+		done <- run(ctx, args, env, log, io.Discard, func(p, a net.Addr) { addrs <- [2]string{p.String(), a.String()} })
+	}()
+	s := &started{log: log}
+	select {
+	case a := <-addrs:
+		s.public, s.admin = "http://"+a[0], "http://"+a[1]
+	case err := <-done:
+		cancel()
+		t.Fatalf("run returned early: %v\n%s", err, log)
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("run did not start listening")
+	}
+	var once sync.Once
+	var err error
+	s.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(15 * time.Second):
+				err = errors.New("run did not return after cancel")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
+func sidecarArgs(t *testing.T, tdb *testdb.DB, upstream string) ([]string, []string) {
+	c := testdb.ServerConfig(t)
+	args := []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--upstream", upstream, "--settings-refresh", "100ms"}
+	env := []string{"WORDPRESS_DB_HOST=" + c.Addr, "WORDPRESS_DB_USER=" + c.User, "WORDPRESS_DB_PASSWORD=" + c.Passwd,
+		"WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
+	return args, env
+}
+
+func get(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestRun_EndToEnd(t *testing.T) {
+	tdb := testdb.New(t)
+	release := make(chan struct{})
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+		io.WriteString(w, "php: "+r.URL.RequestURI())
+	}))
+	defer php.Close()
+	args, env := sidecarArgs(t, tdb, php.URL)
+	s := start(t, args, env)
+
+	if code, body := get(t, s.public+"/hello-world/?p=1"); code != 200 || body != "php: /hello-world/?p=1" {
+		t.Errorf("pass-through: %d %q", code, body)
+	}
+	// No handler of the namespaces exists yet: their requests go to PHP.
+	if code, body := get(t, s.public+"/wp-json/fieldmgr/v1/field-groups"); code != 200 || body != "php: /wp-json/fieldmgr/v1/field-groups" {
+		t.Errorf("fieldmgr: %d %q", code, body)
+	}
+	if code, body := get(t, s.admin+"/healthz"); code != 200 || body != "{\"status\":\"ok\"}\n" {
+		t.Errorf("healthz: %d %q", code, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := get(t, s.admin+"/readyz")
+		if code == 200 && body == "{\"database\":\"ok\",\"upstream\":\"ok\"}\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz: %d %q", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, body := get(t, s.admin+"/metrics"); !strings.Contains(body, `wpsidecar_http_requests_total{code="200",route="php",served_by="php"} 2`) {
+		t.Errorf("metrics:\n%s", body)
+	}
+	if code, _ := get(t, s.public+"/metrics"); code != 200 || !strings.Contains(s.log.String(), `"path":"/metrics","status":200`) {
+		t.Error("/metrics on the public port must be PHP's, not the admin listener's")
+	}
+
+	// Shutdown drains: a request in flight when the signal comes completes.
+	type result struct {
+		code int
+		body string
+	}
+	inflight := make(chan result, 1)
+	go func() {
+		code, body := get(t, s.public+"/slow")
+		inflight <- result{code, body}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	if r := <-inflight; r.code != 200 || r.body != "php: /slow" {
+		t.Errorf("in-flight request during shutdown: %d %q", r.code, r.body)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("run: %v", err)
+	}
+	logs := s.log.String()
+	for _, want := range []string{`"message":"database ready; site settings read"`, `"message":"wpsidecar serving"`, `"message":"shutting down: draining in-flight requests"`, `"message":"stopped"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("log lacks %s", want)
+		}
+	}
+	if strings.Contains(logs, testdb.ServerConfig(t).Passwd+"@") {
+		t.Error("log shows a DSN")
+	}
+}
+
+func TestRun_CheckConfig(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"--upstream", "http://php", "--check-config"},
+		[]string{"WORDPRESS_DB_USER=wp", "WORDPRESS_DB_PASSWORD=very-secret", "WORDPRESS_AUTH_KEY=also-secret"}, &out, io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "secret") || !strings.Contains(out.String(), "db-password") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+func TestRun_ConfigErrors(t *testing.T) {
+	err := run(context.Background(), []string{"--listen", "bad"}, nil, io.Discard, io.Discard, nil)
+	if !config.IsConfigError(err) || !strings.Contains(err.Error(), "upstream: required") || !strings.Contains(err.Error(), `listen: "bad"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestRun_ListenError(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer l.Close()
+	err := run(context.Background(), []string{"--upstream", "http://php", "--listen", l.Addr().String(), "--admin-listen", "127.0.0.1:0"},
+		[]string{"WORDPRESS_DB_USER=x"}, io.Discard, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "listen:") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestRun_TLS(t *testing.T) {
+	tdb := testdb.New(t)
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Header.Get("X-Forwarded-Proto"))
+	}))
+	defer php.Close()
+	dir := t.TempDir()
+	cert, key, pool := selfSigned(t, dir)
+	args, env := sidecarArgs(t, tdb, php.URL)
+	s := start(t, append(args, "--tls-cert", cert, "--tls-key", key), env)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Get(strings.Replace(s.public, "http://", "https://", 1) + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "https" {
+		t.Errorf("X-Forwarded-Proto seen by PHP = %q, want https", b)
+	}
+}
+
+// selfSigned writes a certificate and key for 127.0.0.1 and returns a pool
+// that trusts it.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(priv)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	c, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(c)
+	return certFile, keyFile, pool
+}

@@ -1,0 +1,114 @@
+package testdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Server is a MariaDB server of the test's own, on a free loopback port,
+// that the test can stop and start again: for outage and recovery tests.
+type Server struct {
+	Port    int
+	dir     string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	t       testing.TB
+	mariadb string
+}
+
+// StartServer initialises a data directory and starts mariadbd on it. The
+// server is stopped when the test ends.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("mariadbd")
+	if err != nil {
+		bin = "/usr/sbin/mariadbd"
+	}
+	dir := t.TempDir()
+	install := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+filepath.Join(dir, "data"),
+		"--user="+currentUser(), "--auth-root-authentication-method=normal", "--skip-test-db")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("testdb: mariadb-install-db: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	s := &Server{Port: port, dir: dir, t: t, mariadb: bin}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func currentUser() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "root"
+}
+
+// Start starts the server (again) and waits until it answers.
+func (s *Server) Start() {
+	s.t.Helper()
+	cmd := exec.Command(s.mariadb, "--no-defaults", "--datadir="+filepath.Join(s.dir, "data"), "--user="+currentUser(),
+		"--port="+strconv.Itoa(s.Port), "--bind-address=127.0.0.1", "--socket="+filepath.Join(s.dir, "sock"),
+		"--pid-file="+filepath.Join(s.dir, "pid"), "--log-error="+filepath.Join(s.dir, "error.log"),
+		"--skip-log-bin", "--innodb-buffer-pool-size=16M", "--skip-name-resolve")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("testdb: start mariadbd: %v", err)
+	}
+	s.cmd, s.exited = cmd, make(chan struct{})
+	go func() { cmd.Wait(); close(s.exited) }()
+	db, _ := sql.Open("mysql", s.Config().FormatDSN())
+	defer db.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(s.dir, "error.log"))
+			s.t.Fatalf("testdb: private mariadbd did not answer: %v\n%s", err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop stops the server and waits for it to exit.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.cmd = nil
+}
+
+// Config is the root connection to the server.
+func (s *Server) Config() *mysql.Config {
+	c := mysql.NewConfig()
+	c.Net, c.Addr, c.User = "tcp", fmt.Sprintf("127.0.0.1:%d", s.Port), "root"
+	return c
+}

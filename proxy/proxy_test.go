@@ -1,0 +1,687 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// recorded is what the upstream received.
+type recorded struct {
+	Method     string
+	Host       string
+	RequestURI string
+	Header     http.Header
+	BodyLen    int64
+	BodySHA    string
+}
+
+// recorder is a PHP stand-in that records every request and answers by
+// path.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []recorded
+	srv  *httptest.Server
+}
+
+func newRecorder(t *testing.T, extra http.HandlerFunc) *recorder {
+	rec := &recorder{}
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := sha256.New()
+		n, _ := io.Copy(h, r.Body)
+		rec.mu.Lock()
+		rec.reqs = append(rec.reqs, recorded{r.Method, r.Host, r.RequestURI, r.Header.Clone(), n, hex.EncodeToString(h.Sum(nil))})
+		rec.mu.Unlock()
+		if extra != nil {
+			extra(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "php saw %s %s", r.Method, r.RequestURI)
+	}))
+	t.Cleanup(rec.srv.Close)
+	return rec
+}
+
+func (rec *recorder) last(t *testing.T) recorded {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.reqs) == 0 {
+		t.Fatal("upstream received nothing")
+	}
+	return rec.reqs[len(rec.reqs)-1]
+}
+
+func (rec *recorder) count() int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return len(rec.reqs)
+}
+
+// settings is a SiteSettings whose answer a test sets.
+type settings struct {
+	mu  sync.Mutex
+	s   store.SiteSettings
+	err error
+}
+
+func (f *settings) Current() (store.SiteSettings, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s, f.err
+}
+
+func (f *settings) set(s store.SiteSettings, err error) {
+	f.mu.Lock()
+	f.s, f.err = s, err
+	f.mu.Unlock()
+}
+
+// testNS is a namespace with one route, GET /things/{id}, and one that panics.
+type testNS struct{}
+
+func (testNS) Name() string { return "test/v1" }
+func (testNS) Register(r *mux.Router) {
+	r.HandleFunc("/things/{id}", func(w http.ResponseWriter, r *http.Request) {
+		wpjson.WriteJSON(w, http.StatusOK, map[string]string{"id": mux.Vars(r)["id"]})
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/things", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			wpjson.WriteError(w, &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: err.Error()})
+			return
+		}
+		wpjson.WriteJSON(w, http.StatusCreated, map[string]int{"len": len(b)})
+	}).Methods(http.MethodPost)
+	r.HandleFunc("/panic", func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// logLines decodes the JSON log.
+func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(s.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+type fixture struct {
+	rec      *recorder
+	settings *settings
+	front    *httptest.Server
+	log      *syncBuffer
+	metrics  *Metrics
+}
+
+type fixtureOpts struct {
+	upstream        http.HandlerFunc
+	upstreamURL     string
+	trusted         []netip.Prefix
+	upstreamTimeout time.Duration
+}
+
+func newFixture(t *testing.T, o fixtureOpts) *fixture {
+	t.Helper()
+	f := &fixture{settings: &settings{s: store.SiteSettings{PermalinkStructure: "/%postname%/"}}, log: &syncBuffer{}}
+	f.rec = newRecorder(t, o.upstream)
+	up := f.rec.srv.URL
+	if o.upstreamURL != "" {
+		up = o.upstreamURL
+	}
+	u, _ := url.Parse(up)
+	if o.upstreamTimeout == 0 {
+		o.upstreamTimeout = 5 * time.Second
+	}
+	f.metrics = NewMetrics(nil)
+	h := New(Options{
+		Upstream: u, TrustedProxies: o.trusted, UpstreamTimeout: o.upstreamTimeout, UpstreamDial: time.Second,
+		BodyTimeout: time.Minute, Settings: f.settings, Namespaces: []Namespace{testNS{}},
+		Log: zerolog.New(f.log), Metrics: f.metrics,
+	})
+	f.front = httptest.NewServer(h)
+	t.Cleanup(f.front.Close)
+	return f
+}
+
+func (f *fixture) do(t *testing.T, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+func (f *fixture) get(t *testing.T, path string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.front.URL+path, nil)
+	return f.do(t, req)
+}
+
+// rawRequest sends bytes as they are, for paths and queries a client
+// library would normalise.
+func rawRequest(t *testing.T, addr, raw string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, raw)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp.Status + "\n" + string(b)
+}
+
+func TestPassthrough_KeepsHostRawPathAndRawQuery(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	addr := strings.TrimPrefix(f.front.URL, "http://")
+	tests := []string{
+		"/wp-json/wp/v2/posts/a%2Fb?x=1;y=2&z=%3B",
+		"/a//b/../c/./d?q=%zz;;&&",
+		"/?rest_route=/wp/v2/posts&_fields=id,title",
+		"/wp-json/fieldmgr/v1/field-groups", // a namespace no route of which is registered here
+		"/%E2%9C%93/caf%C3%A9",
+	}
+	for _, uri := range tests {
+		out := rawRequest(t, addr, "GET "+uri+" HTTP/1.1\r\nHost: blog.example.com:8443\r\nConnection: close\r\n\r\n")
+		if want := "200 OK\nphp saw GET " + uri; out != want {
+			t.Errorf("%s: got %q, want %q", uri, out, want)
+		}
+		if got := f.rec.last(t); got.Host != "blog.example.com:8443" || got.RequestURI != uri {
+			t.Errorf("%s: upstream got host %q uri %q", uri, got.Host, got.RequestURI)
+		}
+	}
+}
+
+func TestPassthrough_HeadersCookiesRedirects(t *testing.T) {
+	f := newFixture(t, fixtureOpts{upstream: func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Add("Set-Cookie", "wordpress_test_cookie=WP%20Cookie%20check; path=/")
+		h.Add("Set-Cookie", "wordpress_logged_in_abc=admin%7C123; path=/; HttpOnly")
+		h.Add("X-Multi", "one")
+		h.Add("X-Multi", "two")
+		h.Set("Location", "http://blog.example.com/wp-admin/")
+		w.WriteHeader(http.StatusFound)
+	}})
+	req, _ := http.NewRequest(http.MethodPost, f.front.URL+"/wp-login.php", strings.NewReader("log=admin&pwd=x"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Add("Cookie", "a=1")
+	req.Header.Add("Cookie", "b=2")
+	req.Header.Add("X-Custom", "first")
+	req.Header.Add("X-Custom", "second")
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, _ := f.do(t, req)
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "http://blog.example.com/wp-admin/" {
+		t.Errorf("redirect changed: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if got := resp.Header.Values("Set-Cookie"); len(got) != 2 || got[1] != "wordpress_logged_in_abc=admin%7C123; path=/; HttpOnly" {
+		t.Errorf("Set-Cookie = %q", got)
+	}
+	if got := resp.Header.Values("X-Multi"); strings.Join(got, ",") != "one,two" {
+		t.Errorf("X-Multi = %q", got)
+	}
+	got := f.rec.last(t)
+	if strings.Join(got.Header.Values("X-Custom"), ",") != "first,second" || strings.Join(got.Header.Values("Cookie"), "; ") != "a=1; b=2" {
+		t.Errorf("upstream headers: %v", got.Header)
+	}
+	if got.Header.Get("Accept-Encoding") != "identity" || got.Method != http.MethodPost || got.BodyLen != 15 {
+		t.Errorf("upstream got %s with %d bytes, Accept-Encoding %q", got.Method, got.BodyLen, got.Header.Get("Accept-Encoding"))
+	}
+	if got.Header.Get("X-Request-Id") == "" || resp.Header.Get("X-Request-Id") != got.Header.Get("X-Request-Id") {
+		t.Errorf("request id: client %q, php %q", resp.Header.Get("X-Request-Id"), got.Header.Get("X-Request-Id"))
+	}
+}
+
+func TestPassthrough_HEAD(t *testing.T) {
+	f := newFixture(t, fixtureOpts{upstream: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1234")
+		w.Header().Set("X-Pingback", "http://blog/xmlrpc.php")
+	}})
+	req, _ := http.NewRequest(http.MethodHead, f.front.URL+"/hello-world/", nil)
+	resp, body := f.do(t, req)
+	if resp.StatusCode != 200 || resp.ContentLength != 1234 || body != "" || resp.Header.Get("X-Pingback") == "" {
+		t.Errorf("HEAD: %d len %d body %q", resp.StatusCode, resp.ContentLength, body)
+	}
+	if f.rec.last(t).Method != http.MethodHead {
+		t.Error("upstream did not get HEAD")
+	}
+}
+
+func TestPassthrough_ForwardedHeaders(t *testing.T) {
+	tests := []struct {
+		name                string
+		trusted             []netip.Prefix
+		wantXFF, wantProto  string
+		wantHost, forwarded string
+	}{
+		{"untrusted peer: inbound values replaced", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+			"127.0.0.1", "http", "front.example", ""},
+		{"no trusted proxies configured", nil, "127.0.0.1", "http", "front.example", ""},
+		{"trusted peer: chain extended, proto and host kept", []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+			"203.0.113.7, 198.51.100.1, 127.0.0.1", "https", "cdn.example", "for=203.0.113.7;proto=https"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOpts{trusted: tt.trusted})
+			req, _ := http.NewRequest(http.MethodGet, f.front.URL+"/", nil)
+			req.Host = "front.example"
+			req.Header.Add("X-Forwarded-For", "203.0.113.7")
+			req.Header.Add("X-Forwarded-For", "198.51.100.1")
+			req.Header.Set("X-Forwarded-Proto", "https")
+			req.Header.Set("X-Forwarded-Host", "cdn.example")
+			req.Header.Set("Forwarded", "for=203.0.113.7;proto=https")
+			req.Header.Set("X-Request-Id", "from-client")
+			f.do(t, req)
+			got := f.rec.last(t).Header
+			if got.Get("X-Forwarded-For") != tt.wantXFF || got.Get("X-Forwarded-Proto") != tt.wantProto ||
+				got.Get("X-Forwarded-Host") != tt.wantHost || got.Get("Forwarded") != tt.forwarded {
+				t.Errorf("XFF %q proto %q host %q fwd %q", got.Get("X-Forwarded-For"), got.Get("X-Forwarded-Proto"), got.Get("X-Forwarded-Host"), got.Get("Forwarded"))
+			}
+			if wantID := tt.trusted != nil && tt.trusted[0].Contains(netip.MustParseAddr("127.0.0.1")); (got.Get("X-Request-Id") == "from-client") != wantID {
+				t.Errorf("X-Request-Id %q (trusted=%v)", got.Get("X-Request-Id"), wantID)
+			}
+		})
+	}
+}
+
+// chunkReader yields n bytes of a repeating pattern without holding them.
+type chunkReader struct{ left int64 }
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	if n > c.left {
+		n = c.left
+	}
+	for i := range p[:n] {
+		p[i] = byte('a' + i%26)
+	}
+	c.left -= n
+	return int(n), nil
+}
+
+func TestPassthrough_StreamsLargeUpload(t *testing.T) {
+	const size = 50 << 20
+	firstMB := make(chan struct{})
+	f := newFixture(t, fixtureOpts{upstream: func(w http.ResponseWriter, r *http.Request) {}})
+	// PHP stand-in that signals as soon as the first MiB arrived; the client
+	// sends the rest only then, so a proxy that buffered the body would
+	// deadlock here.
+	f.rec.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 1<<20)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			t.Errorf("first MiB: %v", err)
+			return
+		}
+		close(firstMB)
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%d", n+int64(len(buf)))
+	})
+	pr, pw := io.Pipe()
+	go func() {
+		io.CopyN(pw, &chunkReader{left: size}, 1<<20)
+		select {
+		case <-firstMB:
+		case <-time.After(10 * time.Second):
+			pw.CloseWithError(errors.New("upstream never saw the first MiB: the proxy buffers uploads"))
+			return
+		}
+		io.Copy(pw, &chunkReader{left: size - 1<<20})
+		pw.Close()
+	}()
+	req, _ := http.NewRequest(http.MethodPost, f.front.URL+"/wp-json/wp/v2/media", pr)
+	req.ContentLength = size
+	resp, body := f.do(t, req)
+	if resp.StatusCode != 200 || body != fmt.Sprint(size) {
+		t.Errorf("upload: %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestPassthrough_StreamsLargeDownloadAndSSE(t *testing.T) {
+	clientGotFirst, clientGotFirstMiB := make(chan struct{}), make(chan struct{})
+	f := newFixture(t, fixtureOpts{upstream: func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/events":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: first\n\n")
+			w.(http.Flusher).Flush()
+			select { // the rest only once the client has the first event
+			case <-clientGotFirst:
+			case <-time.After(10 * time.Second):
+				return
+			}
+			io.WriteString(w, "data: second\n\n")
+		case "/big.zip":
+			w.Header().Set("Content-Length", fmt.Sprint(50<<20))
+			io.CopyN(w, &chunkReader{left: 50 << 20}, 1<<20)
+			w.(http.Flusher).Flush()
+			select {
+			case <-clientGotFirstMiB:
+			case <-time.After(10 * time.Second):
+				return
+			}
+			io.Copy(w, &chunkReader{left: 49 << 20})
+		}
+	}})
+
+	resp, err := http.Get(f.front.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
+	if err != nil || line != "data: first\n" {
+		t.Fatalf("first event: %q %v (not flushed?)", line, err)
+	}
+	close(clientGotFirst)
+	rest, _ := io.ReadAll(br)
+	resp.Body.Close()
+	if string(rest) != "\ndata: second\n\n" {
+		t.Errorf("rest of stream %q", rest)
+	}
+
+	resp, err = http.Get(f.front.URL + "/big.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 1<<20)); err != nil {
+		t.Fatalf("first MiB of download: %v", err)
+	}
+	close(clientGotFirstMiB)
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if n != 49<<20 {
+		t.Errorf("download rest = %d bytes", n)
+	}
+}
+
+func TestPassthrough_WebSocketUpgrade(t *testing.T) {
+	f := newFixture(t, fixtureOpts{upstream: func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "websocket" {
+			http.Error(w, "no upgrade", 400)
+			return
+		}
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		line, _ := brw.ReadString('\n')
+		io.WriteString(brw, "echo: "+line)
+		brw.Flush()
+	}})
+	c, err := net.Dial("tcp", strings.TrimPrefix(f.front.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	io.WriteString(c, "hello\n")
+	line, err := br.ReadString('\n')
+	if err != nil || line != "echo: hello\n" {
+		t.Errorf("tunnel: %q %v", line, err)
+	}
+}
+
+func TestPassthrough_UpstreamDownIs502(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + l.Addr().String()
+	l.Close()
+	f := newFixture(t, fixtureOpts{upstreamURL: dead})
+	resp, body := f.get(t, "/")
+	if resp.StatusCode != http.StatusBadGateway || body != "502 Bad Gateway: the WordPress upstream could not be reached.\n" {
+		t.Errorf("got %d %q", resp.StatusCode, body)
+	}
+	// The sidecar's own routes keep working.
+	resp, body = f.get(t, "/wp-json/test/v1/things/7")
+	if resp.StatusCode != 200 || body != `{"id":"7"}` {
+		t.Errorf("own route with PHP down: %d %q", resp.StatusCode, body)
+	}
+	if !strings.Contains(metricsText(t, f.metrics), `wpsidecar_upstream_errors_total{kind="unreachable"} 1`) {
+		t.Error("upstream error not counted")
+	}
+}
+
+func TestPassthrough_SlowUpstreamIs504(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	f := newFixture(t, fixtureOpts{upstreamTimeout: 200 * time.Millisecond, upstream: func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}})
+	resp, body := f.get(t, "/slow")
+	if resp.StatusCode != http.StatusGatewayTimeout || body != "504 Gateway Timeout: the WordPress upstream did not answer in time.\n" {
+		t.Errorf("got %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestPassthrough_ClientGoneIsLoggedNotAnError(t *testing.T) {
+	started := make(chan struct{})
+	f := newFixture(t, fixtureOpts{upstream: func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done()
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.front.URL+"/slow", nil)
+	go func() { <-started; cancel() }()
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("request was not cancelled")
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(f.log.String(), `"status":499`) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	logs := f.log.String()
+	if !strings.Contains(logs, "client went away before PHP answered") || !strings.Contains(logs, `"client_gone":true`) || strings.Contains(logs, `"level":"error"`) {
+		t.Errorf("log:\n%s", logs)
+	}
+	if !strings.Contains(metricsText(t, f.metrics), `wpsidecar_upstream_errors_total{kind="client_gone"} 1`) {
+		t.Error("client_gone not counted")
+	}
+}
+
+func TestNamespace_RoutesAndFallThrough(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	resp, body := f.get(t, "/wp-json/test/v1/things/42")
+	if resp.StatusCode != 200 || body != `{"id":"42"}` || resp.Header.Get("Content-Type") != "application/json; charset=UTF-8" ||
+		resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("X-Robots-Tag") != "noindex" {
+		t.Errorf("own route: %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	if f.rec.count() != 0 {
+		t.Error("own route reached PHP")
+	}
+	// Another method, another path in the namespace, the namespace index:
+	// all PHP's.
+	for _, c := range []struct{ method, path string }{
+		{http.MethodDelete, "/wp-json/test/v1/things/42"},
+		{http.MethodGet, "/wp-json/test/v1/other"},
+		{http.MethodGet, "/wp-json/test/v1"},
+		{http.MethodGet, "/wp-json/test/v2/things/42"},
+	} {
+		req, _ := http.NewRequest(c.method, f.front.URL+c.path, nil)
+		resp, body := f.do(t, req)
+		if want := "php saw " + c.method + " " + c.path; resp.StatusCode != 200 || body != want {
+			t.Errorf("%s %s: %d %q, want PHP", c.method, c.path, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestNamespace_PlainPermalinksGoToPHP(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	f.settings.set(store.SiteSettings{PermalinkStructure: ""}, nil)
+	resp, body := f.get(t, "/wp-json/test/v1/things/42")
+	if resp.StatusCode != 200 || body != "php saw GET /wp-json/test/v1/things/42" {
+		t.Errorf("plain permalinks: %d %q", resp.StatusCode, body)
+	}
+	f.settings.set(store.SiteSettings{PermalinkStructure: "/%year%/%postname%/"}, nil)
+	if _, body := f.get(t, "/wp-json/test/v1/things/42"); body != `{"id":"42"}` {
+		t.Errorf("pretty permalinks again: %q", body)
+	}
+}
+
+func TestNamespace_DatabaseDownIs503(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	f.settings.set(store.SiteSettings{}, fmt.Errorf("%w: dial tcp: refused", store.ErrUnavailable))
+	resp, body := f.get(t, "/wp-json/test/v1/things/42")
+	want := `{"code":"wpsidecar_db_unavailable","message":"The WordPress database is not available right now. Please try again shortly.","data":{"status":503}}`
+	if resp.StatusCode != 503 || body != want || resp.Header.Get("Retry-After") != "5" {
+		t.Errorf("got %d %q Retry-After %q", resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	}
+	if resp, body := f.get(t, "/hello-world/"); resp.StatusCode != 200 || body != "php saw GET /hello-world/" {
+		t.Errorf("pass-through with the database down: %d %q", resp.StatusCode, body)
+	}
+	f.settings.set(store.SiteSettings{PermalinkStructure: "/%postname%/"}, nil)
+	if resp, _ := f.get(t, "/wp-json/test/v1/things/42"); resp.StatusCode != 200 {
+		t.Errorf("after recovery: %d", resp.StatusCode)
+	}
+}
+
+func TestNamespace_BodyLimit(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	post := func(body io.Reader, length int64) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, f.front.URL+"/wp-json/test/v1/things", body)
+		req.ContentLength = length
+		return f.do(t, req)
+	}
+	if resp, body := post(strings.NewReader("{}"), 2); resp.StatusCode != 201 || body != `{"len":2}` {
+		t.Errorf("small body: %d %q", resp.StatusCode, body)
+	}
+	resp, body := post(&chunkReader{left: DefaultMaxBodyBytes + 1}, DefaultMaxBodyBytes+1)
+	if resp.StatusCode != 413 || body != `{"code":"wpsidecar_body_too_large","message":"The request body is too large.","data":{"status":413}}` {
+		t.Errorf("declared too large: %d %q", resp.StatusCode, body)
+	}
+	// Chunked, no length declared: the reader stops at the limit.
+	resp, _ = post(&chunkReader{left: DefaultMaxBodyBytes + 1}, -1)
+	if resp.StatusCode != 413 {
+		t.Errorf("chunked too large: %d", resp.StatusCode)
+	}
+	if f.rec.count() != 0 {
+		t.Error("reached PHP")
+	}
+}
+
+func TestNamespace_PanicIsLogged500(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	resp, body := f.get(t, "/wp-json/test/v1/panic")
+	if resp.StatusCode != 500 || body != `{"code":"wpsidecar_internal_error","message":"The sidecar failed to answer this request.","data":{"status":500}}` {
+		t.Errorf("got %d %q", resp.StatusCode, body)
+	}
+	if !strings.Contains(f.log.String(), `"panic":"boom"`) {
+		t.Errorf("panic not logged:\n%s", f.log)
+	}
+	if resp, _ := f.get(t, "/wp-json/test/v1/things/1"); resp.StatusCode != 200 {
+		t.Error("server did not survive the panic")
+	}
+}
+
+func TestAccessLogAndMetrics(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	f.get(t, "/wp-json/test/v1/things/9")
+	f.get(t, "/sample-page/")
+	lines := f.log.lines(t)
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines:\n%s", len(lines), f.log)
+	}
+	for i, want := range []map[string]any{
+		{"method": "GET", "path": "/wp-json/test/v1/things/9", "status": 200.0, "bytes": 10.0, "served_by": "sidecar", "route": "GET /wp-json/test/v1/things/{id}", "remote_ip": "127.0.0.1", "message": "request"},
+		{"method": "GET", "path": "/sample-page/", "status": 200.0, "bytes": 25.0, "served_by": "php", "route": "php", "message": "request"},
+	} {
+		for k, v := range want {
+			if lines[i][k] != v {
+				t.Errorf("line %d: %s = %v, want %v", i, k, lines[i][k], v)
+			}
+		}
+		for _, k := range []string{"request_id", "duration_ms"} {
+			if _, ok := lines[i][k]; !ok {
+				t.Errorf("line %d lacks %s", i, k)
+			}
+		}
+	}
+	if _, ok := lines[1]["upstream_ms"]; !ok {
+		t.Error("pass-through line lacks upstream_ms")
+	}
+	m := metricsText(t, f.metrics)
+	for _, want := range []string{
+		`wpsidecar_http_requests_total{code="200",route="GET /wp-json/test/v1/things/{id}",served_by="sidecar"} 1`,
+		`wpsidecar_http_requests_total{code="200",route="php",served_by="php"} 1`,
+		`wpsidecar_http_request_duration_seconds_count{route="php",served_by="php"} 1`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func metricsText(t *testing.T, m *Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.String()
+}
