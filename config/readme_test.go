@@ -1,0 +1,45 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// markdownTable renders the settings as README.md's configuration table.
+func markdownTable() string {
+	var b strings.Builder
+	b.WriteString("| flag | variable | also read from | default | meaning |\n|---|---|---|---|---|\n")
+	for _, s := range settings {
+		var from []string
+		if s.wpEnv != "" {
+			from = append(from, "`"+s.wpEnv+"`")
+		}
+		if s.wpConst != "" {
+			from = append(from, "wp-config.php `"+s.wpConst+"`")
+		}
+		def := s.def
+		if def != "" {
+			def = "`" + def + "`"
+		}
+		b.WriteString("| `--" + s.name + "` | `" + EnvName(s.name) + "` | " + strings.Join(from, ", ") + " | " + def + " | " + s.usage + " |\n")
+	}
+	return b.String()
+}
+
+// TestREADMEConfigurationTable keeps README.md's table and the code in step.
+func TestREADMEConfigurationTable(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start, end = "<!-- config-table:start -->\n", "<!-- config-table:end -->"
+	doc := string(b)
+	i, j := strings.Index(doc, start), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the %q … %q markers", start, end)
+	}
+	if got, want := doc[i+len(start):j], markdownTable(); got != want {
+		t.Errorf("README.md's configuration table is out of date; replace it with:\n%s", want)
+	}
+}

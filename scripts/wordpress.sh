@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# Stands up a real WordPress on loopback from Debian's packages: its own
+# docroot (a copy of /usr/share/wordpress), its own wp-config.php with fixed
+# keys and salts, its own database, PHP-FPM and nginx. Used by the demo, the
+# benchmarks and the end-to-end tests.
+#
+#   scripts/wordpress.sh start STATE_DIR   # idempotent: a second start reuses the state
+#   scripts/wordpress.sh stop STATE_DIR    # stops exactly what start started
+#   scripts/wordpress.sh env STATE_DIR     # prints the settings as shell variables
+#
+# Settings (environment, with defaults):
+#   WP_PORT=8081          nginx serving WordPress
+#   WP_PROXY_PORT=8082    nginx as a plain reverse proxy to WP_PORT (benchmark baseline)
+#   WP_SITEURL=http://127.0.0.1:8080   the URL people use (the sidecar's)
+#   WP_DB_NAME=wpsidecar_demo WP_DB_USER=wpsidecar WP_DB_PASSWORD=wpsidecar
+#   WP_DB_HOST=127.0.0.1:3306  MYSQL_ADMIN="mariadb --protocol=tcp -h127.0.0.1 -uroot"
+#   WP_ENVIRONMENT_TYPE=local  WP_ADMIN_USER=admin WP_ADMIN_PASSWORD=admin-password
+set -euo pipefail
+
+cmd=${1:-}
+state=${2:-}
+[ -n "$cmd" ] && [ -n "$state" ] || { echo "usage: $0 start|stop|env STATE_DIR" >&2; exit 2; }
+mkdir -p "$state"
+state=$(cd "$state" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+
+: "${WP_PORT:=8081}" "${WP_PROXY_PORT:=8082}" "${WP_SITEURL:=http://127.0.0.1:8080}"
+: "${WP_DB_NAME:=wpsidecar_demo}" "${WP_DB_USER:=wpsidecar}" "${WP_DB_PASSWORD:=wpsidecar}"
+: "${WP_DB_HOST:=127.0.0.1:3306}" "${WP_ENVIRONMENT_TYPE:=local}" "${WP_TABLE_PREFIX:=wp_}"
+: "${WP_ADMIN_USER:=admin}" "${WP_ADMIN_PASSWORD:=admin-password}" "${WP_ADMIN_EMAIL:=admin@example.test}"
+: "${MYSQL_ADMIN:=mariadb --protocol=tcp -h127.0.0.1 -uroot}"
+
+docroot=$state/wordpress
+php_fpm=$(command -v php-fpm8.2 || ls /usr/sbin/php-fpm* 2>/dev/null | head -n1 || true)
+
+print_env() {
+  cat <<EOF
+WP_STATE=$state
+WP_DOCROOT=$docroot
+WP_CONFIG=$docroot/wp-config.php
+WP_URL=http://127.0.0.1:$WP_PORT
+WP_PROXY_URL=http://127.0.0.1:$WP_PROXY_PORT
+WP_SITEURL=$WP_SITEURL
+WP_ADMIN_USER=$WP_ADMIN_USER
+WP_ADMIN_PASSWORD=$WP_ADMIN_PASSWORD
+EOF
+}
+
+pid_alive() { local p; p=$(cat "$1" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+
+wait_port() {
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "wordpress.sh: nothing listens on 127.0.0.1:$1; see $state/logs" >&2
+  return 1
+}
+
+stop() {
+  for p in nginx php-fpm; do
+    local pid
+    pid=$(cat "$state/$p.pid" 2>/dev/null) || continue
+    if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
+      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+    rm -f "$state/$p.pid"
+  done
+}
+
+write_configs() {
+  mkdir -p "$state/logs" "$state/tmp"
+  local as_root=""
+  [ "$(id -u)" -eq 0 ] && as_root=1
+
+  # Fixed keys and salts, so cookies and nonces are reproducible in tests.
+  cat > "$docroot/wp-config.php" <<EOF
+<?php
+// Written by scripts/wordpress.sh.
+define( 'DB_NAME', '$WP_DB_NAME' );
+define( 'DB_USER', '$WP_DB_USER' );
+define( 'DB_PASSWORD', '$WP_DB_PASSWORD' );
+define( 'DB_HOST', '$WP_DB_HOST' );
+define( 'DB_CHARSET', 'utf8mb4' );
+define( 'DB_COLLATE', '' );
+
+define( 'AUTH_KEY',         'wpsidecar-test auth key' );
+define( 'SECURE_AUTH_KEY',  'wpsidecar-test secure auth key' );
+define( 'LOGGED_IN_KEY',    'wpsidecar-test logged in key' );
+define( 'NONCE_KEY',        'wpsidecar-test nonce key' );
+define( 'AUTH_SALT',        'wpsidecar-test auth salt' );
+define( 'SECURE_AUTH_SALT', 'wpsidecar-test secure auth salt' );
+define( 'LOGGED_IN_SALT',   'wpsidecar-test logged in salt' );
+define( 'NONCE_SALT',       'wpsidecar-test nonce salt' );
+
+\$table_prefix = '$WP_TABLE_PREFIX';
+
+define( 'WP_ENVIRONMENT_TYPE', '$WP_ENVIRONMENT_TYPE' );
+define( 'WP_DEBUG', false );
+define( 'DISABLE_WP_CRON', true );
+define( 'AUTOMATIC_UPDATER_DISABLED', true );
+define( 'FS_METHOD', 'direct' );
+
+if ( isset( \$_SERVER['HTTP_X_FORWARDED_PROTO'] ) && strpos( \$_SERVER['HTTP_X_FORWARDED_PROTO'], 'https' ) !== false ) {
+	\$_SERVER['HTTPS'] = 'on';
+}
+
+if ( ! defined( 'ABSPATH' ) ) {
+	define( 'ABSPATH', __DIR__ . '/' );
+}
+require_once ABSPATH . 'wp-settings.php';
+EOF
+
+  cat > "$state/php-fpm.conf" <<EOF
+[global]
+pid = $state/php-fpm.pid
+error_log = $state/logs/php-fpm.log
+daemonize = no
+
+[www]
+${as_root:+user = root}
+${as_root:+group = root}
+listen = $state/php-fpm.sock
+pm = static
+pm.max_children = 8
+catch_workers_output = yes
+php_admin_value[error_log] = $state/logs/php-errors.log
+php_admin_value[upload_max_filesize] = 64M
+php_admin_value[post_max_size] = 64M
+php_admin_value[memory_limit] = 256M
+EOF
+
+  cat > "$state/nginx.conf" <<EOF
+${as_root:+user root;}
+worker_processes 2;
+pid $state/nginx.pid;
+error_log $state/logs/nginx-error.log warn;
+daemon off;
+events { worker_connections 1024; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  client_body_temp_path $state/tmp/body;
+  proxy_temp_path $state/tmp/proxy;
+  fastcgi_temp_path $state/tmp/fastcgi;
+  uwsgi_temp_path $state/tmp/uwsgi;
+  scgi_temp_path $state/tmp/scgi;
+  client_max_body_size 64m;
+  keepalive_requests 100000;
+
+  # WordPress itself.
+  server {
+    listen 127.0.0.1:$WP_PORT;
+    root $docroot;
+    index index.php;
+    location / { try_files \$uri \$uri/ /index.php?\$args; }
+    location ~ \.php\$ {
+      try_files \$uri =404;
+      include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;
+      fastcgi_param HTTP_AUTHORIZATION \$http_authorization;
+      fastcgi_param HTTP_HOST \$http_host;
+      fastcgi_pass unix:$state/php-fpm.sock;
+      fastcgi_read_timeout 300s;
+    }
+  }
+
+  # nginx as a plain reverse proxy to the same WordPress: what the sidecar
+  # is measured against.
+  upstream wordpress { server 127.0.0.1:$WP_PORT; keepalive 64; }
+  server {
+    listen 127.0.0.1:$WP_PROXY_PORT;
+    location / {
+      proxy_pass http://wordpress;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host \$host;
+      proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto \$scheme;
+    }
+  }
+}
+EOF
+}
+
+start() {
+  [ -n "$php_fpm" ] || { echo "wordpress.sh: php-fpm missing: run scripts/install-deps.sh" >&2; exit 1; }
+  [ -d /usr/share/wordpress ] || { echo "wordpress.sh: Debian's wordpress package missing: run scripts/install-deps.sh" >&2; exit 1; }
+  stop
+  if [ ! -f "$docroot/wp-load.php" ]; then
+    mkdir -p "$docroot"
+    # A copy, not links: WordPress finds wp-config.php next to the real path
+    # of wp-load.php, and Debian's own there is a per-host dispatcher.
+    cp -a /usr/share/wordpress/. "$docroot/"
+    rm -f "$docroot/.htaccess" "$docroot/wp-config.php"
+    mkdir -p "$docroot/wp-content/uploads"
+    printf 'hello from nginx\n' > "$docroot/static.txt"
+  fi
+  write_configs
+
+  $MYSQL_ADMIN -e "CREATE DATABASE IF NOT EXISTS \`$WP_DB_NAME\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_520_ci;
+    CREATE USER IF NOT EXISTS '$WP_DB_USER'@'localhost' IDENTIFIED BY '$WP_DB_PASSWORD';
+    CREATE USER IF NOT EXISTS '$WP_DB_USER'@'127.0.0.1' IDENTIFIED BY '$WP_DB_PASSWORD';
+    GRANT ALL ON \`$WP_DB_NAME\`.* TO '$WP_DB_USER'@'localhost';
+    GRANT ALL ON \`$WP_DB_NAME\`.* TO '$WP_DB_USER'@'127.0.0.1';"
+
+  WP_SITEURL=$WP_SITEURL WP_ADMIN_USER=$WP_ADMIN_USER WP_ADMIN_PASSWORD=$WP_ADMIN_PASSWORD WP_ADMIN_EMAIL=$WP_ADMIN_EMAIL \
+    php "$here/wp/install.php" "$docroot" > "$state/logs/install.log" 2>&1 ||
+    { cat "$state/logs/install.log" >&2; exit 1; }
+
+  local root_flag=""
+  [ "$(id -u)" -eq 0 ] && root_flag=-R
+  "$php_fpm" $root_flag -y "$state/php-fpm.conf" -F > "$state/logs/php-fpm.out" 2>&1 &
+  /usr/sbin/nginx -p "$state" -c "$state/nginx.conf" -e "$state/logs/nginx-error.log" > "$state/logs/nginx.out" 2>&1 &
+  wait_port "$WP_PORT"
+  wait_port "$WP_PROXY_PORT"
+  for _ in $(seq 1 50); do [ -S "$state/php-fpm.sock" ] && break; sleep 0.1; done
+  print_env
+}
+
+case "$cmd" in
+  start) start ;;
+  stop) stop ;;
+  env) print_env ;;
+  *) echo "usage: $0 start|stop|env STATE_DIR" >&2; exit 2 ;;
+esac
