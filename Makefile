@@ -21,5 +21,8 @@ fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseWPConfig -fuzztime 30s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
 
+demo:
+	scripts/demo.sh
+
 bench:
 	scripts/bench.sh

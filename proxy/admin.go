@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"time"
 )
@@ -24,7 +25,7 @@ type AdminOptions struct {
 }
 
 // NewAdmin serves /healthz (the process is alive), /readyz (the database
-// and the upstream answer) and /metrics. It belongs on a private address.
+// and the upstream answer), /metrics and /debug/pprof/. It belongs on a private address.
 func NewAdmin(o AdminOptions) http.Handler {
 	if o.CheckTimeout <= 0 {
 		o.CheckTimeout = 2 * time.Second
@@ -49,6 +50,11 @@ func NewAdmin(o AdminOptions) http.Handler {
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics.Handler())
 	}
+	// Profiles, for finding where time goes under load; the admin listener
+	// is private.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }
 

@@ -5,7 +5,7 @@
 # prints what to install.
 set -euo pipefail
 
-pkgs=(mariadb-server mariadb-client wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql nginx-light wrk)
+pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql nginx-light wrk)
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || pkgs+=(golang-go)
 
 missing=()

@@ -46,7 +46,6 @@ WP_ADMIN_PASSWORD=$WP_ADMIN_PASSWORD
 EOF
 }
 
-pid_alive() { local p; p=$(cat "$1" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 
 wait_port() {
   for _ in $(seq 1 100); do

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"debug/elf"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/wpsidecar/wpsidecar/config"
+)
+
+// TestDockerfileBuildRecipe builds the binary with the Dockerfile's own
+// build command (no Docker engine runs here) and checks that it is static,
+// as the distroless base needs, and that it runs.
+func TestDockerfileBuildRecipe(t *testing.T) {
+	df, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^RUN (CGO_ENABLED=0 go build .*) -o /out/wpsidecar (\./cmd/wpsidecar)$`).FindSubmatch(df)
+	if m == nil {
+		t.Fatal("Dockerfile has no `RUN CGO_ENABLED=0 go build … -o /out/wpsidecar ./cmd/wpsidecar` line")
+	}
+	out := filepath.Join(t.TempDir(), "wpsidecar")
+	// The same shell line, writing to a temporary file instead of /out.
+	cmd := exec.Command("sh", "-c", string(m[1])+" -o "+out+" "+string(m[2]))
+	cmd.Dir = "../.."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("binary needs a dynamic loader: not static")
+		}
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		t.Errorf("binary links %v", libs)
+	}
+	run := exec.Command(out, "--upstream", "http://wordpress", "--check-config")
+	run.Env = []string{"WORDPRESS_DB_USER=wp"}
+	if b, err := run.CombinedOutput(); err != nil || !strings.Contains(string(b), "http://wordpress") {
+		t.Errorf("built binary --check-config: %v\n%s", err, b)
+	}
+}
+
+// composeConfig is `docker-compose config` of the given files.
+func composeConfig(t *testing.T, env []string, files ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("docker-compose")
+	if err != nil {
+		t.Fatal("docker-compose is not installed (scripts/install-deps.sh installs it)")
+	}
+	args := []string{}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	cmd := exec.Command(bin, append(args, "config")...)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), env...)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker-compose %v config: %v\n%s", files, err, b)
+	}
+	return string(b)
+}
+
+// serviceEnv reads one service's environment from compose's normalised output.
+func serviceEnv(config, service string) []string {
+	var env []string
+	in, inEnv := false, false
+	sc := bufio.NewScanner(strings.NewReader(config))
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   "):
+			in = l == "  "+service+":"
+		case in && strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "     "):
+			inEnv = l == "    environment:"
+		case in && inEnv && strings.HasPrefix(l, "      "):
+			k, v, _ := strings.Cut(strings.TrimSpace(l), ": ")
+			env = append(env, k+"="+strings.Trim(v, `'"`))
+		}
+	}
+	return env
+}
+
+func TestComposeFiles(t *testing.T) {
+	plain := composeConfig(t, nil, "docker-compose.yml")
+	if n := strings.Count(plain, "published:"); n != 1 {
+		t.Errorf("%d published ports, want only the sidecar's", n)
+	}
+	if !strings.Contains(plain, "wordpress:/var/www/html:ro") {
+		t.Error("the sidecar does not mount WordPress's volume read-only")
+	}
+	env := serviceEnv(plain, "sidecar")
+	if !strings.Contains(strings.Join(env, "\n"), "WPSIDECAR_WP_CONFIG=/var/www/html/wp-config.php") {
+		t.Fatalf("sidecar env: %q", env)
+	}
+	// The sidecar's environment, with the generated wp-config.php it would
+	// mount, is a valid configuration that reads keys from the file.
+	wp, _ := filepath.Abs("../../config/testdata/wp-config-docker.php")
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "WPSIDECAR_WP_CONFIG=") {
+			env[i] = "WPSIDECAR_WP_CONFIG=" + wp
+		}
+	}
+	cfg, _, err := config.Load(nil, env, io.Discard)
+	if err != nil {
+		t.Fatalf("sidecar configuration from compose: %v", err)
+	}
+	if cfg.Upstream.String() != "http://wordpress:80" || cfg.DB.Host != "db:3306" || cfg.Source("auth-key") != config.SourceWPConfig || cfg.AdminListen != "0.0.0.0:9090" {
+		t.Errorf("upstream %s db %s auth-key from %s admin %s", cfg.Upstream, cfg.DB.Host, cfg.Source("auth-key"), cfg.AdminListen)
+	}
+
+	var keys []string
+	for i, k := range config.KeyNames {
+		keys = append(keys, "WORDPRESS_"+k+"=key"+string(rune('a'+i)))
+	}
+	withKeys := composeConfig(t, keys, "docker-compose.yml", "docker-compose.keys.yml")
+	for _, svc := range []string{"sidecar", "wordpress"} {
+		got := strings.Join(serviceEnv(withKeys, svc), "\n")
+		for _, kv := range keys {
+			if !strings.Contains(got, kv) {
+				t.Errorf("%s lacks %s", svc, kv)
+			}
+		}
+	}
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The README's "run it" command: a local WordPress (Debian's packages, on
+# loopback) with the sidecar in front, on http://127.0.0.1:8080/.
+# State lives in .demo/ and is reused by the next run; Ctrl-C stops
+# everything this script started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
+: "${DEMO_PORT:=8080}" "${DEMO_STATE:=.demo}"
+export WP_SITEURL="http://127.0.0.1:$DEMO_PORT" WP_PORT=${WP_PORT:-8081} WP_PROXY_PORT=${WP_PROXY_PORT:-8082}
+
+scripts/install-deps.sh
+mkdir -p "$DEMO_STATE"
+go build -o "$DEMO_STATE/wpsidecar" ./cmd/wpsidecar
+scripts/wordpress.sh start "$DEMO_STATE/wp" > "$DEMO_STATE/wp.env"
+# shellcheck disable=SC1091
+. "$DEMO_STATE/wp.env"
+
+sidecar_pid=""
+cleanup() {
+  trap - EXIT INT TERM
+  if [ -n "$sidecar_pid" ]; then kill "$sidecar_pid" 2>/dev/null || true; wait "$sidecar_pid" 2>/dev/null || true; fi
+  scripts/wordpress.sh stop "$DEMO_STATE/wp"
+  echo "demo stopped"
+}
+trap cleanup EXIT INT TERM
+
+"$DEMO_STATE/wpsidecar" --listen "127.0.0.1:$DEMO_PORT" --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
+  --log-format console > "$DEMO_STATE/sidecar.log" 2>&1 &
+sidecar_pid=$!
+for _ in $(seq 1 50); do curl -fso /dev/null "$WP_SITEURL/" && break; sleep 0.1; done
+
+cat <<EOF
+
+  WordPress behind wpsidecar: $WP_SITEURL/
+  Admin:                      $WP_SITEURL/wp-admin/   user $WP_ADMIN_USER, password $WP_ADMIN_PASSWORD
+  Sidecar log:                $DEMO_STATE/sidecar.log
+  Health and metrics:         http://127.0.0.1:9090/readyz   http://127.0.0.1:9090/metrics
+
+  Try:
+    curl -s '$WP_SITEURL/wp-json/wp/v2/posts?per_page=1'
+    curl -s http://127.0.0.1:9090/readyz
+
+  Ctrl-C stops everything.
+EOF
+wait "$sidecar_pid"
