@@ -258,3 +258,100 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	pool.AddCert(c)
 	return certFile, keyFile, pool
 }
+
+func TestRun_SlowClientsAndLimits(t *testing.T) {
+	tdb := testdb.New(t)
+	bodyErr := make(chan string, 1)
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		if err != nil {
+			bodyErr <- err.Error()
+		}
+	}))
+	defer php.Close()
+	args, env := sidecarArgs(t, tdb, php.URL)
+	s := start(t, append(args, "--read-header-timeout", "300ms", "--body-timeout", "500ms", "--idle-timeout", "500ms", "--max-header-bytes", "8192"), env)
+	addr := strings.TrimPrefix(s.public, "http://")
+
+	// closedWithin sends raw bytes and reports whether the server closed the
+	// connection within d.
+	closedWithin := func(raw string, d time.Duration) (string, bool) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, raw)
+		c.SetReadDeadline(time.Now().Add(d))
+		b, err := io.ReadAll(c)
+		var ne net.Error
+		return string(b), !(errors.As(err, &ne) && ne.Timeout())
+	}
+	if _, closed := closedWithin("GET / HTTP/1.1\r\nHost: x\r\n", 3*time.Second); !closed {
+		t.Error("a client that never finishes its headers keeps the connection")
+	}
+	if _, closed := closedWithin("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly a little", 3*time.Second); !closed {
+		t.Error("a client that never finishes its body keeps the connection")
+	}
+	select {
+	case <-bodyErr:
+	case <-time.After(3 * time.Second):
+		t.Error("PHP was not told the body broke off")
+	}
+	if out, closed := closedWithin("GET /a HTTP/1.1\r\nHost: x\r\n\r\n", 3*time.Second); !closed || !strings.HasPrefix(out, "HTTP/1.1 200") {
+		t.Errorf("an idle keep-alive connection is kept past --idle-timeout (closed=%v): %q", closed, out)
+	}
+	big := "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n"
+	if out, _ := closedWithin(big, 3*time.Second); !strings.HasPrefix(out, "HTTP/1.1 431") {
+		t.Errorf("oversized headers: %.60q", out)
+	}
+}
+
+func TestRun_SecretsNeverLogged(t *testing.T) {
+	tdb := testdb.New(t)
+	php := httptest.NewServer(http.NotFoundHandler())
+	defer php.Close()
+	args, env := sidecarArgs(t, tdb, php.URL)
+	const secret = "pw-that-must-not-leak"
+	env = append(env, "WORDPRESS_DB_PASSWORD="+secret, "WORDPRESS_AUTH_KEY=key-that-must-not-leak")
+	s := start(t, append(args, "--log-level", "debug"), env)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.log.String(), "database not available") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	get(t, s.public+"/wp-json/fieldmgr/v1/x")
+	s.stop()
+	logs := s.log.String()
+	if !strings.Contains(logs, "Access denied") {
+		t.Errorf("the refused login is not logged:\n%s", logs)
+	}
+	if strings.Contains(logs, "must-not-leak") {
+		t.Errorf("a secret reached the log:\n%s", logs)
+	}
+}
+
+// TestRun_BodyTimeoutEndsWithTheBody: the body deadline bounds sending the
+// body, not the answer that follows.
+func TestRun_BodyTimeoutEndsWithTheBody(t *testing.T) {
+	tdb := testdb.New(t)
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		for i := 0; i < 6; i++ { // a slow stream, longer than the body timeout
+			io.WriteString(w, "tick\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(150 * time.Millisecond)
+		}
+	}))
+	defer php.Close()
+	args, env := sidecarArgs(t, tdb, php.URL)
+	s := start(t, append(args, "--body-timeout", "300ms"), env)
+	resp, err := http.Post(s.public+"/stream", "text/plain", strings.NewReader("payload"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(b) != strings.Repeat("tick\n", 6) {
+		t.Errorf("stream after a body: %q %v", b, err)
+	}
+}
