@@ -142,7 +142,8 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 			problems = append(problems, fmt.Sprintf("%s: %s from %s: %v", s.name, shown, src, err))
 		}
 	}
-	problems = append(problems, cfg.validate()...)
+	cfg.derive()
+	problems = append(problems, cfg.problems()...)
 	if len(problems) > 0 {
 		return nil, checkConfig, &Error{Problems: problems}
 	}
@@ -193,12 +194,44 @@ var (
 	validTypes = map[string]bool{"local": true, "development": true, "staging": true, "production": true}
 )
 
-// validate checks the settings against each other and fills in derived
-// values. It reads nothing and starts nothing.
-func (c *Config) validate() []string {
+// derive fills in the values WordPress derives from others: the field-group
+// table from the prefix, utf8 read as utf8mb4 and its default collation, an
+// unknown environment type read as production.
+func (c *Config) derive() {
+	if c.FieldmgrTable == "" {
+		c.FieldmgrTable = c.TablePrefix + DefaultFieldmgrTableSuffix
+		c.sources["fieldmgr-table"] = resolved{c.FieldmgrTable, "table-prefix"}
+	}
+	if strings.EqualFold(c.DB.Charset, "utf8") {
+		c.DB.Charset = "utf8mb4"
+		c.sources["db-charset"] = resolved{"utf8mb4", c.sources["db-charset"].source + " (utf8 read as utf8mb4)"}
+	}
+	if c.DB.Collate == "" && c.DB.Charset == "utf8mb4" {
+		c.DB.Collate = "utf8mb4_unicode_520_ci"
+		c.sources["db-collate"] = resolved{c.DB.Collate, SourceDefault}
+	}
+	if !validTypes[c.EnvironmentType] {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("environment-type: %q is not local, development, staging or production; using production, as WordPress does", c.EnvironmentType))
+		c.EnvironmentType = DefaultEnvironmentType
+		c.sources["environment-type"] = resolved{DefaultEnvironmentType, SourceDefault + " (fallback)"}
+	}
+}
+
+// Validate checks the settings against each other and reports every
+// problem at once. It changes nothing, reads nothing and starts nothing.
+func (c *Config) Validate() error {
+	if p := c.problems(); len(p) > 0 {
+		return &Error{Problems: p}
+	}
+	return nil
+}
+
+func (c *Config) problems() []string {
 	var p []string
-	if _, given := c.sources["upstream"]; !given {
-		p = append(p, "upstream: required (e.g. --upstream http://127.0.0.1:8081)")
+	if c.Upstream == nil {
+		if _, given := c.sources["upstream"]; !given {
+			p = append(p, "upstream: required (e.g. --upstream http://127.0.0.1:8081)")
+		}
 	}
 	for _, a := range []struct{ name, addr string }{{"listen", c.Listen}, {"admin-listen", c.AdminListen}} {
 		if _, port, err := net.SplitHostPort(a.addr); err != nil {
@@ -216,15 +249,10 @@ func (c *Config) validate() []string {
 	if !sqlIdent.MatchString(c.TablePrefix) {
 		p = append(p, fmt.Sprintf("table-prefix: %q may hold only letters, digits and underscores", c.TablePrefix))
 	}
-	if c.FieldmgrTable == "" {
-		c.FieldmgrTable = c.TablePrefix + DefaultFieldmgrTableSuffix
-		c.sources["fieldmgr-table"] = resolved{c.FieldmgrTable, "table-prefix"}
-	}
 	if !sqlIdent.MatchString(c.FieldmgrTable) {
 		p = append(p, fmt.Sprintf("fieldmgr-table: %q must be 1-64 letters, digits and underscores", c.FieldmgrTable))
 	}
-	h := ParseDBHost(c.DB.Host)
-	if h.Host == "" && h.Socket == "" {
+	if h := ParseDBHost(c.DB.Host); h.Host == "" && h.Socket == "" {
 		p = append(p, fmt.Sprintf("db-host: %q names no host or socket", c.DB.Host))
 	}
 	if c.DB.Name == "" {
@@ -233,16 +261,8 @@ func (c *Config) validate() []string {
 	if c.DB.User == "" {
 		p = append(p, "db-user: required")
 	}
-	if strings.EqualFold(c.DB.Charset, "utf8") {
-		c.DB.Charset = "utf8mb4"
-		c.sources["db-charset"] = resolved{"utf8mb4", c.sources["db-charset"].source + " (utf8 upgraded)"}
-	}
 	if !charsetRe.MatchString(c.DB.Charset) {
 		p = append(p, fmt.Sprintf("db-charset: %q is not a character set name", c.DB.Charset))
-	}
-	if c.DB.Collate == "" && c.DB.Charset == "utf8mb4" {
-		c.DB.Collate = "utf8mb4_unicode_520_ci"
-		c.sources["db-collate"] = resolved{c.DB.Collate, SourceDefault}
 	}
 	if c.DB.Collate != "" && !charsetRe.MatchString(c.DB.Collate) {
 		p = append(p, fmt.Sprintf("db-collate: %q is not a collation name", c.DB.Collate))
@@ -252,12 +272,6 @@ func (c *Config) validate() []string {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		p = append(p, fmt.Sprintf("log-format: %q is not json or console", c.LogFormat))
-	}
-	if !validTypes[c.EnvironmentType] {
-		// WordPress falls back to production for a value it does not know.
-		c.Warnings = append(c.Warnings, fmt.Sprintf("environment-type: %q is not local, development, staging or production; using production, as WordPress does", c.EnvironmentType))
-		c.EnvironmentType = DefaultEnvironmentType
-		c.sources["environment-type"] = resolved{DefaultEnvironmentType, SourceDefault + " (fallback)"}
 	}
 	return p
 }

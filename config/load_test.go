@@ -377,3 +377,19 @@ func FuzzParseDBHost(f *testing.F) {
 		DB{Host: s}.Address()
 	})
 }
+
+func TestValidate_ReportsAndChangesNothing(t *testing.T) {
+	cfg := mustLoad(t, []string{"--upstream=http://php"})
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("a loaded configuration is invalid: %v", err)
+	}
+	cfg.LogFormat, cfg.TablePrefix, cfg.DB.Charset = "xml", "bad-prefix", "utf8"
+	before := *cfg
+	err := cfg.Validate()
+	if !IsConfigError(err) || !strings.Contains(err.Error(), `log-format: "xml"`) || !strings.Contains(err.Error(), `table-prefix: "bad-prefix"`) {
+		t.Errorf("Validate = %v", err)
+	}
+	if cfg.DB != before.DB || cfg.TablePrefix != before.TablePrefix || cfg.LogFormat != before.LogFormat {
+		t.Error("Validate changed the configuration")
+	}
+}
