@@ -202,6 +202,15 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.HomeURL })},
 		setting{name: "site-url", wpConst: "WP_SITEURL", usage: "overrides the siteurl option, as the WP_SITEURL constant does",
 			set: strSetter(func(c *Config) *string { return &c.SiteURL })},
+		setting{name: "max-procs", kind: kInt, def: "0", usage: "CPUs the sidecar may use at once (GOMAXPROCS); 0: half of what Go would use, at least one, so PHP on the same host keeps the rest; the GOMAXPROCS variable, when set, wins",
+			set: func(c *Config, v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return fmt.Errorf("must be a whole number, 0 or more")
+				}
+				c.MaxProcs = n
+				return nil
+			}},
 		setting{name: "log-level", def: DefaultLogLevel, usage: "debug, info, warn or error",
 			set: strSetter(func(c *Config) *string { return &c.LogLevel })},
 		setting{name: "log-format", def: DefaultLogFormat, usage: "json, or console for people",

@@ -173,7 +173,7 @@ http {
       proxy_pass http://wordpress;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_set_header Host \$host;
+      proxy_set_header Host \$http_host;
       proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
       proxy_set_header X-Forwarded-Proto \$scheme;
     }

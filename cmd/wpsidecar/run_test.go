@@ -144,7 +144,7 @@ func TestRun_EndToEnd(t *testing.T) {
 	if _, body := get(t, s.admin+"/metrics"); !strings.Contains(body, `wpsidecar_http_requests_total{code="200",route="php",served_by="php"} 2`) {
 		t.Errorf("metrics:\n%s", body)
 	}
-	if code, _ := get(t, s.public+"/metrics"); code != 200 || !strings.Contains(s.log.String(), `"path":"/metrics","status":200`) {
+	if code, body := get(t, s.public+"/metrics"); code != 200 || body != "php: /metrics" {
 		t.Error("/metrics on the public port must be PHP's, not the admin listener's")
 	}
 
@@ -353,5 +353,30 @@ func TestRun_BodyTimeoutEndsWithTheBody(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || string(b) != strings.Repeat("tick\n", 6) {
 		t.Errorf("stream after a body: %q %v", b, err)
+	}
+}
+
+func TestLogBuffer_FlushesOnTimeAndClose(t *testing.T) {
+	out := &syncBuffer{}
+	b := newLogBuffer(out, time.Hour)
+	b.Write([]byte("one\n"))
+	if out.String() != "" {
+		t.Error("written at once, not batched")
+	}
+	b.Close()
+	if out.String() != "one\n" {
+		t.Errorf("not flushed on Close: %q", out.String())
+	}
+
+	out = &syncBuffer{}
+	b = newLogBuffer(out, 20*time.Millisecond)
+	defer b.Close()
+	b.Write([]byte("two\n"))
+	deadline := time.Now().Add(2 * time.Second)
+	for out.String() != "two\n" && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if out.String() != "two\n" {
+		t.Errorf("not flushed by the ticker: %q", out.String())
 	}
 }

@@ -1,0 +1,365 @@
+// Package wptest stands up a real WordPress (Debian's packages: PHP-FPM,
+// nginx, the wordpress package) on loopback with the sidecar in front, for
+// end-to-end tests: real cookies from wp-login.php, real REST nonces, real
+// application passwords, and PHP's own view of the options.
+//
+// Start it once per test run (TestMain) and Stop it at the end; Stop ends
+// exactly the processes Start started and drops the database it made.
+package wptest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// User is one of the test users users.php creates.
+type User struct {
+	ID                  int64  `json:"id"`
+	Login               string `json:"login"`
+	Email               string `json:"email"`
+	Password            string `json:"password"`
+	ApplicationPassword string `json:"application_password"`
+	ApplicationUUID     string `json:"application_uuid"`
+}
+
+// Site is a running WordPress with the sidecar in front.
+type Site struct {
+	Dir        string // state: docroot, configs, logs
+	Docroot    string
+	WPConfig   string
+	WPURL      string // nginx serving WordPress directly
+	URL        string // the sidecar: the site's public URL
+	AdminURL   string // the sidecar's admin listener
+	DBName     string
+	Users      map[string]User // by role name: administrator, editor, author, subscriber, granted, denied
+	repo       string
+	db         *sql.DB
+	sidecar    *exec.Cmd
+	sidecarLog *os.File
+	env        []string
+}
+
+// Options adjust the site.
+type Options struct {
+	// EnvironmentType is WP_ENVIRONMENT_TYPE; "local" (the default) lets
+	// WordPress accept application passwords over plain HTTP.
+	EnvironmentType string
+	// SidecarArgs are extra flags for the sidecar.
+	SidecarArgs []string
+}
+
+// Start builds the sidecar, stands up WordPress and starts the sidecar in
+// front of it. It takes a few seconds.
+func Start(o Options) (s *Site, err error) {
+	repo, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	if o.EnvironmentType == "" {
+		o.EnvironmentType = "local"
+	}
+	dir, err := os.MkdirTemp("", "wpsidecar-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	s = &Site{Dir: dir, Docroot: filepath.Join(dir, "wp", "wordpress"), repo: repo}
+	s.WPConfig = filepath.Join(s.Docroot, "wp-config.php")
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+
+	dbc, err := testDSN()
+	if err != nil {
+		return s, err
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return s, err
+	}
+	s.WPURL = fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	s.URL = fmt.Sprintf("http://127.0.0.1:%d", ports[2])
+	s.AdminURL = fmt.Sprintf("http://127.0.0.1:%d", ports[3])
+	s.DBName = "wpsidecar_e2e_" + randomHex(4)
+	host, port, _ := net.SplitHostPort(dbc.Addr)
+	mysqlAdmin := fmt.Sprintf("mariadb --protocol=tcp -h%s -P%s -u%s", host, port, dbc.User)
+	if dbc.Passwd != "" {
+		mysqlAdmin += " -p" + dbc.Passwd
+	}
+	s.env = append(os.Environ(),
+		"WP_PORT="+strconv.Itoa(ports[0]), "WP_PROXY_PORT="+strconv.Itoa(ports[1]),
+		"WP_SITEURL="+s.URL, "WP_DB_NAME="+s.DBName, "WP_DB_HOST="+dbc.Addr,
+		"WP_ENVIRONMENT_TYPE="+o.EnvironmentType, "MYSQL_ADMIN="+mysqlAdmin,
+		"WP_HTTP_HOST="+strings.TrimPrefix(s.URL, "http://"),
+	)
+	admin := dbc.Clone()
+	admin.DBName = ""
+	if s.db, err = sql.Open("mysql", admin.FormatDSN()); err != nil {
+		return s, err
+	}
+
+	if out, err := s.command(filepath.Join(repo, "scripts", "wordpress.sh"), "start", filepath.Join(dir, "wp")).CombinedOutput(); err != nil {
+		return s, fmt.Errorf("wordpress.sh start: %v\n%s", err, out)
+	}
+	out, err := s.command("php", filepath.Join(repo, "scripts", "wp", "users.php"), s.Docroot).Output()
+	if err != nil {
+		return s, fmt.Errorf("users.php: %v\n%s", err, stderrOf(err))
+	}
+	if err := json.Unmarshal(out, &s.Users); err != nil {
+		return s, fmt.Errorf("users.php output: %v\n%s", err, out)
+	}
+
+	bin := filepath.Join(dir, "wpsidecar")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/wpsidecar")
+	build.Dir = repo
+	if out, err := build.CombinedOutput(); err != nil {
+		return s, fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	if s.sidecarLog, err = os.Create(filepath.Join(dir, "sidecar.log")); err != nil {
+		return s, err
+	}
+	args := append([]string{"--listen", strings.TrimPrefix(s.URL, "http://"), "--admin-listen", strings.TrimPrefix(s.AdminURL, "http://"),
+		"--upstream", s.WPURL, "--wp-config", s.WPConfig, "--settings-refresh", "200ms"}, o.SidecarArgs...)
+	s.sidecar = exec.Command(bin, args...)
+	s.sidecar.Stdout, s.sidecar.Stderr = s.sidecarLog, s.sidecarLog
+	s.sidecar.Env = []string{} // everything from wp-config.php, nothing from this environment
+	s.sidecar.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.sidecar.Start(); err != nil {
+		return s, err
+	}
+	if err := waitReady(s.AdminURL+"/readyz", 15*time.Second); err != nil {
+		log, _ := os.ReadFile(s.sidecarLog.Name())
+		return s, fmt.Errorf("sidecar not ready: %v\n%s", err, log)
+	}
+	return s, nil
+}
+
+// Stop stops the sidecar and WordPress and removes what Start made.
+func (s *Site) Stop() {
+	if s.sidecar != nil && s.sidecar.Process != nil {
+		s.sidecar.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { s.sidecar.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			s.sidecar.Process.Kill()
+		}
+	}
+	if s.sidecarLog != nil {
+		s.sidecarLog.Close()
+	}
+	if s.repo != "" {
+		s.command(filepath.Join(s.repo, "scripts", "wordpress.sh"), "stop", filepath.Join(s.Dir, "wp")).Run()
+	}
+	if s.db != nil {
+		if s.DBName != "" {
+			s.db.Exec("DROP DATABASE IF EXISTS " + s.DBName)
+		}
+		s.db.Close()
+	}
+	if os.Getenv("WPSIDECAR_KEEP_E2E") == "" {
+		os.RemoveAll(s.Dir)
+	}
+}
+
+// SidecarLog is what the sidecar has logged so far.
+func (s *Site) SidecarLog() string {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, "sidecar.log"))
+	return string(b)
+}
+
+func (s *Site) command(name string, args ...string) *exec.Cmd {
+	c := exec.Command(name, args...)
+	c.Env = s.env
+	return c
+}
+
+// PHP runs code inside WordPress (after wp-load.php) and decodes what it
+// returns, JSON-encoded by PHP, into out (when out is not nil).
+func (s *Site) PHP(t testing.TB, code string, out any) {
+	t.Helper()
+	b, err := s.command("php", filepath.Join(s.repo, "scripts", "wp", "eval.php"), s.Docroot, code).Output()
+	if err != nil {
+		t.Fatalf("php %q: %v\n%s", code, err, stderrOf(err))
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("php %q printed %q: %v", code, b, err)
+		}
+	}
+}
+
+// DB is a connection to the site's database.
+func (s *Site) DB(t testing.TB) *sql.DB {
+	t.Helper()
+	c, err := testDSN()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.DBName = s.DBName
+	db, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Client is an HTTP client with a cookie jar that does not follow
+// redirects, so tests see them.
+func Client() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{
+		Jar:           jar,
+		Timeout:       60 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Login logs u in through wp-login.php on the sidecar, as a browser does,
+// and returns a client holding the cookies WordPress set.
+func (s *Site) Login(t testing.TB, u User) *http.Client {
+	t.Helper()
+	c := Client()
+	base, _ := url.Parse(s.URL)
+	c.Jar.SetCookies(base, []*http.Cookie{{Name: "wordpress_test_cookie", Value: "WP%20Cookie%20check", Path: "/"}})
+	form := url.Values{"log": {u.Login}, "pwd": {u.Password}, "wp-submit": {"Log In"}, "testcookie": {"1"}, "redirect_to": {s.URL + "/wp-admin/"}}
+	resp, err := c.PostForm(s.URL+"/wp-login.php", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != s.URL+"/wp-admin/" {
+		t.Fatalf("login as %s: %d Location %q", u.Login, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return c
+}
+
+// RESTNonce asks WordPress for a wp_rest nonce for the logged-in client,
+// the way the block editor refreshes its nonce.
+func (s *Site) RESTNonce(t testing.TB, c *http.Client) string {
+	t.Helper()
+	resp, err := c.Get(s.URL + "/wp-admin/admin-ajax.php?action=rest-nonce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	nonce := strings.TrimSpace(string(b))
+	if resp.StatusCode != 200 || len(nonce) != 10 {
+		t.Fatalf("rest-nonce: %d %q", resp.StatusCode, b)
+	}
+	return nonce
+}
+
+// BasicAuth is the Authorization header value for login and password.
+func BasicAuth(login, password string) string {
+	req, _ := http.NewRequest(http.MethodGet, "/", nil)
+	req.SetBasicAuth(login, password)
+	return req.Header.Get("Authorization")
+}
+
+func testDSN() (*mysql.Config, error) {
+	dsn := os.Getenv("WPSIDECAR_TEST_DSN")
+	if dsn == "" {
+		dsn = "root@tcp(127.0.0.1:3306)/"
+	}
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("WPSIDECAR_TEST_DSN: %w", err)
+	}
+	if c.Net != "tcp" {
+		return nil, errors.New("WPSIDECAR_TEST_DSN: the end-to-end site needs a TCP address")
+	}
+	return c, nil
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for ; dir != "/"; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+	}
+	return "", errors.New("wptest: no go.mod above the working directory")
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func waitReady(u string, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var last error
+	for ctx.Err() == nil {
+		resp, err := http.Get(u)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+			err = fmt.Errorf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	return last
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
+}
