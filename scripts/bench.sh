@@ -5,7 +5,8 @@
 # sidecar. Prints requests/s, the worst p99 and the ratios per pair.
 #
 #   scripts/bench.sh            # ROUNDS=8 DURATION=4s: about 4 minutes
-#   SIDECAR_GOMAXPROCS=1 scripts/bench.sh   # the sidecar limited to one P
+#   SIDECAR_GOMAXPROCS=2 scripts/bench.sh   # the sidecar's GOMAXPROCS set by hand
+#   PAIRS=posts ROUNDS=12 scripts/bench.sh  # one pair, more rounds
 # Needs: scripts/install-deps.sh (wrk, nginx, php-fpm, wordpress, MariaDB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,14 @@ pairs=(
   "page|http://127.0.0.1:$WP_PORT/hello-world/|http://127.0.0.1:$SIDECAR_PORT/hello-world/|16"
   "posts|http://127.0.0.1:$WP_PORT/wp-json/wp/v2/posts|http://127.0.0.1:$SIDECAR_PORT/wp-json/wp/v2/posts|16"
   "static|http://127.0.0.1:$WP_PROXY_PORT/static.txt|http://127.0.0.1:$SIDECAR_PORT/static.txt|32"
+  # Reference, not a bar: what nginx as a reverse proxy keeps of direct.
+  "page-via-nginx|http://127.0.0.1:$WP_PORT/hello-world/|http://127.0.0.1:$WP_PROXY_PORT/hello-world/|16"
 )
+if [ -n "${PAIRS:-}" ]; then # e.g. PAIRS=posts,page: measure only those
+  selected=()
+  for p in "${pairs[@]}"; do [[ ",$PAIRS," == *",${p%%|*},"* ]] && selected+=("$p"); done
+  pairs=("${selected[@]}")
+fi
 for p in "${pairs[@]}"; do # every target must answer 200 before it is measured
   IFS='|' read -r name base side _ <<<"$p"
   for url in "$base" "$side"; do
@@ -71,9 +79,10 @@ for p in "${pairs[@]}"; do
     ratios+=("$(awk -v s="$s" -v b="$b" 'BEGIN {printf "%.3f", s/b}')")
   done
   median=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  printf '%-7s baseline %9.1f req/s  sidecar %9.1f req/s  ratio of sums %5.1f%%  median round ratio %5.1f%%  p99 baseline %s sidecar %s\n' \
+  printf '%-14s baseline %9.1f req/s  through %9.1f req/s  ratio of sums %5.1f%%  median round ratio %5.1f%%  p99 baseline %s through %s\n' \
     "$name" "$(awk -v a="$bsum" -v n="$ROUNDS" 'BEGIN {print a/n}')" "$(awk -v a="$ssum" -v n="$ROUNDS" 'BEGIN {print a/n}')" \
     "$(awk -v s="$ssum" -v b="$bsum" 'BEGIN {print 100*s/b}')" "$(awk -v m="$median" 'BEGIN {print 100*m}')" \
     "$(printf '%s\n' "${bp99[@]}" | sort -V | tail -n1)" "$(printf '%s\n' "${sp99[@]}" | sort -V | tail -n1)"
 done
 echo "bars: page and posts (baseline: WordPress directly) >= 95%; static (baseline: nginx as a reverse proxy) >= 30%"
+echo "page-via-nginx: nginx as a reverse proxy in the sidecar's place (reference for page)"

@@ -18,6 +18,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -378,5 +379,22 @@ func TestLogBuffer_FlushesOnTimeAndClose(t *testing.T) {
 	}
 	if out.String() != "two\n" {
 		t.Errorf("not flushed by the ticker: %q", out.String())
+	}
+}
+
+func TestSetMaxProcs(t *testing.T) {
+	defer runtime.SetDefaultGOMAXPROCS()
+	runtime.SetDefaultGOMAXPROCS()
+	def := runtime.GOMAXPROCS(0)
+	if got := setMaxProcs(3, nil); got != 3 || runtime.GOMAXPROCS(0) != 3 {
+		t.Errorf("--max-procs 3: %d, GOMAXPROCS %d", got, runtime.GOMAXPROCS(0))
+	}
+	want := max(1, (def+1)/2)
+	if got := setMaxProcs(0, nil); got != want || runtime.GOMAXPROCS(0) != want {
+		t.Errorf("default: %d, want half of %d = %d", got, def, want)
+	}
+	runtime.GOMAXPROCS(2)
+	if got := setMaxProcs(0, []string{"GOMAXPROCS=2"}); got != 2 {
+		t.Errorf("with GOMAXPROCS set: %d, want it left alone", got)
 	}
 }
