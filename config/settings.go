@@ -57,6 +57,17 @@ func durSetter(field func(*Config) *time.Duration) func(*Config, string) error {
 	}
 }
 
+func intSetter(least int, field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < least {
+			return fmt.Errorf("must be a whole number of at least %d", least)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
 func strSetter(field func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *field(c) = v; return nil }
 }
@@ -146,14 +157,7 @@ var settings = func() []setting {
 		{name: "shutdown-timeout", kind: kDuration, def: DefaultShutdownTimeout.String(), usage: "how long shutdown waits for in-flight requests",
 			set: durSetter(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{name: "max-header-bytes", kind: kInt, def: strconv.Itoa(DefaultMaxHeaderBytes), usage: "largest request header block accepted",
-			set: func(c *Config, v string) error {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 4096 {
-					return fmt.Errorf("must be a whole number of at least 4096")
-				}
-				c.MaxHeaderBytes = n
-				return nil
-			}},
+			set: intSetter(4096, func(c *Config) *int { return &c.MaxHeaderBytes })},
 		{name: "wp-config", usage: "path of the site's wp-config.php, read for database settings, keys and salts",
 			set: strSetter(func(c *Config) *string { return &c.WPConfigPath })},
 		{name: "themeopts-config", usage: "theme options configuration file; themeopts/v1 is served only when set",
@@ -177,14 +181,7 @@ var settings = func() []setting {
 		{name: "db-socket", def: DefaultMySQLSocket, usage: "local socket used when the database host is \"localhost\" without a port",
 			set: strSetter(func(c *Config) *string { return &c.DB.Socket })},
 		{name: "db-max-open", kind: kInt, def: strconv.Itoa(DefaultDBMaxOpen), usage: "most open database connections",
-			set: func(c *Config, v string) error {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 1 {
-					return fmt.Errorf("must be a whole number of at least 1")
-				}
-				c.DB.MaxOpen = n
-				return nil
-			}},
+			set: intSetter(1, func(c *Config) *int { return &c.DB.MaxOpen })},
 		{name: "db-timeout", kind: kDuration, def: DefaultDBTimeout.String(), usage: "database connect, read and write timeout",
 			set: durSetter(func(c *Config) *time.Duration { return &c.DB.Timeout })},
 		{name: "table-prefix", def: DefaultTablePrefix, wpEnv: "WORDPRESS_TABLE_PREFIX", wpConst: "$table_prefix", usage: "WordPress table prefix",
@@ -203,14 +200,7 @@ var settings = func() []setting {
 		setting{name: "site-url", wpConst: "WP_SITEURL", usage: "overrides the siteurl option, as the WP_SITEURL constant does",
 			set: strSetter(func(c *Config) *string { return &c.SiteURL })},
 		setting{name: "max-procs", kind: kInt, def: "0", usage: "CPUs the sidecar may use at once (GOMAXPROCS); 0: half of what Go would use, at least one, so PHP on the same host keeps the rest; the GOMAXPROCS variable, when set, wins",
-			set: func(c *Config, v string) error {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 0 {
-					return fmt.Errorf("must be a whole number, 0 or more")
-				}
-				c.MaxProcs = n
-				return nil
-			}},
+			set: intSetter(0, func(c *Config) *int { return &c.MaxProcs })},
 		setting{name: "log-level", def: DefaultLogLevel, usage: "debug, info, warn or error",
 			set: strSetter(func(c *Config) *string { return &c.LogLevel })},
 		setting{name: "log-format", def: DefaultLogFormat, usage: "json, or console for people",

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,6 +22,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -118,25 +118,10 @@ func (testNS) Register(r *mux.Router) {
 	r.HandleFunc("/panic", func(w http.ResponseWriter, r *http.Request) { panic("boom") })
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testlog.Buffer
 
 // logLines decodes the JSON log.
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+func logLines(t *testing.T, s *syncBuffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(s.String()), "\n") {
@@ -645,7 +630,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	f.get(t, "/wp-json/test/v1/things/9")
 	f.get(t, "/sample-page/")
-	lines := f.log.lines(t)
+	lines := logLines(t, f.log)
 	if len(lines) != 2 {
 		t.Fatalf("%d log lines:\n%s", len(lines), f.log)
 	}
