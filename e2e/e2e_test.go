@@ -266,3 +266,78 @@ func tinyPNG() []byte {
 		0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 	}
 }
+
+// TestHarnessUsers checks what the harness promises the later suites: one
+// user per role, a direct grant and a direct denial, and a working
+// application password for each.
+func TestHarnessUsers(t *testing.T) {
+	want := map[string]struct {
+		role             string
+		manageOptions    bool
+		editThemeOptions bool
+	}{
+		"administrator": {"administrator", true, true},
+		"editor":        {"editor", false, false},
+		"author":        {"author", false, false},
+		"subscriber":    {"subscriber", false, false},
+		"granted":       {"subscriber", true, true},
+		"denied":        {"administrator", false, false},
+	}
+	for name, w := range want {
+		u, ok := site.Users[name]
+		if !ok {
+			t.Errorf("no %s user", name)
+			continue
+		}
+		var got struct {
+			Roles            []string `json:"roles"`
+			ManageOptions    bool     `json:"manage_options"`
+			EditThemeOptions bool     `json:"edit_theme_options"`
+		}
+		site.PHP(t, fmt.Sprintf(`$u = get_user_by("id", %d); return array("roles" => $u->roles, "manage_options" => user_can($u, "manage_options"), "edit_theme_options" => user_can($u, "edit_theme_options"));`, u.ID), &got)
+		if len(got.Roles) != 1 || got.Roles[0] != w.role || got.ManageOptions != w.manageOptions || got.EditThemeOptions != w.editThemeOptions {
+			t.Errorf("%s: PHP sees %+v, want %+v", name, got, w)
+		}
+		req, _ := http.NewRequest(http.MethodGet, site.URL+"/wp-json/wp/v2/users/me?_fields=id", nil)
+		req.Header.Set("Authorization", wptest.BasicAuth(u.Login, u.ApplicationPassword))
+		resp, body := do(t, nil, req)
+		if resp.StatusCode != 200 || body != fmt.Sprintf(`{"id":%d}`, u.ID) {
+			t.Errorf("%s: application password through the sidecar: %d %s", name, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestPHPOptionRoundTrip: what PHP writes with update_option, PHP reads back
+// and the site shows through the sidecar at once.
+func TestPHPOptionRoundTrip(t *testing.T) {
+	const tagline = "Ünïcode tagline 🎉 with a \\ backslash" // sanitize_option (esc_html) keeps these as they are
+	var old string
+	site.PHP(t, `return get_option("blogdescription");`, &old)
+	defer site.PHP(t, fmt.Sprintf(`return update_option("blogdescription", %q);`, old), nil)
+	var ok bool
+	site.PHP(t, fmt.Sprintf(`return update_option("blogdescription", %s);`, phpString(tagline)), &ok)
+	if !ok {
+		t.Fatal("update_option returned false")
+	}
+	var got string
+	site.PHP(t, `return get_option("blogdescription");`, &got)
+	if got != tagline {
+		t.Errorf("get_option = %q, want %q", got, tagline)
+	}
+	var stored string
+	if err := site.DB(t).QueryRow("SELECT option_value FROM wp_options WHERE option_name = 'blogdescription'").Scan(&stored); err != nil || stored != tagline {
+		t.Errorf("row = %q, %v", stored, err)
+	}
+	_, body := get(t, nil, "/wp-json/?_fields=description")
+	var index struct {
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal([]byte(body), &index); err != nil || index.Description != tagline {
+		t.Errorf("site description through the sidecar: %s", body)
+	}
+}
+
+// phpString quotes s as a PHP single-quoted literal.
+func phpString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}

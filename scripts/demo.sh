@@ -16,6 +16,8 @@ scripts/wordpress.sh start "$DEMO_STATE/wp" > "$DEMO_STATE/wp.env"
 # shellcheck disable=SC1091
 . "$DEMO_STATE/wp.env"
 
+app_password=$(WP_HTTP_HOST="127.0.0.1:$DEMO_PORT" php scripts/wp/app-password.php "$WP_DOCROOT" "$WP_ADMIN_USER" demo "$DEMO_STATE/app-password.json")
+
 sidecar_pid=""
 cleanup() {
   trap - EXIT INT TERM
@@ -34,12 +36,17 @@ cat <<EOF
 
   WordPress behind wpsidecar: $WP_SITEURL/
   Admin:                      $WP_SITEURL/wp-admin/   user $WP_ADMIN_USER, password $WP_ADMIN_PASSWORD
+  Application password:       $WP_ADMIN_USER / $app_password
   Sidecar log:                $DEMO_STATE/sidecar.log
   Health and metrics:         http://127.0.0.1:9090/readyz   http://127.0.0.1:9090/metrics
 
-  Try:
-    curl -s '$WP_SITEURL/wp-json/wp/v2/posts?per_page=1'
-    curl -s http://127.0.0.1:9090/readyz
+  Try the two namespaces (answered by PHP, which has no such routes, until
+  their handlers land in the sidecar):
+    curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/fieldmgr/v1/field-groups
+    curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/fieldmgr/v1/field-schemas
+    curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/themeopts/v1/options
+  and WordPress itself, through the sidecar:
+    curl -s '$WP_SITEURL/wp-json/wp/v2/posts?per_page=1&_fields=id,title'
 
   Ctrl-C stops everything.
 EOF
