@@ -25,7 +25,8 @@ cleanup() {
   scripts/wordpress.sh stop "$DEMO_STATE/wp"
   echo "demo stopped"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 0' INT TERM
 
 "$DEMO_STATE/wpsidecar" --listen "127.0.0.1:$DEMO_PORT" --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
   --log-format console > "$DEMO_STATE/sidecar.log" 2>&1 &
