@@ -20,6 +20,7 @@ test: vet
 fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseWPConfig -fuzztime 30s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
+	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 
 demo:
 	scripts/demo.sh

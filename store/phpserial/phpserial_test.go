@@ -1,0 +1,226 @@
+package phpserial
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type vectors struct {
+	PHPSerialize struct {
+		Cases []struct {
+			Label     string `json:"label"`
+			Serialize string `json:"serialize"`
+		} `json:"cases"`
+		Nested struct {
+			Serialize string   `json:"serialize"`
+			KeyTypes  []string `json:"key_types"`
+		} `json:"nested"`
+		Floats []struct {
+			Repr      string `json:"repr_17g"`
+			Serialize string `json:"serialize"`
+			JSON      string `json:"json"`
+		} `json:"floats"`
+		StringKeys struct {
+			Input        string   `json:"input"`
+			Reserialized string   `json:"reserialized"`
+			KeyTypes     []string `json:"key_types"`
+		} `json:"unserialize_string_keys"`
+		JSONEscaping struct {
+			Serialize string `json:"serialize"`
+		} `json:"json_string_escaping"`
+	} `json:"php_serialize"`
+	SessionTokens json.RawMessage `json:"session_tokens"`
+}
+
+func loadVectors(t testing.TB) vectors {
+	t.Helper()
+	dir, _ := os.Getwd()
+	var path string
+	for ; dir != "/"; dir = filepath.Dir(dir) {
+		p := filepath.Join(dir, "shared", "testdata", "wp-vectors.json")
+		if _, err := os.Stat(p); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Fatal("shared/testdata/wp-vectors.json not found beside the repository")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v vectors
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestRoundTrip_PHPVectors: every value PHP serialized reads and writes back
+// byte for byte, except references, which are read as copies.
+func TestRoundTrip_PHPVectors(t *testing.T) {
+	v := loadVectors(t)
+	inputs := []string{v.PHPSerialize.Nested.Serialize, v.PHPSerialize.StringKeys.Reserialized, v.PHPSerialize.JSONEscaping.Serialize}
+	for _, c := range v.PHPSerialize.Cases {
+		inputs = append(inputs, c.Serialize)
+	}
+	for _, f := range v.PHPSerialize.Floats {
+		inputs = append(inputs, f.Serialize)
+	}
+	if len(inputs) < 40 {
+		t.Fatalf("only %d vectors", len(inputs))
+	}
+	for _, in := range inputs {
+		got, err := Unserialize(in)
+		if err != nil {
+			t.Errorf("Unserialize(%q): %v", in, err)
+			continue
+		}
+		if strings.Contains(in, ";r:") || strings.Contains(in, ";R:") {
+			continue
+		}
+		if out := Serialize(got); out != in {
+			t.Errorf("Serialize(Unserialize(%q)) = %q", in, out)
+		}
+	}
+}
+
+func TestUnserialize_Types(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Value
+	}{
+		{`N;`, Value{Kind: Null}},
+		{`b:1;`, Value{Kind: Bool, Bool: true}},
+		{`i:-9223372036854775808;`, Value{Kind: Int, Int: math.MinInt64}},
+		{`d:0.1;`, Value{Kind: Float, Float: 0.1, FloatText: "0.1"}},
+		{`s:4:"😀";`, Value{Kind: String, Str: "😀"}},
+		{`s:3:"a"b";`, Value{Kind: String, Str: `a"b`}},
+		{`E:14:"WpvSuit:Hearts";`, Value{Kind: Enum, Str: "WpvSuit:Hearts"}},
+		{`C:9:"WpvLegacy":3:{abc}`, Value{Kind: Object, Class: "WpvLegacy", Custom: true, Str: "abc"}},
+	}
+	for _, tt := range tests {
+		got, err := Unserialize(tt.in)
+		if err != nil || !equal(got, tt.want) {
+			t.Errorf("Unserialize(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestUnserialize_KeysAndOrder(t *testing.T) {
+	v := loadVectors(t).PHPSerialize.StringKeys
+	got, err := Unserialize(v.Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range got.Entries {
+		if e.Key.IsInt {
+			types = append(types, "integer:"+e.Key.String())
+		} else {
+			types = append(types, "string:"+e.Key.String())
+		}
+	}
+	if strings.Join(types, ",") != strings.Join(v.KeyTypes, ",") {
+		t.Errorf("key types %v, PHP says %v", types, v.KeyTypes)
+	}
+	if Serialize(got) != v.Reserialized {
+		t.Errorf("reserialized %q, PHP says %q", Serialize(got), v.Reserialized)
+	}
+	if x, ok := got.Get("10"); !ok || x.Str != "x" {
+		t.Error(`Get("10") does not find integer key 10`)
+	}
+	if _, ok := got.Get("10 "); ok {
+		t.Error(`Get("10 ") found integer key 10`)
+	}
+}
+
+func TestUnserialize_References(t *testing.T) {
+	got, err := Unserialize(`a:2:{i:0;i:1;i:1;R:2;}`)
+	if err != nil || len(got.Entries) != 2 || got.Entries[1].Value.Int != 1 {
+		t.Errorf("R: %+v %v", got, err)
+	}
+	got, err = Unserialize(`a:2:{i:0;O:8:"stdClass":1:{s:1:"a";i:7;}i:1;r:2;}`)
+	if err != nil || got.Entries[1].Value.Class != "stdClass" || got.Entries[1].Value.Entries[0].Value.Int != 7 {
+		t.Errorf("r: %+v %v", got, err)
+	}
+	// A reference to the array being read is read as null, not a cycle.
+	if _, err := Unserialize(`a:1:{i:0;R:1;}`); err != nil {
+		t.Errorf("self reference: %v", err)
+	}
+}
+
+func TestUnserialize_Errors(t *testing.T) {
+	bad := []string{
+		``, `N`, `x:1;`, `i:;`, `i:1`, `i:1x;`, `b:2;`, `d:abc;`, `s:5:"abc";`, `s:-1:"";`, `s:3:"abc"`,
+		`s:99999999999999999999:"a";`, `a:1:{i:0;}`, `a:2:{i:0;i:1;}`, `a:-1:{}`, `a:999999999:{}`,
+		`a:1:{d:1.5;i:1;}`, `O:8:"stdClass":1:{}`, `r:1;`, `a:1:{i:0;r:5;}`, `i:1;i:2;`,
+		`C:3:"Foo":5:{ab}`, `E:3:"Foo";`, strings.Repeat("a:1:{i:0;", 100) + "N;" + strings.Repeat("}", 100),
+	}
+	for _, in := range bad {
+		if v, err := Unserialize(in); !errors.Is(err, ErrSyntax) {
+			t.Errorf("Unserialize(%q) = %+v, %v; want ErrSyntax", in, v, err)
+		}
+	}
+}
+
+func TestFormatFloat_PHPVectors(t *testing.T) {
+	for _, f := range loadVectors(t).PHPSerialize.Floats {
+		v, err := Unserialize(f.Serialize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSuffix(strings.TrimPrefix(f.Serialize, "d:"), ";")
+		if got := FormatFloat(v.Float, 'E'); got != want {
+			t.Errorf("FormatFloat(%v) = %q, PHP serialize %q", v.Float, got, want)
+		}
+		if got := FormatFloat(v.Float, 'e'); got != f.JSON {
+			t.Errorf("FormatFloat(%v, e) = %q, PHP json_encode %q", v.Float, got, f.JSON)
+		}
+	}
+	for f, want := range map[float64]string{1: "1", -0.5: "-0.5", math.Copysign(0, -1): "-0", 1e100: "1.0E+100", math.Inf(-1): "-INF"} {
+		if got := FormatFloat(f, 'E'); got != want {
+			t.Errorf("FormatFloat(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+func equal(a, b Value) bool {
+	if a.Kind != b.Kind || a.Bool != b.Bool || a.Int != b.Int || a.Str != b.Str || a.FloatText != b.FloatText ||
+		a.Class != b.Class || a.Custom != b.Custom || len(a.Entries) != len(b.Entries) {
+		return false
+	}
+	if a.Kind == Float && !(a.Float == b.Float || math.IsNaN(a.Float) && math.IsNaN(b.Float)) {
+		return false
+	}
+	for i := range a.Entries {
+		if a.Entries[i].Key != b.Entries[i].Key || !equal(a.Entries[i].Value, b.Entries[i].Value) {
+			return false
+		}
+	}
+	return true
+}
+
+func FuzzUnserialize(f *testing.F) {
+	for _, s := range []string{`a:2:{i:0;O:8:"stdClass":0:{}i:1;r:2;}`, `a:1:{s:2:"10";d:1.0E+25;}`, `C:3:"Foo":2:{ab}`, `E:5:"A:Bcd";`, `s:4:"😀";`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		v, err := Unserialize(in)
+		if err != nil {
+			return
+		}
+		// What reads must write and read again to the same value.
+		out := Serialize(v)
+		w, err := Unserialize(out)
+		if err != nil || !equal(v, w) {
+			t.Fatalf("%q -> %q does not read back: %v", in, out, err)
+		}
+	})
+}
