@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testvectors"
 )
 
 // base is the least a valid configuration needs besides the upstream.
@@ -288,27 +289,7 @@ func TestLoad_CheckConfigMasksSecrets(t *testing.T) {
 	}
 }
 
-// sharedDir finds the shared/ folder that sits beside the repository.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("WPSIDECAR_SHARED"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for ; dir != "/"; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "shared", "testdata", "wp-vectors.json")); err == nil {
-			return filepath.Join(dir, "shared")
-		}
-	}
-	t.Fatal("shared/testdata/wp-vectors.json not found beside the repository (set WPSIDECAR_SHARED)")
-	return ""
-}
-
 func TestParseDBHost_Vectors(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(sharedDir(t), "testdata", "wp-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v struct {
 		DBHostParsing struct {
 			Vectors []struct {
@@ -322,9 +303,7 @@ func TestParseDBHost_Vectors(t *testing.T) {
 			} `json:"vectors"`
 		} `json:"db_host_parsing"`
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
+	testvectors.Decode(t, &v)
 	if len(v.DBHostParsing.Vectors) < 10 {
 		t.Fatalf("only %d vectors", len(v.DBHostParsing.Vectors))
 	}

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wpsidecar/wpsidecar/internal/testvectors"
 )
 
 type vectors struct {
@@ -39,26 +39,8 @@ type vectors struct {
 
 func loadVectors(t testing.TB) vectors {
 	t.Helper()
-	dir, _ := os.Getwd()
-	var path string
-	for ; dir != "/"; dir = filepath.Dir(dir) {
-		p := filepath.Join(dir, "shared", "testdata", "wp-vectors.json")
-		if _, err := os.Stat(p); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Fatal("shared/testdata/wp-vectors.json not found beside the repository")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v vectors
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
+	testvectors.Decode(t, &v)
 	return v
 }
 
