@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/wpsidecar/wpsidecar/store/phpserial"
+)
+
+// User is a wp_users row with the user meta authentication needs, read in
+// one query.
+type User struct {
+	ID      int64
+	Login   string
+	Email   string
+	Pass    string            // user_pass: the password hash
+	Meta    map[string]string // meta_key → meta_value of the lowest umeta_id
+	Matched string            // "login" or "email": what the lookup matched
+}
+
+// Meta keys authentication reads.
+const (
+	MetaSessionTokens        = "session_tokens"
+	MetaApplicationPasswords = "_application_passwords"
+)
+
+// CapabilitiesKey is the {blog_prefix}capabilities meta key.
+func (db *DB) CapabilitiesKey() string { return db.prefix + "capabilities" }
+
+var (
+	reTags     = regexp.MustCompile(`<[^>]*>`)
+	reOctets   = regexp.MustCompile(`%[a-fA-F0-9]{2}`)
+	reEntities = regexp.MustCompile(`&.+?;`)
+	reSpaces   = regexp.MustCompile(`\s+`)
+)
+
+// SanitizeUser is WordPress's sanitize_user() in its non-strict form, as
+// get_user_by('login') applies it: tags, percent-encoded octets and HTML
+// entities are removed, accents stripped, whitespace collapsed and trimmed.
+func SanitizeUser(login string) string {
+	s := reTags.ReplaceAllString(login, "")
+	s = removeAccents(s)
+	s = reOctets.ReplaceAllString(s, "")
+	s = reEntities.ReplaceAllString(s, "")
+	s = strings.TrimSpace(reSpaces.ReplaceAllString(s, " "))
+	return s
+}
+
+// removeAccents drops combining marks after canonical decomposition
+// (é → e), the common part of WordPress's remove_accents().
+func removeAccents(s string) string {
+	isASCII := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			isASCII = false
+			break
+		}
+	}
+	if isASCII {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(s) {
+		if !unicode.Is(unicode.Mn, r) {
+			b.WriteRune(r)
+		}
+	}
+	return norm.NFC.String(b.String())
+}
+
+var reEmail = regexp.MustCompile(`^[a-zA-Z0-9.!#$%&'*+/=?^_` + "`" + `{|}~-]+@[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+$`)
+
+// LooksLikeEmail approximates is_email() for deciding whether an unknown
+// login should be looked up as an e-mail address.
+func LooksLikeEmail(s string) bool { return len(s) >= 6 && reEmail.MatchString(s) }
+
+// UserForAuth finds a user by login (sanitized as WordPress does; the
+// collation makes it case-insensitive) or, when byEmail and no login
+// matches, by e-mail address, with the meta values named by metaKeys: one
+// database round trip. A user that does not exist is ErrNotFound.
+func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, metaKeys ...string) (*User, error) {
+	login = strings.TrimSpace(login)
+	clean := SanitizeUser(login)
+	email := ""
+	if byEmail {
+		email = login
+	}
+	if clean == "" && email == "" {
+		return nil, ErrNotFound
+	}
+	args := []any{}
+	q := "SELECT u.ID, u.user_login, u.user_email, u.user_pass, u.user_login = ?, m.meta_key, m.meta_value FROM " +
+		db.Table("users") + " u LEFT JOIN " + db.Table("usermeta") + " m ON m.user_id = u.ID"
+	args = append(args, clean)
+	if len(metaKeys) > 0 {
+		q += " AND m.meta_key IN (?" + strings.Repeat(",?", len(metaKeys)-1) + ")"
+		for _, k := range metaKeys {
+			args = append(args, k)
+		}
+	} else {
+		q += " AND 1 = 0"
+	}
+	q += " WHERE u.user_login = ?"
+	args = append(args, clean)
+	if email != "" {
+		q += " OR u.user_email = ?"
+		args = append(args, email)
+	}
+	q += " ORDER BY u.user_login = ? DESC, u.ID, m.umeta_id"
+	args = append(args, clean)
+
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: user: %w", classify(err))
+	}
+	defer rows.Close()
+	var u *User
+	for rows.Next() {
+		var (
+			id                    int64
+			ulogin, uemail, upass string
+			byLogin               bool
+			metaKey, metaValue    sql.NullString
+		)
+		if err := rows.Scan(&id, &ulogin, &uemail, &upass, &byLogin, &metaKey, &metaValue); err != nil {
+			return nil, fmt.Errorf("store: user: %w", classify(err))
+		}
+		if u == nil {
+			u = &User{ID: id, Login: ulogin, Email: uemail, Pass: upass, Meta: map[string]string{}, Matched: "email"}
+			if byLogin {
+				u.Matched = "login"
+			}
+		}
+		if id != u.ID || !metaKey.Valid {
+			continue
+		}
+		// "Single" meta reads take the lowest umeta_id.
+		if _, seen := u.Meta[metaKey.String]; !seen {
+			u.Meta[metaKey.String] = metaValue.String
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: user: %w", classify(err))
+	}
+	if u == nil {
+		return nil, ErrNotFound
+	}
+	return u, nil
+}
+
+// TouchApplicationPassword records a use of the application password uuid
+// by WordPress's rule: only when its last_used is a day old or older, then
+// last_used = now and last_ip = ip. It locks the meta row and rewrites it
+// from its current value, so a change made meanwhile (a revocation, another
+// item's use) is kept. It reports whether it wrote.
+func (db *DB) TouchApplicationPassword(ctx context.Context, userID int64, uuid, ip string, now time.Time) (bool, error) {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("store: %w", classify(err))
+	}
+	defer tx.Rollback()
+	var id int64
+	var raw string
+	err = tx.QueryRowContext(ctx, "SELECT umeta_id, meta_value FROM "+db.Table("usermeta")+
+		" WHERE user_id = ? AND meta_key = ? ORDER BY umeta_id LIMIT 1 FOR UPDATE", userID, MetaApplicationPasswords).Scan(&id, &raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: application passwords: %w", classify(err))
+	}
+	v, err := phpserial.Unserialize(raw)
+	if err != nil || v.Kind != phpserial.Array {
+		return false, nil // not ours to repair
+	}
+	changed := false
+	for i, item := range v.Entries {
+		u, _ := item.Value.Get("uuid")
+		if u.Str != uuid {
+			continue
+		}
+		last, _ := item.Value.Get("last_used")
+		lastUsed, _ := last.AsInt()
+		if lastUsed+86400 > now.Unix() {
+			return false, nil
+		}
+		item.Value = setEntry(item.Value, "last_used", phpserial.Value{Kind: phpserial.Int, Int: now.Unix()})
+		item.Value = setEntry(item.Value, "last_ip", phpserial.Value{Kind: phpserial.String, Str: ip})
+		v.Entries[i] = item
+		changed = true
+		break
+	}
+	if !changed {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE "+db.Table("usermeta")+" SET meta_value = ? WHERE umeta_id = ?", phpserial.Serialize(v), id); err != nil {
+		return false, fmt.Errorf("store: application passwords: %w", classify(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("store: application passwords: %w", classify(err))
+	}
+	return true, nil
+}
+
+// setEntry replaces the value under a string key, or appends it.
+func setEntry(v phpserial.Value, key string, val phpserial.Value) phpserial.Value {
+	k := phpserial.StrKey(key)
+	entries := append([]phpserial.Entry(nil), v.Entries...)
+	for i := range entries {
+		if entries[i].Key == k {
+			entries[i].Value = val
+			v.Entries = entries
+			return v
+		}
+	}
+	v.Entries = append(entries, phpserial.Entry{Key: k, Value: val})
+	return v
+}
