@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -16,21 +17,39 @@ type SiteSettings struct {
 	PermalinkStructure string
 	TimezoneString     string
 	GMTOffset          string
-	ReadAt             time.Time
+	DBVersion          int64
+	// UserRoles is {prefix}user_roles, serialized as stored.
+	UserRoles string
+	// UsingAppPasswords is the using_application_passwords flag WordPress
+	// sets when the first application password is made.
+	UsingAppPasswords bool
+	// SaltOptions are the keys and salts stored as options ("logged_in_key",
+	// …), WordPress's fallback for unusable wp-config.php constants.
+	SaltOptions map[string]string
+	ReadAt      time.Time
 }
 
 // PlainPermalinks tells whether the site uses plain permalinks, under which
 // /wp-json/ is not the REST API.
 func (s SiteSettings) PlainPermalinks() bool { return s.PermalinkStructure == "" }
 
+// saltOptionNames are the options WordPress keeps keys and salts in.
+var saltOptionNames = []string{
+	"auth_key", "auth_salt", "secure_auth_key", "secure_auth_salt",
+	"logged_in_key", "logged_in_salt", "nonce_key", "nonce_salt",
+}
+
 // siteOptionNames are read in one query per refresh.
-var siteOptionNames = []string{"siteurl", "home", "permalink_structure", "timezone_string", "gmt_offset"}
+func (db *DB) siteOptionNames() []string {
+	return append([]string{"siteurl", "home", "permalink_structure", "timezone_string", "gmt_offset",
+		"db_version", db.Table("user_roles"), "using_application_passwords"}, saltOptionNames...)
+}
 
 // ReadSiteSettings reads the snapshot's options in one query. overrides
 // replace home and siteurl when set, as the WP_HOME and WP_SITEURL constants
 // do in WordPress.
 func (db *DB) ReadSiteSettings(ctx context.Context, overrides SiteURLs) (SiteSettings, error) {
-	m, err := db.Options(ctx, siteOptionNames...)
+	m, err := db.Options(ctx, db.siteOptionNames()...)
 	if err != nil {
 		return SiteSettings{}, err
 	}
@@ -43,7 +62,16 @@ func (db *DB) ReadSiteSettings(ctx context.Context, overrides SiteURLs) (SiteSet
 		PermalinkStructure: m["permalink_structure"],
 		TimezoneString:     m["timezone_string"],
 		GMTOffset:          m["gmt_offset"],
+		UserRoles:          m[db.Table("user_roles")],
+		UsingAppPasswords:  truthyOption(m["using_application_passwords"]),
+		SaltOptions:        map[string]string{},
 		ReadAt:             time.Now(),
+	}
+	s.DBVersion, _ = strconv.ParseInt(m["db_version"], 10, 64)
+	for _, n := range saltOptionNames {
+		if v := m[n]; v != "" {
+			s.SaltOptions[n] = v
+		}
 	}
 	if overrides.Home != "" {
 		s.Home = optionFilter("home", overrides.Home)
@@ -52,6 +80,16 @@ func (db *DB) ReadSiteSettings(ctx context.Context, overrides SiteURLs) (SiteSet
 		s.SiteURL = optionFilter("siteurl", overrides.SiteURL)
 	}
 	return s, nil
+}
+
+// truthyOption is PHP's truthiness of an option as stored: "", "0" and a
+// serialized false or empty value are false.
+func truthyOption(v string) bool {
+	switch v {
+	case "", "0", "b:0;", "s:0:\"\";", "a:0:{}", "N;":
+		return false
+	}
+	return true
 }
 
 // SiteURLs are the WP_HOME and WP_SITEURL constants, when defined.

@@ -1,0 +1,443 @@
+package auth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"html"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/phpserial"
+)
+
+// User is who a request authenticated as.
+type User struct {
+	ID    int64
+	Login string
+	// Via says how: "cookie", "application_password" or "basic_password".
+	Via  string
+	caps Caps
+}
+
+// Can tells whether the user has a capability.
+func (u *User) Can(capability string) bool { return u != nil && u.caps.Can(capability) }
+
+// Failure is an authentication answer other than success, in WordPress's
+// terms. Unauthenticated failures take the status the namespace gives them.
+type Failure struct {
+	Code    string
+	Message string
+	// Forbidden: always 403 (a bad nonce, a missing capability). Otherwise the
+	// status is the namespace's "not authenticated" status (401 or 403).
+	Forbidden bool
+}
+
+func (f *Failure) Error() string { return f.Code + ": " + f.Message }
+
+// The failures of the contract's table (api-contract.md §1).
+var (
+	ErrForbidden = &Failure{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that."}
+	ErrBadNonce  = &Failure{Code: "rest_cookie_invalid_nonce", Message: "Cookie check failed", Forbidden: true}
+	errNoCap     = &Failure{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that.", Forbidden: true}
+	errBadAppPW  = &Failure{Code: "incorrect_password", Message: "The provided password is an invalid application password."}
+	errUnknownU  = &Failure{Code: "invalid_username", Message: "<strong>Error:</strong> Unknown username. Check again or try your email address."}
+	errUnknownE  = &Failure{Code: "invalid_email", Message: "<strong>Error:</strong> Unknown email address. Check again or try your username."}
+)
+
+// SiteSettings gives the current site settings snapshot.
+type SiteSettings interface {
+	Current() (store.SiteSettings, error)
+}
+
+// Options configure an Authenticator.
+type Options struct {
+	Store *store.DB
+	// Settings is the snapshot roles, salts and flags come from.
+	Settings SiteSettings
+	// Keys are the wp-config.php keys and salts that are set.
+	Keys map[string]string
+	// EnvironmentType is WordPress's; "local" allows application passwords
+	// over plain HTTP.
+	EnvironmentType string
+	// BasicAuthPasswords accepts HTTP Basic with the account password.
+	BasicAuthPasswords bool
+	// IsSecure tells whether the client's connection is HTTPS (TLS at the
+	// sidecar or X-Forwarded-Proto https from a trusted proxy).
+	IsSecure func(*http.Request) bool
+	// ClientIP is the address recorded as an application password's last_ip.
+	ClientIP func(*http.Request) string
+	Log      zerolog.Logger
+	Now      func() time.Time
+}
+
+// Authenticator verifies requests as WordPress does.
+type Authenticator struct {
+	o       Options
+	derived atomic.Pointer[derived]
+	checks  *checkCache
+}
+
+// derived is what the authenticator computes once per settings snapshot.
+type derived struct {
+	readAt  time.Time
+	salts   *Salts
+	roles   Roles
+	version Version
+	cookie  string // logged-in cookie name
+	auth    string
+	secure  string
+}
+
+// New builds an Authenticator.
+func New(o Options) *Authenticator {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IsSecure == nil {
+		o.IsSecure = func(r *http.Request) bool { return r.TLS != nil }
+	}
+	if o.ClientIP == nil {
+		o.ClientIP = func(r *http.Request) string {
+			h, _, _ := net.SplitHostPort(r.RemoteAddr)
+			return h
+		}
+	}
+	return &Authenticator{o: o, checks: newCheckCache(4096)}
+}
+
+func (a *Authenticator) site() (*derived, error) {
+	s, err := a.o.Settings.Current()
+	if err != nil {
+		return nil, err
+	}
+	if d := a.derived.Load(); d != nil && d.readAt.Equal(s.ReadAt) {
+		return d, nil
+	}
+	roles, err := ParseRoles(s.UserRoles)
+	if err != nil {
+		a.o.Log.Warn().Err(err).Msg("user_roles option unreadable; no role grants any capability")
+	}
+	h := CookieHash(s.SiteURL)
+	d := &derived{readAt: s.ReadAt, salts: NewSalts(a.o.Keys, s.SaltOptions), roles: roles, version: VersionOf(s.DBVersion),
+		cookie: LoggedInCookieName(h), auth: AuthCookieName(h), secure: SecureAuthCookieName(h)}
+	a.derived.Store(d)
+	return d, nil
+}
+
+// metaKeys are the user meta every authentication reads.
+func (a *Authenticator) metaKeys() []string {
+	return []string{a.o.Store.CapabilitiesKey(), store.MetaSessionTokens, store.MetaApplicationPasswords}
+}
+
+// Authenticate decides who r is, in WordPress's order: auth cookies, then
+// (without a cookie user) an application password, then (when enabled) the
+// account password over Basic; then the REST nonce rule. A nil user and nil
+// error is an anonymous request. Database failures are returned as errors
+// wrapping store.ErrUnavailable.
+func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
+	site, err := a.site()
+	if err != nil {
+		return nil, err
+	}
+	ctx := r.Context()
+	now := a.o.Now()
+	cookies := r.Header.Values("Cookie")
+
+	// The nonce's token comes from the logged-in cookie even when that
+	// cookie does not validate.
+	token := ""
+	if raw, ok := CookieValue(cookies, site.cookie); ok {
+		if c, err := ParseAuthCookie(raw); err == nil {
+			token = c.Token
+		}
+	}
+
+	user, cookieOK, err := a.cookieUser(ctx, r, site, cookies, now)
+	if err != nil {
+		return nil, err
+	}
+	var failure *Failure
+	if user == nil {
+		user, failure, err = a.basicUser(ctx, r, site, now)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// rest_cookie_check_errors.
+	nonce, hasNonce := r.URL.Query()["_wpnonce"]
+	nonceValue := ""
+	if hasNonce {
+		nonceValue = nonce[0]
+	} else if h, ok := r.Header["X-Wp-Nonce"]; ok {
+		hasNonce, nonceValue = true, h[0]
+	}
+	if !cookieOK && user != nil {
+		return user, nil
+	}
+	if failure != nil {
+		return nil, failure
+	}
+	if !hasNonce {
+		return nil, nil // a cookie without a nonce is not logged in
+	}
+	uid := int64(0)
+	if user != nil {
+		uid = user.ID
+	}
+	if site.salts.VerifyNonce(nonceValue, "wp_rest", uid, token, now) == 0 {
+		return nil, ErrBadNonce
+	}
+	return user, nil
+}
+
+// cookieUser is determine_current_user's cookie part: the auth cookie for
+// the request's scheme, then the logged-in cookie. cookieOK reports that a
+// cookie validated up to its HMAC (WordPress's auth_cookie_valid).
+func (a *Authenticator) cookieUser(ctx context.Context, r *http.Request, site *derived, cookies []string, now time.Time) (*User, bool, error) {
+	authName, authScheme := site.auth, SchemeAuth
+	if a.o.IsSecure(r) {
+		authName, authScheme = site.secure, SchemeSecureAuth
+	}
+	cookieOK := false
+	for _, c := range []struct{ name, scheme string }{{authName, authScheme}, {site.cookie, SchemeLoggedIn}} {
+		raw, ok := CookieValue(cookies, c.name)
+		if !ok {
+			continue
+		}
+		u, status, err := a.validateCookie(ctx, r, site, raw, c.scheme, now)
+		if err != nil {
+			return nil, false, err
+		}
+		if status != cookieUntracked {
+			cookieOK = status == cookieValid
+		}
+		if u != nil {
+			return u, true, nil
+		}
+	}
+	return nil, cookieOK, nil
+}
+
+// Cookie statuses as rest_cookie_collect_status records them: a cookie
+// whose session is gone leaves the status as it was.
+const (
+	cookieBad = iota
+	cookieValid
+	cookieUntracked
+)
+
+// validateCookie is wp_validate_auth_cookie.
+func (a *Authenticator) validateCookie(ctx context.Context, r *http.Request, site *derived, raw, scheme string, now time.Time) (*User, int, error) {
+	c, err := ParseAuthCookie(raw)
+	if err != nil || c.Expired(now, r.Method == http.MethodPost) {
+		return nil, cookieBad, nil
+	}
+	u, err := a.o.Store.UserForAuth(ctx, c.Login, false, a.metaKeys()...)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, cookieBad, nil
+	}
+	if err != nil {
+		return nil, cookieBad, err
+	}
+	want, err := site.salts.CookieHMAC(c, u.Pass, scheme, site.version)
+	if err != nil {
+		a.o.Log.Warn().Err(err).Msg("cookie cannot be verified: keys and salts are neither configured nor stored")
+		return nil, cookieBad, nil
+	}
+	if !ctEqual(want, c.HMAC) {
+		return nil, cookieBad, nil
+	}
+	if !sessionValid(u.Meta[store.MetaSessionTokens], TokenVerifier(c.Token), now) {
+		return nil, cookieUntracked, nil
+	}
+	return a.user(u, site, "cookie"), cookieValid, nil
+}
+
+// sessionValid: the verifier is a key of session_tokens whose expiration
+// has not passed (a bare integer is the expiration, the legacy form).
+func sessionValid(raw, verifier string, now time.Time) bool {
+	v, err := phpserial.Unserialize(raw)
+	if err != nil || v.Kind != phpserial.Array {
+		return false
+	}
+	s, ok := v.Get(verifier)
+	if !ok {
+		return false
+	}
+	exp := s
+	if s.Kind == phpserial.Array {
+		if exp, ok = s.Get("expiration"); !ok {
+			return false
+		}
+	}
+	e, ok := exp.AsInt()
+	return ok && e >= now.Unix()
+}
+
+// basicUser handles HTTP Basic: an application password when they are
+// available, then the account password when enabled.
+func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *derived, now time.Time) (*User, *Failure, error) {
+	login, password, ok := ParseBasic(r.Header.Get("Authorization"))
+	if !ok {
+		return nil, nil, nil
+	}
+	s, err := a.o.Settings.Current()
+	if err != nil {
+		return nil, nil, err
+	}
+	appAvailable := s.UsingAppPasswords && (a.o.IsSecure(r) || a.o.EnvironmentType == "local")
+	if !appAvailable && !a.o.BasicAuthPasswords {
+		return nil, nil, nil // WordPress ignores the header
+	}
+	u, err := a.o.Store.UserForAuth(ctx, login, store.LooksLikeEmail(login), a.metaKeys()...)
+	if errors.Is(err, store.ErrNotFound) {
+		if store.LooksLikeEmail(login) {
+			return nil, errUnknownE, nil
+		}
+		return nil, errUnknownU, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if appAvailable {
+		if uuid, ok := a.matchApplicationPassword(u, StripApplicationPassword(password), site.version); ok {
+			a.touch(ctx, r, u.ID, uuid, now)
+			return a.user(u, site, "application_password"), nil, nil
+		}
+	}
+	if a.o.BasicAuthPasswords && a.checkCached("pw", u.ID, password, u.Pass, func() bool {
+		return CheckPassword(password, u.Pass, site.version)
+	}) {
+		return a.user(u, site, "basic_password"), nil, nil
+	}
+	if appAvailable {
+		return nil, errBadAppPW, nil
+	}
+	return nil, &Failure{Code: "incorrect_password", Message: "<strong>Error:</strong> The password you entered for the username <strong>" +
+		html.EscapeString(u.Login) + "</strong> is incorrect. <a href=\"" + s.SiteURL + "/wp-login.php?action=lostpassword\">Lost your password?</a>"}, nil
+}
+
+// matchApplicationPassword finds the stored item the password matches.
+func (a *Authenticator) matchApplicationPassword(u *store.User, password string, v Version) (string, bool) {
+	list, err := phpserial.Unserialize(u.Meta[store.MetaApplicationPasswords])
+	if err != nil || list.Kind != phpserial.Array || password == "" {
+		return "", false
+	}
+	for _, item := range list.Entries {
+		hash, _ := item.Value.Get("password")
+		if hash.Kind != phpserial.String || hash.Str == "" {
+			continue
+		}
+		if a.checkCached("app", u.ID, password, hash.Str, func() bool { return CheckApplicationPassword(password, hash.Str, v) }) {
+			uuid, _ := item.Value.Get("uuid")
+			return uuid.Str, true
+		}
+	}
+	return "", false
+}
+
+// touch records the use in the background: a request never waits for it
+// nor fails because of it.
+func (a *Authenticator) touch(ctx context.Context, r *http.Request, userID int64, uuid string, now time.Time) {
+	ip := a.o.ClientIP(r)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := a.o.Store.TouchApplicationPassword(ctx, userID, uuid, ip, now); err != nil {
+			a.o.Log.Warn().Err(err).Int64("user_id", userID).Msg("could not record application password use")
+		}
+	}()
+}
+
+func (a *Authenticator) user(u *store.User, site *derived, via string) *User {
+	return &User{ID: u.ID, Login: u.Login, Via: via, caps: UserCaps(u.Meta[a.o.Store.CapabilitiesKey()], site.roles, false)}
+}
+
+// checkCached runs an expensive hash check once per credential and stored
+// hash: a success is remembered under a keyed hash of the credential, never
+// the credential, and only while the stored hash is the same.
+func (a *Authenticator) checkCached(kind string, userID int64, password, stored string, check func() bool) bool {
+	key := a.checks.key(kind, userID, password, stored)
+	if a.checks.has(key) {
+		return true
+	}
+	if !check() {
+		return false
+	}
+	a.checks.add(key)
+	return true
+}
+
+// checkCache is a bounded set of successful checks.
+type checkCache struct {
+	secret []byte
+	mu     sync.Mutex
+	set    map[string]struct{}
+	ring   []string
+	next   int
+}
+
+func newCheckCache(size int) *checkCache {
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	return &checkCache{secret: secret, set: make(map[string]struct{}, size), ring: make([]string, size)}
+}
+
+func (c *checkCache) key(kind string, userID int64, password, stored string) string {
+	m := hmac.New(sha256.New, c.secret)
+	m.Write([]byte(kind + "\x00" + strconv.FormatInt(userID, 10) + "\x00" + stored + "\x00" + password))
+	return string(m.Sum(nil))
+}
+
+func (c *checkCache) has(k string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.set[k]
+	return ok
+}
+
+func (c *checkCache) add(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.set[k]; ok {
+		return
+	}
+	if old := c.ring[c.next]; old != "" {
+		delete(c.set, old)
+	}
+	c.ring[c.next] = k
+	c.next = (c.next + 1) % len(c.ring)
+	c.set[k] = struct{}{}
+}
+
+// ParseBasic reads an Authorization: Basic header as WordPress does: the
+// scheme case-insensitive, standard base64, split at the first colon; both
+// parts present.
+func ParseBasic(header string) (login, password string, ok bool) {
+	scheme, enc, found := strings.Cut(header, " ")
+	if !found || !strings.EqualFold(scheme, "Basic") {
+		return "", "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+	if err != nil {
+		return "", "", false
+	}
+	login, password, ok = strings.Cut(string(b), ":")
+	if !ok || login == "" || password == "" {
+		return "", "", false
+	}
+	return login, password, true
+}

@@ -1,0 +1,52 @@
+package auth
+
+import (
+	"context"
+	"net/http"
+)
+
+type userKey struct{}
+
+// UserFrom is the authenticated user a request carries, or nil.
+func UserFrom(ctx context.Context) *User {
+	u, _ := ctx.Value(userKey{}).(*User)
+	return u
+}
+
+// Fail renders an authentication failure. status is the HTTP status the
+// contract gives it; err is set instead of f when the database failed.
+type Fail func(w http.ResponseWriter, r *http.Request, status int, f *Failure, err error)
+
+// Require authenticates every request and lets through only users with the
+// capability returned by capability(r), with the contract's answers
+// otherwise: unauthenticated is unauthStatus (401 for fieldmgr, 403 for
+// themeopts) with rest_forbidden or WordPress's credential code; a bad
+// nonce or a missing capability is 403.
+func (a *Authenticator) Require(capability func(*http.Request) string, unauthStatus int, fail Fail) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u, err := a.Authenticate(r)
+			if err != nil {
+				if f, ok := err.(*Failure); ok {
+					status := unauthStatus
+					if f.Forbidden {
+						status = http.StatusForbidden
+					}
+					fail(w, r, status, f, nil)
+					return
+				}
+				fail(w, r, 0, nil, err)
+				return
+			}
+			if u == nil {
+				fail(w, r, unauthStatus, ErrForbidden, nil)
+				return
+			}
+			if !u.Can(capability(r)) {
+				fail(w, r, http.StatusForbidden, errNoCap, nil)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+		})
+	}
+}
