@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -83,14 +84,6 @@ func New(o Options) *Handler {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.root.ServeHTTP(w, r) }
 
-// ErrDBUnavailable is the contract's answer while the database is down.
-var errDBUnavailable = &wpjson.Error{
-	Status:  http.StatusServiceUnavailable,
-	Code:    "wpsidecar_db_unavailable",
-	Message: "The WordPress database is not available right now. Please try again shortly.",
-	Header:  http.Header{"Retry-After": {"5"}},
-}
-
 // intercept runs before every route of a namespace: with plain permalinks
 // the request is not a REST request and goes to PHP; without a database the
 // answer is 503; bodies are bounded.
@@ -102,7 +95,7 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 			if !errors.Is(err, store.ErrUnavailable) {
 				zerolog.Ctx(r.Context()).Error().Err(err).Msg("site settings")
 			}
-			wpjson.WriteError(w, errDBUnavailable)
+			wpjson.WriteError(w, wpjson.ErrDBUnavailable)
 			return
 		}
 		if s.PlainPermalinks() {
@@ -117,6 +110,17 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// SecureFunc tells whether a request reached the site over HTTPS: TLS at
+// the sidecar, or X-Forwarded-Proto https from a trusted proxy.
+func SecureFunc(trusted []netip.Prefix) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if r.TLS != nil {
+			return true
+		}
+		return isTrusted(trusted, r.RemoteAddr) && strings.EqualFold(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0]), "https")
+	}
 }
 
 func (h *Handler) markSidecar(r *http.Request) {

@@ -1,0 +1,33 @@
+package wpjson
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// ErrDBUnavailable is the contract's answer while the database is down.
+var ErrDBUnavailable = &Error{
+	Status:  http.StatusServiceUnavailable,
+	Code:    "wpsidecar_db_unavailable",
+	Message: "The WordPress database is not available right now. Please try again shortly.",
+	Header:  http.Header{"Retry-After": {"5"}},
+}
+
+// AuthFail renders what auth.Require decided, in WordPress's error shape:
+// the failure with its status, 503 when the database failed, 500 otherwise.
+func AuthFail(w http.ResponseWriter, r *http.Request, status int, f *auth.Failure, err error) {
+	switch {
+	case f != nil:
+		WriteError(w, &Error{Status: status, Code: f.Code, Message: f.Message})
+	case errors.Is(err, store.ErrUnavailable):
+		WriteError(w, ErrDBUnavailable)
+	default:
+		zerolog.Ctx(r.Context()).Error().Err(err).Msg("authentication failed on a server error")
+		WriteError(w, &Error{Status: http.StatusInternalServerError, Code: "wpsidecar_internal_error", Message: "The sidecar failed to answer this request."})
+	}
+}
