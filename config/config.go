@@ -75,6 +75,9 @@ type Config struct {
 	HomeURL         string // WP_HOME, overrides the home option when set
 	SiteURL         string // WP_SITEURL, overrides the siteurl option when set
 
+	// BasicAuthPasswords accepts HTTP Basic with account passwords.
+	BasicAuthPasswords bool
+
 	// MaxProcs is the sidecar's GOMAXPROCS; 0 means half the default.
 	MaxProcs int
 

@@ -199,6 +199,8 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.HomeURL })},
 		setting{name: "site-url", wpConst: "WP_SITEURL", usage: "overrides the siteurl option, as the WP_SITEURL constant does",
 			set: strSetter(func(c *Config) *string { return &c.SiteURL })},
+		setting{name: "basic-auth-passwords", kind: kBool, def: "false", usage: "accept HTTP Basic with the account's login password (what the Basic-Auth plugin adds); application passwords need no switch",
+			set: func(c *Config, v string) (err error) { c.BasicAuthPasswords, err = parseBool(v); return err }},
 		setting{name: "max-procs", kind: kInt, def: "0", usage: "CPUs the sidecar may use at once (GOMAXPROCS); 0: half of what Go would use, at least one, so PHP on the same host keeps the rest; the GOMAXPROCS variable, when set, wins",
 			set: intSetter(0, func(c *Config) *int { return &c.MaxProcs })},
 		setting{name: "log-level", def: DefaultLogLevel, usage: "debug, info, warn or error",

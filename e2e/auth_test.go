@@ -28,7 +28,7 @@ import (
 // (edit_theme_options, 403), answering who was let in. The namespaces have
 // no handlers yet, so the middleware is checked here, against the real
 // WordPress's database, cookies, nonces and application passwords.
-func protected(t *testing.T, environmentType string, trusted []netip.Prefix) string {
+func protected(t *testing.T, environmentType string, trusted []netip.Prefix, adjust ...func(*auth.Options)) string {
 	t.Helper()
 	cfg, _, err := config.Load([]string{"--upstream", site.WPURL, "--wp-config", site.WPConfig}, nil, io.Discard)
 	if err != nil {
@@ -48,8 +48,12 @@ func protected(t *testing.T, environmentType string, trusted []netip.Prefix) str
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go settings.Run(ctx)
-	a := auth.New(auth.Options{Store: db, Settings: settings, Keys: cfg.Keys, EnvironmentType: environmentType,
-		IsSecure: proxy.SecureFunc(trusted), Log: zerolog.Nop()})
+	o := auth.Options{Store: db, Settings: settings, Keys: cfg.Keys, EnvironmentType: environmentType,
+		IsSecure: proxy.SecureFunc(trusted), Log: zerolog.Nop()}
+	for _, f := range adjust {
+		f(&o)
+	}
+	a := auth.New(o)
 	who := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u := auth.UserFrom(r.Context())
 		wpjson.WriteJSON(w, http.StatusOK, map[string]any{"id": u.ID, "via": u.Via})
@@ -273,5 +277,25 @@ func TestAuth_LastUsedRecorded(t *testing.T) {
 	waitFor(t, func() bool { get(); return item.LastUsed != nil })
 	if *item.LastUsed < start || item.LastIP == nil || *item.LastIP != "127.0.0.1" {
 		t.Errorf("last_used %v last_ip %v", *item.LastUsed, item.LastIP)
+	}
+}
+
+// TestAuth_AccountPasswordOverBasic: off by default; with the switch, the
+// login password works over Basic, and a wrong one gets WordPress's code.
+func TestAuth_AccountPasswordOverBasic(t *testing.T) {
+	admin := site.Users["administrator"]
+	c := call{basic: [2]string{admin.Login, admin.Password}}
+	if code, _ := c.do(t, protected(t, "production", nil)+"/fieldmgr"); code != 401 {
+		t.Errorf("switch off: %d", code)
+	}
+	on := protected(t, "production", nil, func(o *auth.Options) { o.BasicAuthPasswords = true })
+	if code, body := c.do(t, on+"/fieldmgr"); code != 200 || body != ok(admin.ID, "basic_password") {
+		t.Errorf("switch on: %d %s", code, body)
+	}
+	bad := call{basic: [2]string{admin.Login, "wrong-password"}}
+	code, body := bad.do(t, on+"/themeopts")
+	want := `"code":"incorrect_password","message":"<strong>Error:</strong> The password you entered for the username <strong>` + admin.Login + `</strong> is incorrect.`
+	if code != 403 || !strings.Contains(body, want) {
+		t.Errorf("wrong account password: %d %s", code, body)
 	}
 }

@@ -426,13 +426,16 @@ func TestPassthrough_StreamsLargeDownloadAndSSE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.ReadFull(resp.Body, make([]byte, 1<<20)); err != nil {
-		t.Fatalf("first MiB of download: %v", err)
+	// Half of the first MiB: up to a buffer's worth may wait in the
+	// server's write buffer until more comes, which is fine for a body of
+	// known length.
+	if _, err := io.ReadFull(resp.Body, make([]byte, 512<<10)); err != nil {
+		t.Fatalf("first half MiB of download: %v", err)
 	}
 	close(clientGotFirstMiB)
 	n, _ := io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if n != 49<<20 {
+	if n != 50<<20-512<<10 {
 		t.Errorf("download rest = %d bytes", n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
@@ -64,9 +65,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
 	go settings.Run(ctx)
 
-	namespaces := []proxy.Namespace{fieldmgr.New()}
+	authn := auth.New(auth.Options{
+		Store: db, Settings: settings, Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
+		BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
+		Log: logger.With().Str("component", "auth").Logger(),
+	})
+	namespaces := []proxy.Namespace{fieldmgr.New(authn)}
 	if cfg.ThemeoptsConfig != "" {
-		namespaces = append(namespaces, themeopts.New())
+		namespaces = append(namespaces, themeopts.New(authn))
 	}
 	metrics := proxy.NewMetrics(db.SQL())
 	handler := proxy.New(proxy.Options{

@@ -110,5 +110,6 @@ func (s *Server) Stop() {
 func (s *Server) Config() *mysql.Config {
 	c := mysql.NewConfig()
 	c.Net, c.Addr, c.User = "tcp", fmt.Sprintf("127.0.0.1:%d", s.Port), "root"
+	c.Logger = &mysql.NopLogger{}
 	return c
 }

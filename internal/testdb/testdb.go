@@ -49,6 +49,8 @@ func ServerConfig(t testing.TB) *mysql.Config {
 	if err != nil {
 		t.Fatalf("testdb: WPSIDECAR_TEST_DSN %q: %v", dsn, err)
 	}
+	// Outage tests break connections on purpose; the driver need not say so.
+	c.Logger = &mysql.NopLogger{}
 	return c
 }
 
@@ -63,7 +65,11 @@ func New(t testing.TB) *DB {
 // NewOn is New on the server c names.
 func NewOn(t testing.TB, c *mysql.Config) *DB {
 	t.Helper()
-	admin, err := sql.Open("mysql", c.FormatDSN())
+	ac, err := mysql.NewConnector(c)
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	admin := sql.OpenDB(ac)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
@@ -90,10 +96,11 @@ func NewOn(t testing.TB, c *mysql.Config) *DB {
 	dc := c.Clone()
 	dc.DBName = name
 	dc.MultiStatements = true
-	conn, err := sql.Open("mysql", dc.FormatDSN())
+	dconn, err := mysql.NewConnector(dc)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
+	conn := sql.OpenDB(dconn)
 	t.Cleanup(func() { conn.Close() })
 	if _, err := conn.ExecContext(ctx, schema); err != nil {
 		t.Fatalf("testdb: create WordPress tables: %v", err)

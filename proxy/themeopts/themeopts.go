@@ -2,13 +2,19 @@
 // options) from the options row the theme options configuration names.
 package themeopts
 
-import "github.com/gorilla/mux"
+import (
+	"github.com/gorilla/mux"
+
+	"github.com/wpsidecar/wpsidecar/auth"
+)
 
 // Service holds the namespace's dependencies.
-type Service struct{}
+type Service struct {
+	auth *auth.Authenticator
+}
 
 // New returns the service.
-func New() *Service { return &Service{} }
+func New(a *auth.Authenticator) *Service { return &Service{auth: a} }
 
 // Name is the namespace the service answers.
 func (s *Service) Name() string { return "themeopts/v1" }

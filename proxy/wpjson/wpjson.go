@@ -4,6 +4,7 @@
 package wpjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -41,9 +42,14 @@ func SetRESTHeaders(h http.Header) {
 	h.Set("Access-Control-Allow-Headers", "Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type")
 }
 
-// WriteJSON writes v as a REST response with the given status.
+// WriteJSON writes v as a REST response with the given status. Like
+// wp_json_encode, it leaves <, > and & as they are.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
 		WriteError(w, &Error{Status: http.StatusInternalServerError, Code: "rest_encode_error", Message: "The response could not be encoded."})
 		return
