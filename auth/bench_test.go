@@ -123,4 +123,3 @@ func BenchmarkAuthenticate_CookieAndNonce(b *testing.B) {
 	req.Header.Set("X-WP-Nonce", nonce)
 	runWarm(b, a, tdb, req, "cookie")
 }
-

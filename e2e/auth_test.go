@@ -99,17 +99,18 @@ func (c call) do(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// errBody is WordPress's error shape, with <, > and & unescaped as
+// wp_json_encode leaves them.
 func errBody(code, message string, status int) string {
-	b, _ := json.Marshal(map[string]any{"code": code, "message": message, "data": map[string]int{"status": status}})
-	// encoding/json orders map keys; WordPress's order is code, message, data.
-	var m struct {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(struct {
 		Code    string         `json:"code"`
 		Message string         `json:"message"`
 		Data    map[string]int `json:"data"`
-	}
-	json.Unmarshal(b, &m)
-	out, _ := json.Marshal(m)
-	return string(out)
+	}{code, message, map[string]int{"status": status}})
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func ok(id int64, via string) string { return fmt.Sprintf(`{"id":%d,"via":"%s"}`, id, via) }
