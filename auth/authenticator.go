@@ -94,6 +94,7 @@ type derived struct {
 	readAt  time.Time
 	salts   *Salts
 	roles   Roles
+	admins  map[string]bool // multisite super admins by login
 	version Version
 	cookie  string // logged-in cookie name
 	auth    string
@@ -130,8 +131,17 @@ func (a *Authenticator) site() (*derived, error) {
 		a.o.Log.Warn().Err(err).Msg("user_roles option unreadable; no role grants any capability")
 	}
 	h := CookieHash(s.SiteURL)
+	if s.Multisite {
+		h = CookieHash(s.NetworkSiteURL)
+	}
 	d := &derived{readAt: s.ReadAt, salts: NewSalts(a.o.Keys, s.SaltOptions), roles: roles, version: VersionOf(s.DBVersion),
 		cookie: LoggedInCookieName(h), auth: AuthCookieName(h), secure: SecureAuthCookieName(h)}
+	if s.Multisite {
+		d.admins = map[string]bool{}
+		for _, login := range SiteAdmins(s.SiteAdmins, s.HasSiteAdmins) {
+			d.admins[login] = true
+		}
+	}
 	a.derived.Store(d)
 	return d, nil
 }
@@ -370,7 +380,7 @@ func (a *Authenticator) touch(ctx context.Context, r *http.Request, userID int64
 }
 
 func (a *Authenticator) user(u *store.User, site *derived, via string) *User {
-	return &User{ID: u.ID, Login: u.Login, Via: via, caps: UserCaps(u.Meta[a.o.Store.CapabilitiesKey()], site.roles, false)}
+	return &User{ID: u.ID, Login: u.Login, Via: via, caps: UserCaps(u.Meta[a.o.Store.CapabilitiesKey()], site.roles, site.admins[u.Login])}
 }
 
 // checkCached runs an expensive hash check once per credential and stored

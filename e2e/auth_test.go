@@ -300,3 +300,30 @@ func TestAuth_AccountPasswordOverBasic(t *testing.T) {
 		t.Errorf("wrong account password: %d %s", code, body)
 	}
 }
+
+// TestNoCredentialsInTheLog sends every kind of credential through the
+// sidecar and finds none of them, nor any stored hash, in its log.
+func TestNoCredentialsInTheLog(t *testing.T) {
+	admin := site.Users["administrator"]
+	c := site.Login(t, admin)
+	nonce := site.RESTNonce(t, c)
+	for _, path := range []string{"/wp-json/wp/v2/users/me", "/wp-json/fieldmgr/v1/field-groups"} {
+		req, _ := http.NewRequest(http.MethodGet, site.URL+path+"?_wpnonce="+nonce, nil)
+		req.Header.Set("Authorization", wptest.BasicAuth(admin.Login, admin.ApplicationPassword))
+		req.Header.Set("X-WP-Nonce", nonce)
+		do(t, c, req)
+	}
+	accessLog(t, "/wp-json/fieldmgr/v1/field-groups")
+	var hashes []string
+	site.PHP(t, fmt.Sprintf(`$u = get_user_by("id", %d); return array($u->user_pass, get_user_meta(%d, "_application_passwords", true)[0]["password"]);`, admin.ID, admin.ID), &hashes)
+	logs := site.SidecarLog()
+	secrets := append([]string{admin.Password, admin.ApplicationPassword, strings.ReplaceAll(admin.ApplicationPassword, " ", ""), nonce}, hashes...)
+	for _, ck := range c.Jar.Cookies(mustURL(site.URL + "/")) {
+		secrets = append(secrets, ck.Value)
+	}
+	for _, s := range secrets {
+		if s != "" && strings.Contains(logs, s) {
+			t.Errorf("the sidecar's log holds a credential: %.12s…", s)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -24,9 +25,16 @@ type SiteSettings struct {
 	// sets when the first application password is made.
 	UsingAppPasswords bool
 	// SaltOptions are the keys and salts stored as options ("logged_in_key",
-	// …), WordPress's fallback for unusable wp-config.php constants.
+	// …), WordPress's fallback for unusable wp-config.php constants (network
+	// options on a multisite).
 	SaltOptions map[string]string
-	ReadAt      time.Time
+	// Multisite only: the network's siteurl as stored (COOKIEHASH is made
+	// from it, trailing slash and all) and its site_admins option.
+	Multisite      bool
+	NetworkSiteURL string
+	SiteAdmins     string
+	HasSiteAdmins  bool
+	ReadAt         time.Time
 }
 
 // PlainPermalinks tells whether the site uses plain permalinks, under which
@@ -68,6 +76,16 @@ func (db *DB) ReadSiteSettings(ctx context.Context, overrides SiteURLs) (SiteSet
 		ReadAt:             time.Now(),
 	}
 	s.DBVersion, _ = strconv.ParseInt(m["db_version"], 10, 64)
+	if db.multisite {
+		// Network options: site options of the main network.
+		if m, err = db.networkOptions(ctx, append([]string{"siteurl", "site_admins", "using_application_passwords"}, saltOptionNames...)...); err != nil {
+			return SiteSettings{}, err
+		}
+		s.Multisite = true
+		s.NetworkSiteURL = m["siteurl"]
+		s.SiteAdmins, s.HasSiteAdmins = m["site_admins"]
+		s.UsingAppPasswords = truthyOption(m["using_application_passwords"])
+	}
 	for _, n := range saltOptionNames {
 		if v := m[n]; v != "" {
 			s.SaltOptions[n] = v
@@ -80,6 +98,35 @@ func (db *DB) ReadSiteSettings(ctx context.Context, overrides SiteURLs) (SiteSet
 		s.SiteURL = optionFilter("siteurl", overrides.SiteURL)
 	}
 	return s, nil
+}
+
+// networkOptions reads network options of network 1 from sitemeta; the
+// first row of a key wins, as get_network_option reads it.
+func (db *DB) networkOptions(ctx context.Context, names ...string) (map[string]string, error) {
+	args := []any{}
+	for _, n := range names {
+		args = append(args, n)
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT meta_key, meta_value FROM "+db.Table("sitemeta")+
+		" WHERE site_id = 1 AND meta_key IN (?"+strings.Repeat(",?", len(names)-1)+") ORDER BY meta_id", args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: network options: %w", classify(err))
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("store: network options: %w", classify(err))
+		}
+		if _, seen := out[k]; !seen {
+			out[k] = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: network options: %w", classify(err))
+	}
+	return out, nil
 }
 
 // truthyOption is PHP's truthiness of an option as stored: "", "0" and a

@@ -34,16 +34,20 @@ type Options struct {
 	Charset     string
 	Collation   string
 	TablePrefix string
-	MaxOpen     int
-	Timeout     time.Duration
-	Logger      zerolog.Logger
+	// Multisite: network options live in {prefix}sitemeta (network 1); the
+	// sidecar serves the network's main site.
+	Multisite bool
+	MaxOpen   int
+	Timeout   time.Duration
+	Logger    zerolog.Logger
 }
 
 // DB is WordPress's database.
 type DB struct {
-	sql    *sql.DB
-	prefix string
-	log    zerolog.Logger
+	sql       *sql.DB
+	prefix    string
+	multisite bool
+	log       zerolog.Logger
 }
 
 var prefixRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
@@ -81,7 +85,7 @@ func Open(o Options) (*DB, error) {
 	db.SetMaxIdleConns(maxOpen)
 	db.SetConnMaxLifetime(5 * time.Minute)
 	db.SetConnMaxIdleTime(time.Minute)
-	return &DB{sql: db, prefix: o.TablePrefix, log: o.Logger}, nil
+	return &DB{sql: db, prefix: o.TablePrefix, multisite: o.Multisite, log: o.Logger}, nil
 }
 
 // Close closes the pool.

@@ -139,3 +139,33 @@ func TestOpen_RejectsBadPrefix(t *testing.T) {
 		t.Error("Open accepted a table prefix with SQL in it")
 	}
 }
+
+func TestSettings_MultisiteNetworkOptions(t *testing.T) {
+	tdb := testdb.New(t)
+	tdb.AddSitemeta(t)
+	tdb.SetOption(t, "logged_in_key", "single-site value, not used on a network")
+	for _, kv := range [][3]any{
+		{1, "siteurl", "http://localhost/"}, {1, "site_admins", `a:1:{i:0;s:5:"admin";}`},
+		{1, "using_application_passwords", "1"}, {1, "logged_in_key", "network key"},
+		{1, "logged_in_key", "a later duplicate row"}, {2, "siteurl", "http://other-network/"},
+	} {
+		if _, err := tdb.SQL.Exec("INSERT INTO wp_sitemeta (site_id, meta_key, meta_value) VALUES (?, ?, ?)", kv[0], kv[1], kv[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := tdb.StoreOptions()
+	o.Multisite = true
+	db, err := store.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := db.ReadSiteSettings(context.Background(), store.SiteURLs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Multisite || s.NetworkSiteURL != "http://localhost/" || !s.HasSiteAdmins || s.SiteAdmins != `a:1:{i:0;s:5:"admin";}` ||
+		!s.UsingAppPasswords || s.SaltOptions["logged_in_key"] != "network key" || s.SiteURL != "http://example.test" {
+		t.Errorf("%+v", s)
+	}
+}

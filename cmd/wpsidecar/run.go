@@ -49,7 +49,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	network, addr := cfg.DB.Address()
 	db, err := store.Open(store.Options{
 		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
-		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix,
+		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 		MaxOpen: cfg.DB.MaxOpen, Timeout: cfg.DB.Timeout,
 		Logger: logger.With().Str("component", "store").Logger(),
 	})

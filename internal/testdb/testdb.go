@@ -173,3 +173,15 @@ func (db *DB) Tables(t testing.TB) []string {
 	}
 	return out
 }
+
+// AddSitemeta creates {base_prefix}sitemeta, the network options table of
+// a multisite install (wordpress-internals.md §8.1).
+func (db *DB) AddSitemeta(t testing.TB) {
+	t.Helper()
+	_, err := db.SQL.Exec("CREATE TABLE " + Prefix + "sitemeta (meta_id bigint(20) unsigned NOT NULL AUTO_INCREMENT, " +
+		"site_id bigint(20) unsigned NOT NULL DEFAULT 0, meta_key varchar(255) DEFAULT NULL, meta_value longtext DEFAULT NULL, " +
+		"PRIMARY KEY (meta_id), KEY meta_key (meta_key(191)), KEY site_id (site_id)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci")
+	if err != nil {
+		t.Fatalf("testdb: sitemeta: %v", err)
+	}
+}
