@@ -21,6 +21,8 @@ fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseWPConfig -fuzztime 30s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
 	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
+	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s
+	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
 
 demo:
 	scripts/demo.sh

@@ -123,3 +123,21 @@ func BenchmarkAuthenticate_CookieAndNonce(b *testing.B) {
 	req.Header.Set("X-WP-Nonce", nonce)
 	runWarm(b, a, tdb, req, "cookie")
 }
+
+// BenchmarkUserQueryAlone is the one query of the warm path without the
+// authentication around it, for comparison.
+func BenchmarkUserQueryAlone(b *testing.B) {
+	_, tdb := benchSite(b, "61833", "x")
+	db := tdb.Store(b)
+	ctx := context.Background()
+	q0, c0 := questions(b, tdb), cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := db.UserForAuth(ctx, "bench", true, db.CapabilitiesKey(), store.MetaSessionTokens, store.MetaApplicationPasswords); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(questions(b, tdb)-q0-1)/float64(b.N), "queries/op")
+}

@@ -158,6 +158,8 @@ func TestAuth_FailureTable(t *testing.T) {
 		{"cookie without a nonce", call{client: adminCookie}, 401, 403, errBody("rest_forbidden", forbidden, 401), errBody("rest_forbidden", forbidden, 403)},
 		{"subscriber cookie and nonce", call{client: subCookie, nonce: &subNonce}, 403, 403, errBody("rest_forbidden", forbidden, 403), errBody("rest_forbidden", forbidden, 403)},
 		{"editor application password", call{basic: [2]string{editor.Login, editor.ApplicationPassword}}, 403, 403, errBody("rest_forbidden", forbidden, 403), errBody("rest_forbidden", forbidden, 403)},
+		{"author application password", call{basic: [2]string{site.Users["author"].Login, site.Users["author"].ApplicationPassword}}, 403, 403, errBody("rest_forbidden", forbidden, 403), errBody("rest_forbidden", forbidden, 403)},
+		{"subscriber application password", call{basic: [2]string{sub.Login, sub.ApplicationPassword}}, 403, 403, errBody("rest_forbidden", forbidden, 403), errBody("rest_forbidden", forbidden, 403)},
 		{"administrator denied both caps", call{basic: [2]string{denied.Login, denied.ApplicationPassword}}, 403, 403, errBody("rest_forbidden", forbidden, 403), errBody("rest_forbidden", forbidden, 403)},
 		{"admin cookie and nonce", call{client: adminCookie, nonce: &adminNonce}, 200, 200, ok(admin.ID, "cookie"), ok(admin.ID, "cookie")},
 		{"admin cookie and _wpnonce", call{client: adminCookie, query: "?_wpnonce=" + adminNonce}, 200, 200, ok(admin.ID, "cookie"), ok(admin.ID, "cookie")},
