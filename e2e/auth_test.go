@@ -267,16 +267,24 @@ func TestAuth_ApplicationPasswordsNeedHTTPS(t *testing.T) {
 func TestAuth_LastUsedRecorded(t *testing.T) {
 	base := protected(t, "local", nil)
 	author := site.Users["author"]
+	var created []string // a fresh item: never used
+	site.PHP(t, fmt.Sprintf(`$c = WP_Application_Passwords::create_new_application_password(%d, array("name" => "last-used")); return array($c[0], $c[1]["uuid"]);`, author.ID), &created)
 	var item struct {
 		LastUsed *int64  `json:"last_used"`
 		LastIP   *string `json:"last_ip"`
 	}
 	get := func() {
-		site.PHP(t, fmt.Sprintf(`return WP_Application_Passwords::get_user_application_password(%d, %q);`, author.ID, author.ApplicationUUID), &item)
+		site.PHP(t, fmt.Sprintf(`return WP_Application_Passwords::get_user_application_password(%d, %q);`, author.ID, created[1]), &item)
 	}
-	c := call{basic: [2]string{author.Login, author.ApplicationPassword}}
+	get()
+	if item.LastUsed != nil {
+		t.Fatalf("a new item has last_used %d", *item.LastUsed)
+	}
+	c := call{basic: [2]string{author.Login, created[0]}}
 	start := time.Now().Unix()
-	c.do(t, base+"/fieldmgr") // 403 for lack of the capability, but authenticated
+	if code, _ := c.do(t, base+"/fieldmgr"); code != 403 { // authenticated, lacks the capability
+		t.Fatalf("author: %d", code)
+	}
 	waitFor(t, func() bool { get(); return item.LastUsed != nil })
 	if *item.LastUsed < start || item.LastIP == nil || *item.LastIP != "127.0.0.1" {
 		t.Errorf("last_used %v last_ip %v", *item.LastUsed, item.LastIP)
@@ -313,9 +321,9 @@ func TestNoCredentialsInTheLog(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, site.URL+path+"?_wpnonce="+nonce, nil)
 		req.Header.Set("Authorization", wptest.BasicAuth(admin.Login, admin.ApplicationPassword))
 		req.Header.Set("X-WP-Nonce", nonce)
-		do(t, c, req)
+		resp, _ := do(t, c, req)
+		accessLog(t, resp)
 	}
-	accessLog(t, "/wp-json/fieldmgr/v1/field-groups")
 	var hashes []string
 	site.PHP(t, fmt.Sprintf(`$u = get_user_by("id", %d); return array($u->user_pass, get_user_meta(%d, "_application_passwords", true)[0]["password"]);`, admin.ID, admin.ID), &hashes)
 	logs := site.SidecarLog()

@@ -78,12 +78,12 @@ func TestPages(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, "Hello world!") || !strings.Contains(body, `rel="canonical" href="`+site.URL+`/hello-world/"`) {
 		t.Errorf("post page: %d", resp.StatusCode)
 	}
+	if line := accessLog(t, resp); line["status"] != 200.0 || line["served_by"] != "php" || line["path"] != "/hello-world/" {
+		t.Errorf("access log of the page: %v", line)
+	}
 	resp, _ = get(t, nil, "/no-such-page/")
 	if resp.StatusCode != 404 {
 		t.Errorf("missing page: %d, want WordPress's 404", resp.StatusCode)
-	}
-	if line := accessLog(t, "/hello-world/"); line["status"] != 200.0 || line["served_by"] != "php" {
-		t.Errorf("access log of the page: %v", line)
 	}
 }
 
@@ -214,7 +214,7 @@ func TestPlainPermalinksSendNamespacesToPHP(t *testing.T) {
 		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != site.URL+path+"/" || resp.Header.Get("X-Redirect-By") != "WordPress" {
 			t.Errorf("%s under plain permalinks: %d %q %.100s", path, resp.StatusCode, resp.Header.Get("Location"), body)
 		}
-		if line := accessLog(t, path); line["status"] != 301.0 || line["served_by"] != "php" {
+		if line := accessLog(t, resp); line["status"] != 301.0 || line["served_by"] != "php" || line["path"] != path {
 			t.Errorf("%s: access log %v, want 301 served by php", path, line)
 		}
 	}
@@ -226,15 +226,19 @@ func setPermalinks(t *testing.T, structure string) {
 	time.Sleep(500 * time.Millisecond) // two settings refreshes of the sidecar
 }
 
-// accessLog waits for the sidecar's (batched) access log to show a request
-// for path and returns the last such line.
-func accessLog(t *testing.T, path string) map[string]any {
+// accessLog waits for the sidecar's (batched) access log to show the
+// request that got resp, found by its X-Request-Id, and returns that line.
+func accessLog(t *testing.T, resp *http.Response) map[string]any {
 	t.Helper()
+	id := resp.Header.Get("X-Request-Id")
+	if id == "" {
+		t.Fatal("response without X-Request-Id")
+	}
 	var found map[string]any
 	waitFor(t, func() bool {
 		for _, l := range strings.Split(site.SidecarLog(), "\n") {
 			m := map[string]any{}
-			if json.Unmarshal([]byte(l), &m) == nil && m["message"] == "request" && m["path"] == path {
+			if json.Unmarshal([]byte(l), &m) == nil && m["message"] == "request" && m["request_id"] == id {
 				found = m
 			}
 		}
