@@ -37,6 +37,21 @@ type SiteSettings struct {
 	ReadAt         time.Time
 }
 
+// LocalTime is WordPress's current_time('mysql'): now in the site's time
+// zone (timezone_string, else the gmt_offset in hours, else UTC), as
+// "YYYY-MM-DD HH:MM:SS".
+func (s SiteSettings) LocalTime(now time.Time) string {
+	if s.TimezoneString != "" {
+		if loc, err := time.LoadLocation(s.TimezoneString); err == nil {
+			return now.In(loc).Format(time.DateTime)
+		}
+	}
+	if h, err := strconv.ParseFloat(strings.TrimSpace(s.GMTOffset), 64); err == nil && h != 0 {
+		return now.In(time.FixedZone("", int(h*3600))).Format(time.DateTime)
+	}
+	return now.UTC().Format(time.DateTime)
+}
+
 // PlainPermalinks tells whether the site uses plain permalinks, under which
 // /wp-json/ is not the REST API.
 func (s SiteSettings) PlainPermalinks() bool { return s.PermalinkStructure == "" }

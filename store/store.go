@@ -70,6 +70,9 @@ func Open(o Options) (*DB, error) {
 	// Client-side interpolation saves the prepare and close round trips on
 	// every query; it is safe with utf8mb4.
 	c.InterpolateParams = true
+	// UPDATE reports the rows it matched, not only those it changed, so
+	// "not found" is never confused with "already so".
+	c.ClientFoundRows = true
 	c.Loc = time.UTC
 	c.Logger = mysqlLogger{o.Logger}
 	conn, err := mysql.NewConnector(c)

@@ -169,3 +169,20 @@ func TestSettings_MultisiteNetworkOptions(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+func TestLocalTime(t *testing.T) {
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		tz, offset, want string
+	}{
+		{"Europe/Berlin", "", "2026-07-01 14:00:00"},
+		{"", "-5.5", "2026-07-01 06:30:00"},
+		{"", "", "2026-07-01 12:00:00"},
+		{"Not/AZone", "2", "2026-07-01 14:00:00"},
+	}
+	for _, tt := range tests {
+		if got := (store.SiteSettings{TimezoneString: tt.tz, GMTOffset: tt.offset}).LocalTime(now); got != tt.want {
+			t.Errorf("LocalTime(%q, %q) = %s, want %s", tt.tz, tt.offset, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,10 @@
 package main
 
 import (
+	// Site time zones are looked up by name; the binary carries the database
+	// for hosts (distroless) that have none.
+	_ "time/tzdata"
+
 	"context"
 	"fmt"
 	"os"

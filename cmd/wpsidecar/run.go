@@ -70,7 +70,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
 		Log: logger.With().Str("component", "auth").Logger(),
 	})
-	namespaces := []proxy.Namespace{fieldmgr.New(authn)}
+	groups, err := db.FieldGroups(cfg.FieldmgrTable)
+	if err != nil {
+		return err
+	}
+	namespaces := []proxy.Namespace{fieldmgr.New(authn, groups, settings, logger.With().Str("component", "fieldmgr").Logger())}
 	if cfg.ThemeoptsConfig != "" {
 		namespaces = append(namespaces, themeopts.New(authn))
 	}

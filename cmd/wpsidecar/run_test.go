@@ -110,10 +110,6 @@ func TestRun_EndToEnd(t *testing.T) {
 	if code, body := get(t, s.public+"/hello-world/?p=1"); code != 200 || body != "php: /hello-world/?p=1" {
 		t.Errorf("pass-through: %d %q", code, body)
 	}
-	// No handler of the namespaces exists yet: their requests go to PHP.
-	if code, body := get(t, s.public+"/wp-json/fieldmgr/v1/field-groups"); code != 200 || body != "php: /wp-json/fieldmgr/v1/field-groups" {
-		t.Errorf("fieldmgr: %d %q", code, body)
-	}
 	if code, body := get(t, s.admin+"/healthz"); code != 200 || body != "{\"status\":\"ok\"}\n" {
 		t.Errorf("healthz: %d %q", code, body)
 	}
@@ -128,8 +124,22 @@ func TestRun_EndToEnd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if _, body := get(t, s.admin+"/metrics"); !strings.Contains(body, `wpsidecar_http_requests_total{code="200",route="php",served_by="php"} 2`) {
-		t.Errorf("metrics:\n%s", body)
+	// The sidecar's own routes (anonymous: WordPress's 401), and a path of
+	// the namespace it does not define, which PHP answers.
+	if code, body := get(t, s.public+"/wp-json/fieldmgr/v1/field-groups"); code != 401 || !strings.Contains(body, `"code":"rest_forbidden"`) {
+		t.Errorf("fieldmgr: %d %q", code, body)
+	}
+	if code, body := get(t, s.public+"/wp-json/fieldmgr/v1/other"); code != 200 || body != "php: /wp-json/fieldmgr/v1/other" {
+		t.Errorf("fieldmgr, unknown route: %d %q", code, body)
+	}
+	_, body := get(t, s.admin+"/metrics")
+	for _, want := range []string{
+		`wpsidecar_http_requests_total{code="200",route="php",served_by="php"} 2`,
+		`wpsidecar_http_requests_total{code="401",route="GET /wp-json/fieldmgr/v1/field-groups",served_by="sidecar"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 	if code, body := get(t, s.public+"/metrics"); code != 200 || body != "php: /metrics" {
 		t.Error("/metrics on the public port must be PHP's, not the admin listener's")

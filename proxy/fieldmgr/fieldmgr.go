@@ -3,22 +3,368 @@
 package fieldmgr
 
 import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
 	"github.com/gorilla/mux"
+	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
+
+// Settings gives the site settings (for the site's local time).
+type Settings interface {
+	Current() (store.SiteSettings, error)
+}
 
 // Service holds the namespace's dependencies.
 type Service struct {
-	auth *auth.Authenticator
+	auth     *auth.Authenticator
+	groups   *store.FieldGroups
+	settings Settings
+	now      func() time.Time
+	log      zerolog.Logger
+
+	tableMu    sync.Mutex
+	tableReady atomic.Bool
 }
 
 // New returns the service.
-func New(a *auth.Authenticator) *Service { return &Service{auth: a} }
+func New(a *auth.Authenticator, groups *store.FieldGroups, settings Settings, log zerolog.Logger) *Service {
+	return &Service{auth: a, groups: groups, settings: settings, now: time.Now, log: log}
+}
+
+// ensureTable creates the field-group table the first time a request needs
+// it (the database may not be up when the sidecar starts).
+func (s *Service) ensureTable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.tableReady.Load() {
+			s.tableMu.Lock()
+			if !s.tableReady.Load() {
+				created, err := s.groups.EnsureTable(r.Context())
+				if err != nil {
+					s.tableMu.Unlock()
+					s.fail(w, r, err)
+					return
+				}
+				if created {
+					s.log.Info().Str("table", s.groups.Table()).Msg("created the field-group table")
+				}
+				s.tableReady.Store(true)
+			}
+			s.tableMu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // Name is the namespace the service answers.
 func (s *Service) Name() string { return "fieldmgr/v1" }
 
-// Register lists every route of the namespace. Until a route is listed
-// here, its requests go to PHP.
-func (s *Service) Register(r *mux.Router) {}
+// Register lists every route of the namespace (api-contract.md §2), all
+// behind manage_options. Other paths and methods go to PHP.
+func (s *Service) Register(r *mux.Router) {
+	r.Use(s.auth.Require(func(*http.Request) string { return "manage_options" }, http.StatusUnauthorized, wpjson.AuthFail), s.ensureTable)
+	r.HandleFunc("/field-groups", s.handleList).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/field-groups", s.handleCreate).Methods(http.MethodPost)
+	r.HandleFunc("/field-groups/{id}", s.handleGet).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/field-groups/{id}", s.handleUpdate).Methods(http.MethodPut)
+	r.HandleFunc("/field-groups/{id}", s.handleDelete).Methods(http.MethodDelete)
+	r.HandleFunc("/field-groups/{id}/toggle", s.handleToggle).Methods(http.MethodPost)
+	r.HandleFunc("/field-schemas", s.handleSchemas).Methods(http.MethodGet, http.MethodHead)
+}
+
+// group is the wire form of a field group, keys in the contract's order.
+type group struct {
+	ID        string          `json:"id"`
+	Title     string          `json:"title"`
+	Config    json.RawMessage `json:"config"`
+	Status    string          `json:"status"`
+	CreatedAt string          `json:"created_at"`
+	UpdatedAt string          `json:"updated_at"`
+}
+
+func toWire(g store.FieldGroup) group {
+	return group{ID: g.Key, Title: g.Title, Config: configJSON(g.Config), Status: g.Status, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+}
+
+// configJSON is the stored config as JSON: the sidecar stores JSON text;
+// an older writer stored a PHP-serialized array, rendered as json_encode
+// would, with an empty fields list as {}.
+func configJSON(stored string) json.RawMessage {
+	if strings.HasPrefix(stored, "{") {
+		return json.RawMessage(stored)
+	}
+	v, err := phpserial.Unserialize(stored)
+	if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
+		return json.RawMessage("{}")
+	}
+	for i, e := range v.Entries {
+		if e.Key.Str == "fields" && e.Value.Kind == phpserial.Array && len(e.Value.Entries) == 0 {
+			v.Entries[i].Value = phpserial.Value{Kind: phpserial.Object}
+		}
+	}
+	if v.Kind == phpserial.Array && len(v.Entries) == 0 {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(phpserial.JSON(v))
+}
+
+type result struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	ID      string `json:"id,omitempty"`
+}
+
+type toggleResult struct {
+	Success bool   `json:"success"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+// handleList is GET /field-groups.
+func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
+	list, err := s.groups.List(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]group, len(list))
+	for i, g := range list {
+		out[i] = toWire(g)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleGet is GET /field-groups/{id}.
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
+	key, ok := groupKey(r)
+	if !ok {
+		s.fail(w, r, store.ErrNotFound)
+		return
+	}
+	g, err := s.groups.Get(r.Context(), key)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toWire(g))
+}
+
+// handleCreate is POST /field-groups.
+func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var key string
+	raw, ok := body["group_key"]
+	if !ok || json.Unmarshal(raw, &key) != nil || !groupKeyRe.MatchString(key) {
+		s.fail(w, r, invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -"))
+		return
+	}
+	rawTitle, ok := body["title"]
+	if !ok {
+		s.fail(w, r, invalid("title: required"))
+		return
+	}
+	title, err := validTitle(rawTitle)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	config := defaultConfig
+	if raw, ok := body["config"]; ok {
+		if config, err = validateConfig(raw); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	now, err := s.localNow()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.groups.Create(r.Context(), key, title, config, now); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, result{Success: true, Message: "Field group created", ID: key})
+}
+
+// handleUpdate is PUT /field-groups/{id}: title and/or config.
+func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	key, ok := groupKey(r)
+	if !ok {
+		s.fail(w, r, store.ErrNotFound)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var title, config *string
+	if raw, ok := body["title"]; ok {
+		t, err := validTitle(raw)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		title = &t
+	}
+	if raw, ok := body["config"]; ok {
+		c, err := validateConfig(raw)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		config = &c
+	}
+	if title == nil && config == nil {
+		s.fail(w, r, invalid("title or config: at least one is required"))
+		return
+	}
+	now, err := s.localNow()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.groups.Update(r.Context(), key, title, config, now); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, result{Success: true, Message: "Field group updated"})
+}
+
+// handleDelete is DELETE /field-groups/{id}.
+func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
+	key, ok := groupKey(r)
+	if !ok {
+		s.fail(w, r, store.ErrNotFound)
+		return
+	}
+	if err := s.groups.Delete(r.Context(), key); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, result{Success: true, Message: "Field group deleted"})
+}
+
+// handleToggle is POST /field-groups/{id}/toggle.
+func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) {
+	key, ok := groupKey(r)
+	if !ok {
+		s.fail(w, r, store.ErrNotFound)
+		return
+	}
+	now, err := s.localNow()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status, err := s.groups.Toggle(r.Context(), key, now)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	msg := "Field group activated"
+	if status == store.StatusInactive {
+		msg = "Field group deactivated"
+	}
+	writeJSON(w, http.StatusOK, toggleResult{Success: true, Status: status, Message: msg})
+}
+
+// handleSchemas is GET /field-schemas.
+func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) {
+	writeRaw(w, http.StatusOK, schemasJSON)
+}
+
+// groupKey is the {id} of the path, decoded; false when it cannot be a key
+// (the database is then not asked).
+func groupKey(r *http.Request) (string, bool) {
+	k, err := url.PathUnescape(mux.Vars(r)["id"])
+	return k, err == nil && groupKeyRe.MatchString(k)
+}
+
+func (s *Service) localNow() (string, error) {
+	st, err := s.settings.Current()
+	if err != nil {
+		return "", err
+	}
+	return st.LocalTime(s.now()), nil
+}
+
+// readBody reads a JSON object body: JSON media type, at most the sidecar's
+// body limit (enforced by the proxy), an object at the top.
+func readBody(r *http.Request) (map[string]json.RawMessage, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mt != "application/json" && !(len(mt) > 5 && mt[len(mt)-5:] == "+json")) {
+		return nil, errMediaType
+	}
+	b, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, errTooLarge
+	}
+	if err != nil {
+		return nil, invalid("body: could not be read")
+	}
+	if _, err := parseJSON(b); err != nil {
+		return nil, invalid("body: not valid JSON: %v", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return nil, invalid("body: must be a JSON object")
+	}
+	return m, nil
+}
+
+var (
+	errMediaType = errors.New("unsupported media type")
+	errTooLarge  = errors.New("body too large")
+)
+
+// fail maps an error to the contract's answer, in one place.
+func (s *Service) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var v *validationError
+	switch {
+	case errors.As(err, &v):
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": v.msg})
+	case errors.Is(err, errMediaType):
+		writeJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": "The request body must be JSON (Content-Type: application/json)."})
+	case errors.Is(err, errTooLarge):
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "The request body is too large."})
+	case errors.Is(err, store.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Field group not found"})
+	case errors.Is(err, store.ErrDuplicate):
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "A field group with this key already exists"})
+	case errors.Is(err, store.ErrUnavailable):
+		wpjson.WriteError(w, wpjson.ErrDBUnavailable)
+	default:
+		zerolog.Ctx(r.Context()).Error().Err(err).Msg("fieldmgr: database operation failed")
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "The database operation failed."})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	wpjson.SetNoCache(w.Header())
+	wpjson.WriteJSON(w, status, v)
+}
+
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	wpjson.SetNoCache(w.Header())
+	wpjson.WriteRaw(w, status, b)
+}

@@ -3,6 +3,7 @@ package phpserial
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -205,4 +206,46 @@ func FuzzUnserialize(f *testing.F) {
 			t.Fatalf("%q -> %q does not read back: %v", in, out, err)
 		}
 	})
+}
+
+func TestJSON_NestedVector(t *testing.T) {
+	var v struct {
+		PHPSerialize struct {
+			Nested struct {
+				Serialize string `json:"serialize"`
+				WPJSON    string `json:"wp_json_encode"`
+			} `json:"nested"`
+		} `json:"php_serialize"`
+	}
+	testvectors.Decode(t, &v)
+	val, err := Unserialize(v.PHPSerialize.Nested.Serialize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same JSON as PHP's, up to escaping (PHP writes \/ and \u00e9), key
+	// order included: compare token streams.
+	if got, want := tokens(t, JSON(val)), tokens(t, []byte(v.PHPSerialize.Nested.WPJSON)); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("JSON:\n got %s\nwant %s", JSON(val), v.PHPSerialize.Nested.WPJSON)
+	}
+	for in, want := range map[string]string{`a:0:{}`: `[]`, `a:1:{i:1;i:2;}`: `{"1":2}`, `d:1;`: `1`, `d:NAN;`: `null`, `C:1:"A":0:{}`: `{}`} {
+		v, _ := Unserialize(in)
+		if got := string(JSON(v)); got != want {
+			t.Errorf("JSON(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func tokens(t *testing.T, b []byte) []string {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.UseNumber()
+	var out []string
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			break
+		}
+		out = append(out, fmt.Sprintf("%v", tok))
+	}
+	return out
 }

@@ -1,0 +1,392 @@
+package fieldmgr_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+const (
+	adminPW = "abcdEFGHijklMNOPqrstUVWX"
+	subPW   = "zyxwVUTSrqpoNMLKjihgFEDC"
+	base    = "/wp-json/fieldmgr/v1"
+)
+
+type fixture struct {
+	t   *testing.T
+	tdb *testdb.DB
+	url string
+}
+
+func addUser(t *testing.T, tdb *testdb.DB, login, role, appPW string) {
+	t.Helper()
+	res, err := tdb.SQL.Exec("INSERT INTO wp_users (user_login, user_pass, user_nicename, user_email, user_registered, display_name) VALUES (?, 'x', ?, ?, NOW(), ?)",
+		login, login, login+"@example.test", login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+	h := auth.FastHash(appPW)
+	for k, v := range map[string]string{
+		"wp_capabilities":        fmt.Sprintf(`a:1:{s:%d:"%s";b:1;}`, len(role), role),
+		"_application_passwords": fmt.Sprintf(`a:1:{i:0;a:3:{s:4:"uuid";s:1:"u";s:8:"password";s:%d:"%s";s:9:"last_used";i:%d;}}`, len(h), h, time.Now().Unix()),
+	} {
+		if _, err := tdb.SQL.Exec("INSERT INTO wp_usermeta (user_id, meta_key, meta_value) VALUES (?, ?, ?)", id, k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	tdb := testdb.New(t)
+	roles, err := os.ReadFile("../../auth/testdata/user_roles_6.1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tdb.SetOption(t, "wp_user_roles", strings.TrimSpace(string(roles)))
+	tdb.SetOption(t, "using_application_passwords", "1")
+	tdb.SetOption(t, "db_version", "61833")
+	addUser(t, tdb, "admin", "administrator", adminPW)
+	addUser(t, tdb, "sub", "subscriber", subPW)
+	db := tdb.Store(t)
+	w := store.NewSettingsWatcher(db, time.Hour, store.SiteURLs{})
+	if err := w.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := auth.New(auth.Options{Store: db, Settings: w, Keys: map[string]string{"AUTH_KEY": "k"}, EnvironmentType: "local", Log: zerolog.Nop()})
+	groups, err := db.FieldGroups("wp_fieldmgr_groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
+	t.Cleanup(php.Close)
+	u, _ := url.Parse(php.URL)
+	h := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, Settings: w,
+		Namespaces: []proxy.Namespace{fieldmgr.New(a, groups, w, zerolog.Nop())}, Log: zerolog.Nop()})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &fixture{t: t, tdb: tdb, url: srv.URL}
+}
+
+// do sends a request as the administrator (or as login/password when given).
+func (f *fixture) do(method, path, body string, creds ...string) (int, string, http.Header) {
+	f.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, f.url+base+path, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	}
+	login, pw := "admin", adminPW
+	if len(creds) == 2 {
+		login, pw = creds[0], creds[1]
+	}
+	if login != "" {
+		req.SetBasicAuth(login, pw)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (f *fixture) expect(method, path, body string, wantStatus int, wantBody string) {
+	f.t.Helper()
+	code, got, _ := f.do(method, path, body)
+	if code != wantStatus || got != wantBody {
+		f.t.Errorf("%s %s %s:\n got %d %s\nwant %d %s", method, path, body, code, got, wantStatus, wantBody)
+	}
+}
+
+func (f *fixture) row(key string) (title, config, status, created, updated string) {
+	f.t.Helper()
+	err := f.tdb.SQL.QueryRow("SELECT title, config, status, created_at, updated_at FROM wp_fieldmgr_groups WHERE BINARY group_key = ?", key).
+		Scan(&title, &config, &status, &created, &updated)
+	if err != nil {
+		f.t.Fatalf("row %s: %v", key, err)
+	}
+	return
+}
+
+func TestAuthRequired(t *testing.T) {
+	f := newFixture(t)
+	code, body, _ := f.do(http.MethodGet, "/field-groups", "", "", "")
+	if code != 401 || body != `{"code":"rest_forbidden","message":"Sorry, you are not allowed to do that.","data":{"status":401}}` {
+		t.Errorf("anonymous: %d %s", code, body)
+	}
+	code, body, _ = f.do(http.MethodPost, "/field-groups", `{"group_key":"g","title":"t"}`, "sub", subPW)
+	if code != 403 || !strings.Contains(body, `"rest_forbidden"`) {
+		t.Errorf("subscriber: %d %s", code, body)
+	}
+	if n := f.count(); n != 0 {
+		t.Errorf("%d rows written by a refused request", n)
+	}
+}
+
+func (f *fixture) count() int {
+	var n int
+	f.tdb.SQL.QueryRow("SELECT COUNT(*) FROM wp_fieldmgr_groups").Scan(&n)
+	return n
+}
+
+func TestCreateGetList(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodGet, "/field-groups", "", 200, `[]`)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"product_info","title":"Produktinfo – Größe 🎉","extra":1}`, 201,
+		`{"success":true,"message":"Field group created","id":"product_info"}`)
+	config := `{"type":"post","post_type":"product","position":"side","fields":{"zeta":{"type":"text","label":"Z","maxlength":20},"alpha":{"type":"number","label":"A","min":0.5},"mid":{"type":"select","label":"M","choices":{"b":"B","a":"A"}}},"custom_top":{"y":1,"x":2}}`
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"Ordered-Keys","title":"t","config":`+config+`}`, 201,
+		`{"success":true,"message":"Field group created","id":"Ordered-Keys"}`)
+
+	title, cfg, status, created, updated := f.row("product_info")
+	if title != "Produktinfo – Größe 🎉" || cfg != `{"type":"post","post_type":"post","position":"normal","fields":{}}` || status != "active" || created != updated {
+		t.Errorf("row: %q %q %q %q %q", title, cfg, status, created, updated)
+	}
+	if _, cfg, _, _, _ := f.row("Ordered-Keys"); cfg != config {
+		t.Errorf("stored config changed order or content:\n%s", cfg)
+	}
+	code, body, h := f.do(http.MethodGet, "/field-groups/Ordered-Keys", "")
+	want := `{"id":"Ordered-Keys","title":"t","config":` + config + `,"status":"active","created_at":"` + created + `","updated_at":"` + created + `"}`
+	if code != 200 || body != want {
+		t.Errorf("get:\n got %d %s\nwant %s", code, body, want)
+	}
+	if h.Get("Content-Type") != "application/json; charset=UTF-8" || !strings.Contains(h.Get("Cache-Control"), "no-store") {
+		t.Errorf("headers %v", h)
+	}
+	code, body, _ = f.do(http.MethodGet, "/field-groups", "")
+	if code != 200 || !strings.HasPrefix(body, `[{"id":"product_info",`) || !strings.Contains(body, `{"id":"Ordered-Keys","title":"t","config":`+config) {
+		t.Errorf("list: %d %s", code, body)
+	}
+	// Created in the site's time zone (Europe/Berlin in the test site).
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	if ts, err := time.ParseInLocation(time.DateTime, created, berlin); err != nil || time.Since(ts).Abs() > time.Minute {
+		t.Errorf("created_at %q is not the site's local time now", created)
+	}
+}
+
+func TestCreate_Errors(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"dup","title":"t"}`, 201, `{"success":true,"message":"Field group created","id":"dup"}`)
+	tests := []struct {
+		body, err string
+	}{
+		{`{"group_key":"dup","title":"t"}`, "A field group with this key already exists"},
+		{`{"group_key":"DUP","title":"t"}`, "A field group with this key already exists"},
+		{`{"title":"t"}`, "group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -"},
+		{`{"group_key":"bad key","title":"t"}`, "group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -"},
+		{`{"group_key":5,"title":"t"}`, "group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -"},
+		{`{"group_key":"` + strings.Repeat("k", 192) + `","title":"t"}`, "group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -"},
+		{`{"group_key":"g"}`, "title: required"},
+		{`{"group_key":"g","title":"  "}`, "title: must not be empty"},
+		{`{"group_key":"g","title":7}`, "title: must be a string"},
+		{`{"group_key":"g","title":"` + strings.Repeat("é", 256) + `"}`, "title: at most 255 characters"},
+		{`{"group_key":"g","title":"t","config":[]}`, "config: must be an object"},
+		{`{"group_key":"g","title":"t","config":{}}`, "config.type: required"},
+		{`{"group_key":"g","title":"t","config":{"type":"page"}}`, "config.type: must be one of post, taxonomy, user, options_page"},
+		{`{"group_key":"g","title":"t","config":{"type":"post"}}`, "config.post_type: required when type is post"},
+		{`{"group_key":"g","title":"t","config":{"type":"post","post_type":"Bad Type"}}`, "config.post_type: must be 1-20 characters of a-z, 0-9, _ and -"},
+		{`{"group_key":"g","title":"t","config":{"type":"taxonomy"}}`, "config.taxonomy: required when type is taxonomy"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","position":"top"}}`, "config.position: must be one of normal, side, advanced"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":"x"}}`, "config.fields: must be an object"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"price":{"type":"money","label":"P"}}}}`, `config.fields.price.type: unknown field type "money"`},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"price":{"label":"P"}}}}`, "config.fields.price.type: required"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"price":{"type":"text"}}}}`, "config.fields.price.label: must be a non-empty string"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"price":{"type":"text","label":"P","maxlength":"5"}}}}`, "config.fields.price.maxlength: must be an integer"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"price":{"type":"text","label":"P","maxlength":5.5}}}}`, "config.fields.price.maxlength: must be an integer"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"price":{"type":"text","label":"P","choices":{}}}}}`, `config.fields.price.choices: not a setting of field type "text"`},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"pic":{"type":"image","label":"P","return_format":"blob"}}}}`, "config.fields.pic.return_format: must be one of array, url, id"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"Bad-Name":{"type":"text","label":"P"}}}}`, `config.fields."Bad-Name": field names are 1-64 characters of a-z, 0-9 and _`},
+		{`not json`, "body: not valid JSON: invalid character 'o' in literal null (expecting 'u')"},
+		{`[1,2]`, "body: must be a JSON object"},
+		{`{"group_key":"g","group_key":"h","title":"t"}`, `body: not valid JSON: duplicate key "group_key"`},
+	}
+	for _, tt := range tests {
+		f.expect(http.MethodPost, "/field-groups", tt.body, 400, `{"error":`+jsonString(tt.err)+`}`)
+	}
+	if n := f.count(); n != 1 {
+		t.Errorf("%d rows after refused creates, want 1", n)
+	}
+}
+
+func jsonString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return `"` + r.Replace(s) + `"`
+}
+
+func TestCreate_BodyKinds(t *testing.T) {
+	f := newFixture(t)
+	req, _ := http.NewRequest(http.MethodPost, f.url+base+"/field-groups", strings.NewReader("group_key=g&title=t"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("admin", adminPW)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 415 || string(b) != `{"error":"The request body must be JSON (Content-Type: application/json)."}` {
+		t.Errorf("form body: %d %s", resp.StatusCode, b)
+	}
+	big := `{"group_key":"g","title":"t","pad":"` + strings.Repeat("x", 1<<20) + `"}`
+	code, body, _ := f.do(http.MethodPost, "/field-groups", big)
+	if code != 413 {
+		t.Errorf("2 MiB body: %d %s", code, body)
+	}
+	if n := f.count(); n != 0 {
+		t.Errorf("%d rows written", n)
+	}
+}
+
+func TestOddIDs(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"abc","title":"t"}`, 201, `{"success":true,"message":"Field group created","id":"abc"}`)
+	notFound := `{"error":"Field group not found"}`
+	for _, id := range []string{"a%2Fb", "..", "%2E%2E", "a%22b", "a'b", strings.Repeat("a", 300), "ABC", "nope", "a%00b"} {
+		for _, m := range []string{http.MethodGet, http.MethodDelete} {
+			f.expect(m, "/field-groups/"+id, "", 404, notFound)
+		}
+		f.expect(http.MethodPut, "/field-groups/"+id, `{"title":"x"}`, 404, notFound)
+		f.expect(http.MethodPost, "/field-groups/"+id+"/toggle", "", 404, notFound)
+	}
+	if title, _, _, _, _ := f.row("abc"); title != "t" {
+		t.Error("a lookup by another case touched the row")
+	}
+}
+
+func TestUpdateDelete(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"g1","title":"old","config":{"type":"user","fields":{"a":{"type":"text","label":"A"}}}}`, 201,
+		`{"success":true,"message":"Field group created","id":"g1"}`)
+	f.tdb.SQL.Exec("UPDATE wp_fieldmgr_groups SET updated_at = '2000-01-01 00:00:00'")
+	f.expect(http.MethodPut, "/field-groups/g1", `{"title":"new"}`, 200, `{"success":true,"message":"Field group updated"}`)
+	title, cfg, _, created, updated := f.row("g1")
+	if title != "new" || cfg != `{"type":"user","fields":{"a":{"type":"text","label":"A"}}}` || updated == "2000-01-01 00:00:00" || updated < created {
+		t.Errorf("after title update: %q %q %q", title, cfg, updated)
+	}
+	f.expect(http.MethodPut, "/field-groups/g1", `{"config":{"type":"options_page","fields":[]}}`, 200, `{"success":true,"message":"Field group updated"}`)
+	if title, cfg, _, _, _ := f.row("g1"); title != "new" || cfg != `{"type":"options_page","fields":{}}` {
+		t.Errorf("after config update: %q %q", title, cfg)
+	}
+	f.expect(http.MethodPut, "/field-groups/g1", `{"other":1}`, 400, `{"error":"title or config: at least one is required"}`)
+	f.expect(http.MethodPut, "/field-groups/g1", `{"title":"ok","config":{"type":"bad"}}`, 400, `{"error":"config.type: must be one of post, taxonomy, user, options_page"}`)
+	if title, _, _, _, _ := f.row("g1"); title != "new" {
+		t.Error("a refused update wrote the title")
+	}
+	f.expect(http.MethodPut, "/field-groups/none", `{"title":"x"}`, 404, `{"error":"Field group not found"}`)
+	f.expect(http.MethodDelete, "/field-groups/g1", "", 200, `{"success":true,"message":"Field group deleted"}`)
+	f.expect(http.MethodDelete, "/field-groups/g1", "", 404, `{"error":"Field group not found"}`)
+	f.expect(http.MethodGet, "/field-groups/g1", "", 404, `{"error":"Field group not found"}`)
+}
+
+func TestToggle_ConcurrentParity(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"t1","title":"t"}`, 201, `{"success":true,"message":"Field group created","id":"t1"}`)
+	f.expect(http.MethodPost, "/field-groups/t1/toggle", "", 200, `{"success":true,"status":"inactive","message":"Field group deactivated"}`)
+	f.expect(http.MethodPost, "/field-groups/t1/toggle", "", 200, `{"success":true,"status":"active","message":"Field group activated"}`)
+	const n = 50
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, body, _ := f.do(http.MethodPost, "/field-groups/t1/toggle", "")
+			mu.Lock()
+			seen[fmt.Sprint(code, body)]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	off := `200{"success":true,"status":"inactive","message":"Field group deactivated"}`
+	on := `200{"success":true,"status":"active","message":"Field group activated"}`
+	if seen[off] != n/2 || seen[on] != n/2 {
+		t.Errorf("responses %v: each toggle must report the status it made", seen)
+	}
+	if _, _, status, _, _ := f.row("t1"); status != "active" {
+		t.Errorf("after %d toggles: %s", n, status)
+	}
+}
+
+func TestUpdate_ConcurrentNoLostWrite(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"u1","title":"t"}`, 201, `{"success":true,"message":"Field group created","id":"u1"}`)
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"title":"title %d"}`, i)
+			if i%2 == 1 {
+				body = fmt.Sprintf(`{"config":{"type":"user","n":%d}}`, i)
+			}
+			if code, b, _ := f.do(http.MethodPut, "/field-groups/u1", body); code != 200 {
+				t.Errorf("%d %s", code, b)
+			}
+		}(i)
+	}
+	wg.Wait()
+	title, cfg, _, _, _ := f.row("u1")
+	// Title-only and config-only updates touch only their column: the last
+	// of each kind survives, neither overwrote the other.
+	if !strings.HasPrefix(title, "title ") || !strings.HasPrefix(cfg, `{"type":"user","n":`) {
+		t.Errorf("title %q config %q", title, cfg)
+	}
+}
+
+func TestFieldSchemas(t *testing.T) {
+	f := newFixture(t)
+	code, body, _ := f.do(http.MethodGet, "/field-schemas", "")
+	text := `"text":{"label":"Text","settings":{"default_value":{"type":"string"},"placeholder":{"type":"string"},"maxlength":{"type":"integer"},"required":{"type":"boolean"},"instructions":{"type":"string"}}}`
+	if code != 200 || !strings.HasPrefix(body, "{"+text+",") {
+		t.Errorf("%d %s", code, body)
+	}
+	for _, typ := range []string{"text", "textarea", "number", "email", "url", "password", "select", "checkbox", "radio", "true_false", "image", "file", "wysiwyg", "date_picker", "color_picker"} {
+		if !strings.Contains(body, `"`+typ+`":{"label":`) {
+			t.Errorf("schema lacks %s", typ)
+		}
+	}
+	if !strings.Contains(body, `"return_format":{"type":"string","enum":["array","url","id"]}`) || !strings.Contains(body, `"choices":{"type":"object"}`) {
+		t.Error("image/file enum or choices missing")
+	}
+}
+
+func TestPHPSerializedConfigIsRead(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodGet, "/field-groups", "", 200, `[]`) // creates the table
+	f.tdb.SQL.Exec(`INSERT INTO wp_fieldmgr_groups (group_key, title, config, status, created_at, updated_at) VALUES ('old', 'Old', ?, 'inactive', '2020-01-02 03:04:05', '2020-01-02 03:04:05')`,
+		`a:4:{s:4:"type";s:4:"post";s:9:"post_type";s:4:"page";s:8:"position";s:6:"normal";s:6:"fields";a:0:{}}`)
+	f.expect(http.MethodGet, "/field-groups/old", "", 200,
+		`{"id":"old","title":"Old","config":{"type":"post","post_type":"page","position":"normal","fields":{}},"status":"inactive","created_at":"2020-01-02 03:04:05","updated_at":"2020-01-02 03:04:05"}`)
+}
+
+func TestOtherRoutesGoToPHP(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range [][2]string{{http.MethodPatch, "/field-groups/x"}, {http.MethodGet, "/other"}, {http.MethodGet, "/field-groups/x/toggle"}} {
+		if code, body, _ := f.do(c[0], c[1], ""); code != 200 || body != "php" {
+			t.Errorf("%s %s: %d %s", c[0], c[1], code, body)
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// FieldGroup is a row of the field-group table. Config is the config
+// object as stored: JSON text with the client's key order, or PHP
+// serialized from an older writer (see Config).
+type FieldGroup struct {
+	Key       string
+	Title     string
+	Config    string
+	Status    string
+	CreatedAt string // "YYYY-MM-DD HH:MM:SS", site time
+	UpdatedAt string
+}
+
+// Field-group statuses.
+const (
+	StatusActive   = "active"
+	StatusInactive = "inactive"
+)
+
+// ErrDuplicate: a group with that key (compared case-insensitively, as the
+// unique index does) exists.
+var ErrDuplicate = errors.New("duplicate key")
+
+// FieldGroups is the field-group table.
+type FieldGroups struct {
+	db    *DB
+	table string
+}
+
+var tableRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+
+// FieldGroups returns the table named table (validated).
+func (db *DB) FieldGroups(table string) (*FieldGroups, error) {
+	if !tableRe.MatchString(table) {
+		return nil, fmt.Errorf("store: invalid field-group table name %q", table)
+	}
+	return &FieldGroups{db: db, table: table}, nil
+}
+
+// Table is the table's name.
+func (f *FieldGroups) Table() string { return f.table }
+
+// EnsureTable creates the table when it is missing and reports whether it
+// did; an existing table is never altered.
+func (f *FieldGroups) EnsureTable(ctx context.Context) (bool, error) {
+	var n int
+	err := f.db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", f.table).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: %w", classify(err))
+	}
+	if n > 0 {
+		return false, nil
+	}
+	_, err = f.db.sql.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+f.table+"` ("+
+		"id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, group_key VARCHAR(191) NOT NULL, title TEXT NOT NULL, "+
+		"config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, "+
+		"updated_at DATETIME NOT NULL, PRIMARY KEY (id), UNIQUE KEY group_key (group_key), KEY status (status)"+
+		") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci")
+	if err != nil {
+		return false, fmt.Errorf("store: create %s: %w", f.table, classify(err))
+	}
+	return true, nil
+}
+
+const groupColumns = "group_key, title, config, status, DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s'), DATE_FORMAT(updated_at, '%Y-%m-%d %H:%i:%s')"
+
+func scanGroup(s interface{ Scan(...any) error }) (FieldGroup, error) {
+	var g FieldGroup
+	err := s.Scan(&g.Key, &g.Title, &g.Config, &g.Status, &g.CreatedAt, &g.UpdatedAt)
+	return g, err
+}
+
+// List returns every group in creation order.
+func (f *FieldGroups) List(ctx context.Context) ([]FieldGroup, error) {
+	rows, err := f.db.sql.QueryContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	defer rows.Close()
+	out := []FieldGroup{}
+	for rows.Next() {
+		g, err := scanGroup(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: field groups: %w", classify(err))
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	return out, nil
+}
+
+// Get returns the group whose key is exactly key (case-sensitive, although
+// the column's collation is not).
+func (f *FieldGroups) Get(ctx context.Context, key string) (FieldGroup, error) {
+	g, err := scanGroup(f.db.sql.QueryRowContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return FieldGroup{}, ErrNotFound
+	}
+	if err != nil {
+		return FieldGroup{}, fmt.Errorf("store: field group: %w", classify(err))
+	}
+	return g, nil
+}
+
+// Create inserts a new active group; now is the site's local time.
+func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string) error {
+	_, err := f.db.sql.ExecContext(ctx, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)",
+		key, title, config, now, now)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1062 {
+		return ErrDuplicate
+	}
+	if err != nil {
+		return fmt.Errorf("store: create field group: %w", classify(err))
+	}
+	return nil
+}
+
+// Update sets the title and/or config (nil leaves a value as it is) and
+// moves updated_at, in one statement.
+func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string) error {
+	set := []string{"updated_at = ?"}
+	args := []any{now}
+	if title != nil {
+		set = append(set, "title = ?")
+		args = append(args, *title)
+	}
+	if config != nil {
+		set = append(set, "config = ?")
+		args = append(args, *config)
+	}
+	args = append(args, key, key)
+	res, err := f.db.sql.ExecContext(ctx, "UPDATE `"+f.table+"` SET "+strings.Join(set, ", ")+" WHERE group_key = ? AND BINARY group_key = ?", args...)
+	if err != nil {
+		return fmt.Errorf("store: update field group: %w", classify(err))
+	}
+	return mustAffect(res)
+}
+
+// Delete removes the group for good.
+func (f *FieldGroups) Delete(ctx context.Context, key string) error {
+	res, err := f.db.sql.ExecContext(ctx, "DELETE FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key)
+	if err != nil {
+		return fmt.Errorf("store: delete field group: %w", classify(err))
+	}
+	return mustAffect(res)
+}
+
+// Toggle flips the status and returns the new one; concurrent toggles are
+// serialised by the row lock, so each sees the status its own flip made.
+func (f *FieldGroups) Toggle(ctx context.Context, key, now string) (string, error) {
+	tx, err := f.db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("store: toggle: %w", classify(err))
+	}
+	defer tx.Rollback()
+	var status string
+	err = tx.QueryRowContext(ctx, "SELECT status FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ? FOR UPDATE", key, key).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: toggle: %w", classify(err))
+	}
+	next := StatusInactive
+	if status != StatusActive {
+		next = StatusActive
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE `"+f.table+"` SET status = ?, updated_at = ? WHERE group_key = ? AND BINARY group_key = ?", next, now, key, key); err != nil {
+		return "", fmt.Errorf("store: toggle: %w", classify(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return "", fmt.Errorf("store: toggle: %w", classify(err))
+	}
+	return next, nil
+}
+
+func mustAffect(res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: %w", classify(err))
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package phpserial
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// JSON renders v as PHP's json_encode does, keys in order: an array whose
+// keys are 0..n-1 in order is a JSON array (so an empty array is []), any
+// other array or an object is a JSON object; floats print as PHP prints
+// them; NaN and infinities, which json_encode refuses, become null; an
+// enum is its "Class:Case" name and a C: object is {}.
+func JSON(v Value) []byte {
+	var b bytes.Buffer
+	writeJSON(&b, v)
+	return b.Bytes()
+}
+
+// IsList tells whether an array's keys are 0..n-1 in order.
+func (v Value) IsList() bool {
+	for i, e := range v.Entries {
+		if !e.Key.IsInt || e.Key.Int != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+func writeJSON(b *bytes.Buffer, v Value) {
+	switch v.Kind {
+	case Null:
+		b.WriteString("null")
+	case Bool:
+		b.WriteString(strconv.FormatBool(v.Bool))
+	case Int:
+		b.WriteString(strconv.FormatInt(v.Int, 10))
+	case Float:
+		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
+			b.WriteString("null")
+		} else {
+			b.WriteString(FormatFloat(v.Float, 'e'))
+		}
+	case String, Enum:
+		jsonString(b, v.Str)
+	case Array, Object:
+		if v.Custom {
+			b.WriteString("{}")
+			return
+		}
+		if v.Kind == Array && v.IsList() {
+			b.WriteByte('[')
+			for i, e := range v.Entries {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				writeJSON(b, e.Value)
+			}
+			b.WriteByte(']')
+			return
+		}
+		b.WriteByte('{')
+		for i, e := range v.Entries {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			jsonString(b, e.Key.String())
+			b.WriteByte(':')
+			writeJSON(b, e.Value)
+		}
+		b.WriteByte('}')
+	}
+}
+
+func jsonString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	b.Truncate(b.Len() - 1)
+}
