@@ -23,6 +23,8 @@ fuzz:
 	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
+	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
+	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
 
 demo:
 	scripts/demo.sh
