@@ -96,10 +96,11 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, metaK
 	if clean == "" && email == "" {
 		return nil, ErrNotFound
 	}
-	args := []any{}
-	q := "SELECT u.ID, u.user_login, u.user_email, u.user_pass, u.user_login = ?, m.meta_key, m.meta_value FROM " +
+	// No ORDER BY: sorting a join makes MariaDB build a temporary table on
+	// every request. The rows are few; the choices are made here.
+	args := []any{clean}
+	q := "SELECT u.ID, u.user_login, u.user_email, u.user_pass, u.user_login = ?, m.umeta_id, m.meta_key, m.meta_value FROM " +
 		db.Table("users") + " u LEFT JOIN " + db.Table("usermeta") + " m ON m.user_id = u.ID"
-	args = append(args, clean)
 	if len(metaKeys) > 0 {
 		q += " AND m.meta_key IN (?" + strings.Repeat(",?", len(metaKeys)-1) + ")"
 		for _, k := range metaKeys {
@@ -114,8 +115,6 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, metaK
 		q += " OR u.user_email = ?"
 		args = append(args, email)
 	}
-	q += " ORDER BY u.user_login = ? DESC, u.ID, m.umeta_id"
-	args = append(args, clean)
 
 	rows, err := db.sql.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -123,28 +122,34 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, metaK
 	}
 	defer rows.Close()
 	var u *User
+	metaIDs := map[string]int64{}
 	for rows.Next() {
 		var (
 			id                    int64
 			ulogin, uemail, upass string
 			byLogin               bool
+			umetaID               sql.NullInt64
 			metaKey, metaValue    sql.NullString
 		)
-		if err := rows.Scan(&id, &ulogin, &uemail, &upass, &byLogin, &metaKey, &metaValue); err != nil {
+		if err := rows.Scan(&id, &ulogin, &uemail, &upass, &byLogin, &umetaID, &metaKey, &metaValue); err != nil {
 			return nil, fmt.Errorf("store: user: %w", classify(err))
 		}
-		if u == nil {
+		// The login match wins over an e-mail match, then the lowest ID.
+		better := u == nil || (byLogin && u.Matched != "login") || (byLogin == (u.Matched == "login") && id < u.ID)
+		if better {
 			u = &User{ID: id, Login: ulogin, Email: uemail, Pass: upass, Meta: map[string]string{}, Matched: "email"}
 			if byLogin {
 				u.Matched = "login"
 			}
+			clear(metaIDs)
 		}
 		if id != u.ID || !metaKey.Valid {
 			continue
 		}
 		// "Single" meta reads take the lowest umeta_id.
-		if _, seen := u.Meta[metaKey.String]; !seen {
+		if old, seen := metaIDs[metaKey.String]; !seen || umetaID.Int64 < old {
 			u.Meta[metaKey.String] = metaValue.String
+			metaIDs[metaKey.String] = umetaID.Int64
 		}
 	}
 	if err := rows.Err(); err != nil {
