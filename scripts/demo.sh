@@ -33,6 +33,14 @@ trap 'cleanup; exit 0' INT TERM
 sidecar_pid=$!
 for _ in $(seq 1 50); do curl -fso /dev/null "$WP_SITEURL/" && break; sleep 0.1; done
 
+# Demo field groups, through the sidecar's own API (a second run finds them).
+auth=(-u "$WP_ADMIN_USER:$app_password" -H 'Content-Type: application/json')
+curl -s -o /dev/null "${auth[@]}" "$WP_SITEURL/wp-json/fieldmgr/v1/field-groups" -d '{"group_key":"product_details","title":"Product details",
+  "config":{"type":"post","post_type":"post","position":"normal","fields":{"subtitle":{"type":"text","label":"Subtitle","maxlength":120},
+  "price":{"type":"number","label":"Price","min":0,"step":0.01},"hero":{"type":"image","label":"Hero image","return_format":"url"}}}}'
+curl -s -o /dev/null "${auth[@]}" "$WP_SITEURL/wp-json/fieldmgr/v1/field-groups" -d '{"group_key":"author_profile","title":"Author profile",
+  "config":{"type":"user","fields":{"twitter":{"type":"url","label":"Twitter"},"bio":{"type":"wysiwyg","label":"Short bio","toolbar":"basic"}}}}'
+
 cat <<EOF
 
   WordPress behind wpsidecar: $WP_SITEURL/
@@ -41,10 +49,11 @@ cat <<EOF
   Sidecar log:                $DEMO_STATE/sidecar.log
   Health and metrics:         http://127.0.0.1:9090/readyz   http://127.0.0.1:9090/metrics
 
-  Try the two namespaces (answered by PHP, which has no such routes, until
-  their handlers land in the sidecar):
+  Try the field groups (answered by the sidecar from MySQL):
     curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/fieldmgr/v1/field-groups
-    curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/fieldmgr/v1/field-schemas
+    curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/fieldmgr/v1/field-groups/product_details/toggle -X POST
+  and the theme options (answered by PHP, which has no such routes, until
+  the sidecar's themeopts/v1 lands):
     curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/themeopts/v1/options
   and WordPress itself, through the sidecar:
     curl -s '$WP_SITEURL/wp-json/wp/v2/posts?per_page=1&_fields=id,title'

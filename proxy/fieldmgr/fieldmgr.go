@@ -3,6 +3,7 @@
 package fieldmgr
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -85,21 +86,27 @@ func (s *Service) Register(r *mux.Router) {
 	r.HandleFunc("/field-schemas", s.handleSchemas).Methods(http.MethodGet, http.MethodHead)
 }
 
-// group is the wire form of a field group, keys in the contract's order.
-type group struct {
-	ID        string          `json:"id"`
-	Title     string          `json:"title"`
-	Config    json.RawMessage `json:"config"`
-	Status    string          `json:"status"`
-	CreatedAt string          `json:"created_at"`
-	UpdatedAt string          `json:"updated_at"`
+// writeGroup writes the wire form of a group, keys in the contract's order.
+// It is written by hand: encoding/json would re-scan every stored config,
+// the bulk of a list, on every request.
+func writeGroup(b *bytes.Buffer, g store.FieldGroup) {
+	b.WriteString(`{"id":`)
+	encodeString(b, g.Key)
+	b.WriteString(`,"title":`)
+	encodeString(b, g.Title)
+	b.WriteString(`,"config":`)
+	b.Write(configJSON(g.Config))
+	b.WriteString(`,"status":`)
+	encodeString(b, g.Status)
+	b.WriteString(`,"created_at":`)
+	encodeString(b, g.CreatedAt)
+	b.WriteString(`,"updated_at":`)
+	encodeString(b, g.UpdatedAt)
+	b.WriteByte('}')
 }
 
-func toWire(g store.FieldGroup) group {
-	return group{ID: g.Key, Title: g.Title, Config: configJSON(g.Config), Status: g.Status, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
-}
-
-// configJSON is the stored config as JSON: the sidecar stores JSON text;
+// configJSON is the stored config as JSON: the sidecar stores JSON text
+// (validated on the way in);
 // an older writer stored a PHP-serialized array, rendered as json_encode
 // would, with an empty fields list as {}.
 func configJSON(stored string) json.RawMessage {
@@ -140,11 +147,16 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]group, len(list))
+	var b bytes.Buffer
+	b.WriteByte('[')
 	for i, g := range list {
-		out[i] = toWire(g)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeGroup(&b, g)
 	}
-	writeJSON(w, http.StatusOK, out)
+	b.WriteByte(']')
+	writeRaw(w, http.StatusOK, b.Bytes())
 }
 
 // handleGet is GET /field-groups/{id}.
@@ -159,7 +171,9 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toWire(g))
+	var b bytes.Buffer
+	writeGroup(&b, g)
+	writeRaw(w, http.StatusOK, b.Bytes())
 }
 
 // handleCreate is POST /field-groups.

@@ -145,6 +145,17 @@ func (n node) encode(b *bytes.Buffer) {
 }
 
 func encodeString(b *bytes.Buffer, s string) {
+	plain := utf8.ValidString(s)
+	for i := 0; plain && i < len(s); i++ {
+		c := s[i]
+		plain = c >= 0x20 && c != '"' && c != '\\' && c != 0xe2 // 0xe2 starts U+2028/U+2029, which encoding/json escapes
+	}
+	if plain {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
