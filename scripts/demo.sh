@@ -12,12 +12,6 @@ export WP_SITEURL="http://127.0.0.1:$DEMO_PORT" WP_PORT=${WP_PORT:-8081} WP_PROX
 scripts/install-deps.sh
 mkdir -p "$DEMO_STATE"
 go build -o "$DEMO_STATE/wpsidecar" ./cmd/wpsidecar
-scripts/wordpress.sh start "$DEMO_STATE/wp" > "$DEMO_STATE/wp.env"
-# shellcheck disable=SC1091
-. "$DEMO_STATE/wp.env"
-
-app_password=$(WP_HTTP_HOST="127.0.0.1:$DEMO_PORT" php scripts/wp/app-password.php "$WP_DOCROOT" "$WP_ADMIN_USER" demo "$DEMO_STATE/app-password.json")
-
 sidecar_pid=""
 cleanup() {
   trap - EXIT INT TERM
@@ -27,6 +21,12 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'cleanup; exit 0' INT TERM
+scripts/wordpress.sh start "$DEMO_STATE/wp" > "$DEMO_STATE/wp.env"
+# shellcheck disable=SC1091
+. "$DEMO_STATE/wp.env"
+
+app_password=$(WP_HTTP_HOST="127.0.0.1:$DEMO_PORT" php scripts/wp/app-password.php "$WP_DOCROOT" "$WP_ADMIN_USER" demo "$DEMO_STATE/app-password.json")
+
 
 "$DEMO_STATE/wpsidecar" --listen "127.0.0.1:$DEMO_PORT" --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
   --log-format console > "$DEMO_STATE/sidecar.log" 2>&1 &

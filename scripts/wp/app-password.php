@@ -29,6 +29,13 @@ if ( $state && is_readable( $state ) ) {
 		exit( 0 );
 	}
 }
+// An item of this name without its password in STATE_FILE is lost to us:
+// replace it (WordPress 6.1 refuses a second item of the same name).
+foreach ( WP_Application_Passwords::get_user_application_passwords( $user->ID ) as $item ) {
+	if ( $name === $item['name'] ) {
+		WP_Application_Passwords::delete_application_password( $user->ID, $item['uuid'] );
+	}
+}
 $created = WP_Application_Passwords::create_new_application_password( $user->ID, array( 'name' => $name ) );
 if ( is_wp_error( $created ) ) {
 	fwrite( STDERR, $created->get_error_message() . "\n" );
