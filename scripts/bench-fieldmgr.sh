@@ -8,28 +8,9 @@
 #   scripts/bench-fieldmgr.sh          # ROUNDS=3 DURATION=5s
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${ROUNDS:=3}" "${DURATION:=5s}" "${STATE:=.bench}"
-export WP_PORT=${WP_PORT:-18081} WP_PROXY_PORT=${WP_PROXY_PORT:-18082}
-SIDECAR_PORT=${SIDECAR_PORT:-18080}
-export WP_SITEURL="http://127.0.0.1:$SIDECAR_PORT" WP_DB_NAME=${WP_DB_NAME:-wpsidecar_bench}
-
-command -v wrk >/dev/null || { echo "bench: wrk missing: run scripts/install-deps.sh" >&2; exit 1; }
-mkdir -p "$STATE"
-go build -o "$STATE/wpsidecar" ./cmd/wpsidecar
-scripts/wordpress.sh start "$STATE/wp" > "$STATE/wp.env"
-# shellcheck disable=SC1091
-. "$STATE/wp.env"
-sidecar_pid=""
-cleanup() {
-  [ -n "$sidecar_pid" ] && kill "$sidecar_pid" 2>/dev/null && wait "$sidecar_pid" 2>/dev/null
-  scripts/wordpress.sh stop "$STATE/wp"
-}
-trap cleanup EXIT
-
-"$STATE/wpsidecar" --listen "127.0.0.1:$SIDECAR_PORT" --admin-listen 127.0.0.1:0 \
-  --upstream "$WP_URL" --wp-config "$WP_CONFIG" > "$STATE/sidecar.log" 2>&1 &
-sidecar_pid=$!
-for _ in $(seq 1 50); do curl -fso /dev/null "$WP_SITEURL/static.txt" && break; sleep 0.1; done
+: "${ROUNDS:=3}" "${DURATION:=5s}"
+# shellcheck source=scripts/bench-site.sh
+. scripts/bench-site.sh
 
 pw=$(WP_HTTP_HOST="127.0.0.1:$SIDECAR_PORT" php scripts/wp/app-password.php "$WP_DOCROOT" "$WP_ADMIN_USER" bench "$STATE/bench-app-password.json")
 auth="Authorization: Basic $(printf '%s:%s' "$WP_ADMIN_USER" "$pw" | base64 -w0)"

@@ -10,27 +10,9 @@
 # Needs: scripts/install-deps.sh (wrk, nginx, php-fpm, wordpress, MariaDB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${ROUNDS:=8}" "${DURATION:=4s}" "${STATE:=.bench}"
-export WP_PORT=${WP_PORT:-18081} WP_PROXY_PORT=${WP_PROXY_PORT:-18082}
-SIDECAR_PORT=${SIDECAR_PORT:-18080}
-export WP_SITEURL="http://127.0.0.1:$SIDECAR_PORT" WP_DB_NAME=${WP_DB_NAME:-wpsidecar_bench}
-
-command -v wrk >/dev/null || { echo "bench: wrk missing: run scripts/install-deps.sh" >&2; exit 1; }
-mkdir -p "$STATE"
-go build -o "$STATE/wpsidecar" ./cmd/wpsidecar
-scripts/wordpress.sh start "$STATE/wp" > /dev/null
-sidecar_pid=""
-cleanup() {
-  [ -n "$sidecar_pid" ] && kill "$sidecar_pid" 2>/dev/null && wait "$sidecar_pid" 2>/dev/null
-  scripts/wordpress.sh stop "$STATE/wp"
-}
-trap cleanup EXIT
-
-env ${SIDECAR_GOMAXPROCS:+GOMAXPROCS=$SIDECAR_GOMAXPROCS} "$STATE/wpsidecar" --listen "127.0.0.1:$SIDECAR_PORT" --admin-listen 127.0.0.1:0 \
-  --upstream "http://127.0.0.1:$WP_PORT" --wp-config "$STATE/wp/wordpress/wp-config.php" \
-  > "$STATE/sidecar.log" 2>&1 &
-sidecar_pid=$!
-for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$SIDECAR_PORT/static.txt" && break; sleep 0.1; done
+: "${ROUNDS:=8}" "${DURATION:=4s}"
+# shellcheck source=scripts/bench-site.sh
+. scripts/bench-site.sh
 
 host="127.0.0.1:$SIDECAR_PORT"
 # Pairs to compare: name|baseline URL|sidecar URL|connections. Each pair is
