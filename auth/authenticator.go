@@ -29,6 +29,9 @@ type User struct {
 	// Via says how: "cookie", "application_password" or "basic_password".
 	Via  string
 	caps Caps
+	// freshNonce is the wp_rest nonce WordPress hands back after a cookie
+	// and nonce authenticated the request.
+	freshNonce string
 }
 
 // Can tells whether the user has a capability.
@@ -209,6 +212,9 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 	}
 	if site.salts.VerifyNonce(nonceValue, "wp_rest", uid, token, now) == 0 {
 		return nil, ErrBadNonce
+	}
+	if user != nil {
+		user.freshNonce, _ = site.salts.Nonce(NonceTick(now), "wp_rest", uid, token)
 	}
 	return user, nil
 }

@@ -21,7 +21,10 @@ type Fail func(w http.ResponseWriter, r *http.Request, status int, f *Failure, e
 // capability returned by capability(r), with the contract's answers
 // otherwise: unauthenticated is unauthStatus (401 for fieldmgr, 403 for
 // themeopts) with rest_forbidden or WordPress's credential code; a bad
-// nonce or a missing capability is 403.
+// nonce or a missing capability is 403. An empty capability lets anonymous
+// requests through too (WordPress's OPTIONS answers need no permission),
+// while bad credentials still fail. After a cookie and nonce, the response
+// carries a fresh X-WP-Nonce, as WordPress sends.
 func (a *Authenticator) Require(capability func(*http.Request) string, unauthStatus int, fail Fail) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,13 +41,17 @@ func (a *Authenticator) Require(capability func(*http.Request) string, unauthSta
 				fail(w, r, 0, nil, err)
 				return
 			}
-			if u == nil {
+			need := capability(r)
+			if u == nil && need != "" {
 				fail(w, r, unauthStatus, ErrForbidden, nil)
 				return
 			}
-			if !u.Can(capability(r)) {
+			if u != nil && need != "" && !u.Can(need) {
 				fail(w, r, http.StatusForbidden, errNoCap, nil)
 				return
+			}
+			if u != nil && u.freshNonce != "" {
+				w.Header().Set("X-WP-Nonce", u.freshNonce)
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
 		})

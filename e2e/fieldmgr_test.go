@@ -39,6 +39,16 @@ func TestFieldGroupsThroughTheSidecar(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(body, `{"id":"e2e_group","title":"Größen & Farben","config":`+config+`,"status":"active","created_at":"`) {
 		t.Errorf("read with cookie and nonce: %d %s", resp.StatusCode, body)
 	}
+	// As WordPress does after a cookie and nonce: a fresh nonce, valid now.
+	if fresh := resp.Header.Get("X-WP-Nonce"); len(fresh) != 10 {
+		t.Errorf("X-WP-Nonce %q", fresh)
+	} else {
+		req, _ = http.NewRequest(http.MethodGet, site.URL+"/wp-json/wp/v2/users/me?_fields=id", nil)
+		req.Header.Set("X-WP-Nonce", fresh)
+		if r2, b2 := do(t, c, req); r2.StatusCode != 200 || !strings.Contains(b2, `"id":`) {
+			t.Errorf("WordPress refuses the sidecar's fresh nonce: %d %s", r2.StatusCode, b2)
+		}
+	}
 	if line := accessLog(t, resp); line["served_by"] != "sidecar" || line["route"] != "GET /wp-json/fieldmgr/v1/field-groups/{id}" {
 		t.Errorf("access log: %v", line)
 	}

@@ -17,7 +17,10 @@ type Pinger interface {
 
 // AdminOptions configures the admin listener's handler.
 type AdminOptions struct {
-	DB       Pinger
+	DB Pinger
+	// Settings, when set, must have been read for /readyz to pass: the
+	// sidecar's own routes answer 503 until then.
+	Settings SiteSettings
 	Upstream *url.URL
 	Metrics  *Metrics
 	// CheckTimeout bounds each readiness check.
@@ -25,7 +28,8 @@ type AdminOptions struct {
 }
 
 // NewAdmin serves /healthz (the process is alive), /readyz (the database
-// and the upstream answer), /metrics and /debug/pprof/. It belongs on a private address.
+// answers and the site settings are read, and the upstream answers),
+// /metrics and /debug/pprof/. It belongs on a private address.
 func NewAdmin(o AdminOptions) http.Handler {
 	if o.CheckTimeout <= 0 {
 		o.CheckTimeout = 2 * time.Second
@@ -41,6 +45,10 @@ func NewAdmin(o AdminOptions) http.Handler {
 		status := http.StatusOK
 		if err := o.DB.Ping(ctx); err != nil {
 			res["database"], status = err.Error(), http.StatusServiceUnavailable
+		} else if o.Settings != nil {
+			if _, err := o.Settings.Current(); err != nil {
+				res["database"], status = err.Error(), http.StatusServiceUnavailable
+			}
 		}
 		if err := dialUpstream(ctx, o.Upstream); err != nil {
 			res["upstream"], status = err.Error(), http.StatusServiceUnavailable

@@ -40,7 +40,7 @@ func TestDatabaseOutage_RecoversByItself(t *testing.T) {
 	front := httptest.NewServer(New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
 		Settings: watcher, Namespaces: []Namespace{testNS{}}, Log: zerolog.Nop()}))
 	defer front.Close()
-	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Upstream: u}))
+	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Settings: watcher, Upstream: u}))
 	defer admin.Close()
 
 	status := func(base, path string) int {

@@ -103,6 +103,7 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 			return
 		}
 		h.markSidecar(r)
+		restHeaders(w.Header(), r, s)
 		if r.ContentLength > h.opts.MaxBodyBytes {
 			wpjson.WriteError(w, &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."})
 			return
@@ -110,6 +111,33 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// restHeaders adds what WordPress's REST server sends on every answer
+// before dispatch: the API discovery link and, for a request with an
+// Origin, the CORS headers (wordpress-internals.md §7.4).
+func restHeaders(h http.Header, r *http.Request, s store.SiteSettings) {
+	h.Set("Link", "<"+s.Home+"/wp-json/>; rel=\"https://api.w.org/\"")
+	if origin := r.Header.Get("Origin"); origin != "" {
+		h.Set("Access-Control-Allow-Origin", sanitizeOrigin(origin))
+		h.Set("Access-Control-Allow-Methods", "OPTIONS, GET, POST, PUT, PATCH, DELETE")
+		h.Set("Access-Control-Allow-Credentials", "true")
+		h.Add("Vary", "Origin")
+	}
+}
+
+// sanitizeOrigin keeps "null" and otherwise drops what esc_url_raw would
+// not let into a header.
+func sanitizeOrigin(o string) string {
+	if o == "null" {
+		return o
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x21 || r > 0x7e || r == '"' || r == '<' || r == '>' || r == '\\' {
+			return -1
+		}
+		return r
+	}, o)
 }
 
 // SecureFunc tells whether a request reached the site over HTTPS: TLS at

@@ -390,3 +390,47 @@ func TestOtherRoutesGoToPHP(t *testing.T) {
 		}
 	}
 }
+
+func TestRESTHeadersAndOptions(t *testing.T) {
+	f := newFixture(t)
+	req := func(method, path, login, pw, origin string) (*http.Response, string) {
+		r, _ := http.NewRequest(method, f.url+base+path, nil)
+		if login != "" {
+			r.SetBasicAuth(login, pw)
+		}
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	resp, body := req(http.MethodOptions, "/field-groups", "", "", "")
+	want := `{"namespace":"fieldmgr/v1","methods":["GET","POST"],"endpoints":[{"methods":["GET"],"args":[]},{"methods":["POST"],"args":[]}],"_links":{"self":[{"href":"http://example.test/wp-json/fieldmgr/v1/field-groups"}]}}`
+	if resp.StatusCode != 200 || body != want || resp.Header.Get("Allow") != "" {
+		t.Errorf("anonymous OPTIONS: %d %s Allow=%q", resp.StatusCode, body, resp.Header.Get("Allow"))
+	}
+	resp, _ = req(http.MethodOptions, "/field-groups/abc", "admin", adminPW, "")
+	if resp.StatusCode != 200 || resp.Header.Get("Allow") != "GET, PUT, DELETE" {
+		t.Errorf("admin OPTIONS: %d Allow=%q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	resp, _ = req(http.MethodGet, "/field-groups", "admin", adminPW, "https://front.example")
+	h := resp.Header
+	if h.Get("Allow") != "GET, POST" || h.Get("Link") != `<http://example.test/wp-json/>; rel="https://api.w.org/"` ||
+		h.Get("Access-Control-Allow-Origin") != "https://front.example" || h.Get("Access-Control-Allow-Credentials") != "true" ||
+		h.Get("Access-Control-Allow-Methods") != "OPTIONS, GET, POST, PUT, PATCH, DELETE" || h.Get("Vary") != "Origin" {
+		t.Errorf("admin GET with Origin: %v", h)
+	}
+	resp, _ = req(http.MethodGet, "/field-groups", "", "", "")
+	if resp.StatusCode != 401 || resp.Header.Get("Vary") != "Origin" || resp.Header.Get("Allow") != "" {
+		t.Errorf("anonymous GET: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, body = req(http.MethodHead, "/field-groups", "admin", adminPW, "")
+	if resp.StatusCode != 200 || body != "" || resp.Header.Get("Content-Type") != "application/json; charset=UTF-8" {
+		t.Errorf("HEAD: %d %q", resp.StatusCode, body)
+	}
+}

@@ -1,6 +1,7 @@
 package wpjson
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -23,7 +24,13 @@ var ErrDBUnavailable = &Error{
 func AuthFail(w http.ResponseWriter, r *http.Request, status int, f *auth.Failure, err error) {
 	switch {
 	case f != nil:
+		// WordPress varies anonymous GET answers on Origin.
+		if r.Method == http.MethodGet && r.Header.Get("Origin") == "" && !f.Forbidden {
+			w.Header().Add("Vary", "Origin")
+		}
 		WriteError(w, &Error{Status: status, Code: f.Code, Message: f.Message})
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads an answer.
 	case errors.Is(err, store.ErrUnavailable):
 		WriteError(w, ErrDBUnavailable)
 	default:
