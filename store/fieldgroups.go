@@ -199,3 +199,36 @@ func mustAffect(res sql.Result) error {
 	}
 	return nil
 }
+
+// ListPiggyback is List as a ride-along read (see Piggyback): the groups
+// land in *dst.
+func (f *FieldGroups) ListPiggyback(dst *[]FieldGroup) *Piggyback {
+	return &Piggyback{query: "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id", scan: func(rows *sql.Rows) error {
+		out := []FieldGroup{}
+		for rows.Next() {
+			g, err := scanGroup(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, g)
+		}
+		*dst = out
+		return rows.Err()
+	}}
+}
+
+// GetPiggyback is Get as a ride-along read: the group lands in *dst, or
+// *found stays false.
+func (f *FieldGroups) GetPiggyback(key string, dst *FieldGroup, found *bool) *Piggyback {
+	return &Piggyback{query: "SELECT " + groupColumns + " FROM `" + f.table + "` WHERE group_key = ? AND BINARY group_key = ?", args: []any{key, key},
+		scan: func(rows *sql.Rows) error {
+			for rows.Next() {
+				g, err := scanGroup(rows)
+				if err != nil {
+					return err
+				}
+				*dst, *found = g, true
+			}
+			return rows.Err()
+		}}
+}

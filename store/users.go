@@ -116,11 +116,33 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, metaK
 		args = append(args, email)
 	}
 
+	pb := piggybackFrom(ctx)
+	if pb != nil && !pb.done {
+		q += "; " + pb.query
+		args = append(args, pb.args...)
+	} else {
+		pb = nil
+	}
 	rows, err := db.sql.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: user: %w", classify(err))
 	}
 	defer rows.Close()
+	defer func() {
+		if pb == nil {
+			return
+		}
+		// The user's rows are read; the next result set is the ride-along.
+		pb.done = true
+		if rows.NextResultSet() {
+			pb.err = pb.scan(rows)
+		} else if pb.err = rows.Err(); pb.err == nil {
+			pb.err = fmt.Errorf("store: the piggybacked read returned no result")
+		}
+		if pb.err != nil {
+			pb.err = classify(pb.err)
+		}
+	}()
 	var u *User
 	metaIDs := map[string]int64{}
 	for rows.Next() {

@@ -182,3 +182,47 @@ func replaceFirstNullIP(s, ip string) string {
 	v.Entries[0].Value = item
 	return phpserial.Serialize(v)
 }
+
+// TestPiggyback: a read attached to the request rides in the user lookup's
+// round trip and is filled in; a failing ride-along leaves the lookup whole.
+func TestPiggyback(t *testing.T) {
+	tdb := testdb.New(t)
+	db := tdb.Store(t)
+	addUser(t, tdb, "rider", "rider@example.test", "h")
+	groups, err := db.FieldGroups("wp_fieldmgr_groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var list []store.FieldGroup
+	pb := groups.ListPiggyback(&list)
+	// The table does not exist yet: the lookup still works, the ride-along reports it.
+	if u, err := db.UserForAuth(store.WithPiggyback(ctx, pb), "rider", false); err != nil || u.Login != "rider" {
+		t.Fatalf("lookup with a failing ride-along: %+v %v", u, err)
+	}
+	if done, err := pb.Done(); !done || err == nil {
+		t.Errorf("ride-along on a missing table: done=%v err=%v", done, err)
+	}
+	if _, err := groups.EnsureTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := groups.Create(ctx, "g1", "T", "{}", "2026-01-01 00:00:00"); err != nil {
+		t.Fatal(err)
+	}
+	pb = groups.ListPiggyback(&list)
+	if _, err := db.UserForAuth(store.WithPiggyback(ctx, pb), "rider", false); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := pb.Done(); !done || err != nil || len(list) != 1 || list[0].Key != "g1" {
+		t.Errorf("ride-along: done=%v err=%v list=%+v", done, err, list)
+	}
+	var g store.FieldGroup
+	found := false
+	pb = groups.GetPiggyback("g1", &g, &found)
+	if _, err := db.UserForAuth(store.WithPiggyback(ctx, pb), "nobody", false); !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if done, err := pb.Done(); !done || err != nil || !found || g.Title != "T" {
+		t.Errorf("ride-along of an unknown user's lookup: %v %v %v %+v", done, err, found, g)
+	}
+}

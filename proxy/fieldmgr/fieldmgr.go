@@ -4,6 +4,7 @@ package fieldmgr
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -77,7 +78,7 @@ func (s *Service) Name() string { return "fieldmgr/v1" }
 // behind manage_options; OPTIONS describes a route as WordPress does. Other
 // paths and methods go to PHP.
 func (s *Service) Register(r *mux.Router) {
-	r.Use(s.auth.Require(capability, http.StatusUnauthorized, wpjson.AuthFail), s.ensureTable)
+	r.Use(s.prefetch, s.auth.Require(capability, http.StatusUnauthorized, wpjson.AuthFail), s.ensureTable)
 	routes := []struct {
 		path     string
 		handlers []methodHandler // in WordPress's registration order
@@ -102,6 +103,57 @@ func (s *Service) Register(r *mux.Router) {
 		}
 		r.Handle(rt.path, s.handleOptions(methods)).Methods(http.MethodOptions)
 	}
+}
+
+// prefetched is what a GET's read brought along with authentication.
+type prefetched struct {
+	pb    *store.Piggyback
+	list  []store.FieldGroup
+	group store.FieldGroup
+	found bool
+}
+
+type prefetchKey struct{}
+
+// prefetch attaches the read of a GET to the user lookup of the same
+// request, so that the answer costs one database round trip in all.
+func (s *Service) prefetch(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p := &prefetched{}
+		tmpl, _ := mux.CurrentRoute(r).GetPathTemplate()
+		switch {
+		case strings.HasSuffix(tmpl, "/field-groups"):
+			p.pb = s.groups.ListPiggyback(&p.list)
+		case strings.HasSuffix(tmpl, "/field-groups/{id}"):
+			key, ok := groupKey(r)
+			if !ok {
+				next.ServeHTTP(w, r)
+				return
+			}
+			p.pb = s.groups.GetPiggyback(key, &p.group, &p.found)
+		default:
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx := store.WithPiggyback(context.WithValue(r.Context(), prefetchKey{}, p), p.pb)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// prefetchedFrom is the request's ride-along read when it ran without error.
+func prefetchedFrom(r *http.Request) *prefetched {
+	p, _ := r.Context().Value(prefetchKey{}).(*prefetched)
+	if p == nil {
+		return nil
+	}
+	if done, err := p.pb.Done(); !done || err != nil {
+		return nil
+	}
+	return p
 }
 
 type methodHandler struct {
@@ -213,10 +265,15 @@ type toggleResult struct {
 
 // handleList is GET /field-groups.
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
-	list, err := s.groups.List(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	var list []store.FieldGroup
+	if p := prefetchedFrom(r); p != nil {
+		list = p.list
+	} else {
+		var err error
+		if list, err = s.groups.List(r.Context()); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	var b bytes.Buffer
 	b.WriteByte('[')
@@ -237,10 +294,19 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, store.ErrNotFound)
 		return
 	}
-	g, err := s.groups.Get(r.Context(), key)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	var g store.FieldGroup
+	if p := prefetchedFrom(r); p != nil {
+		if !p.found {
+			s.fail(w, r, store.ErrNotFound)
+			return
+		}
+		g = p.group
+	} else {
+		var err error
+		if g, err = s.groups.Get(r.Context(), key); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	var b bytes.Buffer
 	writeGroup(&b, g)
