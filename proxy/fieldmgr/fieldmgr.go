@@ -94,14 +94,17 @@ func (s *Service) Register(r *mux.Router) {
 			methods = append(methods, h.method)
 		}
 		allow := strings.Join(methods, ", ")
-		for _, h := range rt.handlers {
-			ms := []string{h.method}
-			if h.method == http.MethodGet {
-				ms = append(ms, http.MethodHead) // WordPress answers HEAD with GET's handler
+		// WordPress drops a trailing slash from the route.
+		for _, path := range []string{rt.path, rt.path + "/"} {
+			for _, h := range rt.handlers {
+				ms := []string{h.method}
+				if h.method == http.MethodGet {
+					ms = append(ms, http.MethodHead) // WordPress answers HEAD with GET's handler
+				}
+				r.Handle(path, withAllow(allow, h.fn)).Methods(ms...)
 			}
-			r.Handle(rt.path, withAllow(allow, h.fn)).Methods(ms...)
+			r.Handle(path, s.handleOptions(methods)).Methods(http.MethodOptions)
 		}
-		r.Handle(rt.path, s.handleOptions(methods)).Methods(http.MethodOptions)
 	}
 }
 
@@ -126,9 +129,9 @@ func (s *Service) prefetch(next http.Handler) http.Handler {
 		p := &prefetched{}
 		tmpl, _ := mux.CurrentRoute(r).GetPathTemplate()
 		switch {
-		case strings.HasSuffix(tmpl, "/field-groups"):
+		case strings.HasSuffix(strings.TrimSuffix(tmpl, "/"), "/field-groups"):
 			p.pb = s.groups.ListPiggyback(&p.list)
-		case strings.HasSuffix(tmpl, "/field-groups/{id}"):
+		case strings.HasSuffix(strings.TrimSuffix(tmpl, "/"), "/field-groups/{id}"):
 			key, ok := groupKey(r)
 			if !ok {
 				next.ServeHTTP(w, r)
