@@ -323,13 +323,13 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var key string
-	raw, ok := body["group_key"]
-	if !ok || json.Unmarshal(raw, &key) != nil || !groupKeyRe.MatchString(key) {
+	keyNode, ok := body.get("group_key")
+	if !ok || keyNode.kind != 's' || !groupKeyRe.MatchString(keyNode.str) {
 		s.fail(w, r, invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -"))
 		return
 	}
-	rawTitle, ok := body["title"]
+	key := keyNode.str
+	rawTitle, ok := body.get("title")
 	if !ok {
 		s.fail(w, r, invalid("title: required"))
 		return
@@ -340,7 +340,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	config := defaultConfig
-	if raw, ok := body["config"]; ok {
+	if raw, ok := body.get("config"); ok {
 		if config, err = validateConfig(raw); err != nil {
 			s.fail(w, r, err)
 			return
@@ -371,7 +371,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var title, config *string
-	if raw, ok := body["title"]; ok {
+	if raw, ok := body.get("title"); ok {
 		t, err := validTitle(raw)
 		if err != nil {
 			s.fail(w, r, err)
@@ -379,7 +379,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		}
 		title = &t
 	}
-	if raw, ok := body["config"]; ok {
+	if raw, ok := body.get("config"); ok {
 		c, err := validateConfig(raw)
 		if err != nil {
 			s.fail(w, r, err)
@@ -461,29 +461,30 @@ func (s *Service) localNow() (string, error) {
 	return st.LocalTime(s.now()), nil
 }
 
-// readBody reads a JSON object body: JSON media type, at most the sidecar's
-// body limit (enforced by the proxy), an object at the top.
-func readBody(r *http.Request) (map[string]json.RawMessage, error) {
+// readBody reads a JSON object body, once: JSON media type, at most the
+// sidecar's body limit (enforced by the proxy), an object at the top
+// without duplicate keys.
+func readBody(r *http.Request) (node, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || (mt != "application/json" && !(len(mt) > 5 && mt[len(mt)-5:] == "+json")) {
-		return nil, errMediaType
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return node{}, errMediaType
 	}
 	b, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, errTooLarge
+		return node{}, errTooLarge
 	}
 	if err != nil {
-		return nil, invalid("body: could not be read")
+		return node{}, invalid("body: could not be read")
 	}
-	if _, err := parseJSON(b); err != nil {
-		return nil, invalid("body: not valid JSON: %v", err)
+	n, err := parseJSON(b)
+	if err != nil {
+		return node{}, invalid("body: not valid JSON: %v", err)
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil || m == nil {
-		return nil, invalid("body: must be a JSON object")
+	if n.kind != 'o' {
+		return node{}, invalid("body: must be a JSON object")
 	}
-	return m, nil
+	return n, nil
 }
 
 var (

@@ -202,11 +202,7 @@ func oneOf(s string, set []string) bool {
 
 // validateConfig checks a config object and returns it as compact JSON to
 // store, keys in the order sent, an empty fields list as {}.
-func validateConfig(raw []byte) (string, error) {
-	n, err := parseJSON(raw)
-	if err != nil {
-		return "", invalid("config: not valid JSON: %v", err)
-	}
+func validateConfig(n node) (string, error) {
 	if n.kind != 'o' {
 		return "", invalid("config: must be an object")
 	}
@@ -330,11 +326,11 @@ func checkType(v node, s setting) error {
 }
 
 // validTitle: a non-empty string of at most 255 characters.
-func validTitle(raw json.RawMessage) (string, error) {
-	var title string
-	if err := json.Unmarshal(raw, &title); err != nil {
+func validTitle(n node) (string, error) {
+	if n.kind != 's' {
 		return "", invalid("title: must be a string")
 	}
+	title := n.str
 	if strings.TrimSpace(title) == "" {
 		return "", invalid("title: must not be empty")
 	}

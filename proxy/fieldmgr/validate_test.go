@@ -12,7 +12,11 @@ func FuzzValidateConfig(f *testing.F) {
 	f.Add(`{"type":"user","fields":{"x":{"type":"image","label":"I","return_format":"id"}},"z":[1,{"a":null}]}`)
 	f.Add(`[{"type":`)
 	f.Fuzz(func(t *testing.T, in string) {
-		out, err := validateConfig([]byte(in))
+		n, err := parseJSON([]byte(in))
+		if err != nil {
+			return
+		}
+		out, err := validateConfig(n)
 		var v *validationError
 		if err != nil {
 			if !errors.As(err, &v) {
@@ -21,7 +25,11 @@ func FuzzValidateConfig(f *testing.F) {
 			return
 		}
 		// What is accepted is stored as JSON that validates again unchanged.
-		again, err := validateConfig([]byte(out))
+		n2, err := parseJSON([]byte(out))
+		if err != nil {
+			t.Fatalf("%q stored as invalid JSON %q", in, out)
+		}
+		again, err := validateConfig(n2)
 		if err != nil || again != out {
 			t.Fatalf("%q stored as %q, which re-validates as %q, %v", in, out, again, err)
 		}
