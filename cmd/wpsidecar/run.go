@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -44,7 +45,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		logger.Warn().Msg(w)
 	}
 	procs := setMaxProcs(cfg.MaxProcs, environ)
-	logger.Info().Int("gomaxprocs", procs).Int("cpus", runtime.NumCPU()).Msg("CPU limit")
+	gc := setGCPercent(environ)
+	logger.Info().Int("gomaxprocs", procs).Int("cpus", runtime.NumCPU()).Int("gogc", gc).Msg("CPU limit")
 
 	network, addr := cfg.DB.Address()
 	db, err := store.Open(store.Options{
@@ -164,6 +166,24 @@ func setMaxProcs(n int, environ []string) int {
 	}
 	runtime.GOMAXPROCS(n)
 	return n
+}
+
+// defaultGCPercent trades a little memory (the sidecar's heap is a few
+// MiB) for less garbage collection per request: +30% requests/s on the
+// field-group routes in the benchmark (README: Performance).
+const defaultGCPercent = 400
+
+// setGCPercent applies defaultGCPercent unless the GOGC variable is set.
+func setGCPercent(environ []string) int {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "GOGC=") {
+			old := debug.SetGCPercent(100)
+			debug.SetGCPercent(old)
+			return old
+		}
+	}
+	debug.SetGCPercent(defaultGCPercent)
+	return defaultGCPercent
 }
 
 func newLogger(cfg *config.Config, out io.Writer) zerolog.Logger {
