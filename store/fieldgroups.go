@@ -74,7 +74,8 @@ func (f *FieldGroups) EnsureTable(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-const groupColumns = "group_key, title, config, status, DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s'), DATE_FORMAT(updated_at, '%Y-%m-%d %H:%i:%s')"
+// DATETIME columns come as "YYYY-MM-DD HH:MM:SS" text (no parseTime), the contract's form.
+const groupColumns = "group_key, title, config, status, created_at, updated_at"
 
 func scanGroup(s interface{ Scan(...any) error }) (FieldGroup, error) {
 	var g FieldGroup
