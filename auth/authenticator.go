@@ -94,14 +94,19 @@ type Authenticator struct {
 
 // derived is what the authenticator computes once per settings snapshot.
 type derived struct {
-	readAt  time.Time
-	salts   *Salts
-	roles   Roles
-	admins  map[string]bool // multisite super admins by login
-	version Version
-	cookie  string // logged-in cookie name
-	auth    string
-	secure  string
+	readAt time.Time
+	salts  *Salts
+	roles  Roles
+	admins map[string]bool // multisite super admins by login
+	// caps remembers computed capabilities by the serialized
+	// {prefix}capabilities value: a site has few distinct ones, and the
+	// snapshot (with the roles) is replaced when roles change.
+	caps      sync.Map
+	capsCount atomic.Int64
+	version   Version
+	cookie    string // logged-in cookie name
+	auth      string
+	secure    string
 }
 
 // New builds an Authenticator.
@@ -386,8 +391,23 @@ func (a *Authenticator) touch(ctx context.Context, r *http.Request, userID int64
 }
 
 func (a *Authenticator) user(u *store.User, site *derived, via string) *User {
-	return &User{ID: u.ID, Login: u.Login, Via: via, caps: UserCaps(u.Meta[a.o.Store.CapabilitiesKey()], site.roles, site.admins[u.Login])}
+	raw, super := u.Meta[a.o.Store.CapabilitiesKey()], site.admins[u.Login]
+	key := raw
+	if super {
+		key = "\x00super\x00" + raw
+	}
+	if c, ok := site.caps.Load(key); ok {
+		return &User{ID: u.ID, Login: u.Login, Via: via, caps: c.(Caps)}
+	}
+	c := UserCaps(raw, site.roles, super)
+	if site.capsCount.Add(1) <= maxCachedCaps {
+		site.caps.Store(key, c)
+	}
+	return &User{ID: u.ID, Login: u.Login, Via: via, caps: c}
 }
+
+// maxCachedCaps bounds the capabilities cache of one snapshot.
+const maxCachedCaps = 1024
 
 // checkCached runs an expensive hash check once per credential and stored
 // hash: a success is remembered under a keyed hash of the credential, never

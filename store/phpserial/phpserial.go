@@ -174,7 +174,8 @@ func Unserialize(data string) (Value, error) {
 	if len(data) > MaxInput {
 		return Value{}, fmt.Errorf("%w: %d bytes is over the limit", ErrSyntax, len(data))
 	}
-	d := &decoder{s: data}
+	// Values are numbered for r:/R: only when the data can hold one.
+	d := &decoder{s: data, track: strings.Contains(data, "r:") || strings.Contains(data, "R:")}
 	v, err := d.value(0)
 	if err != nil {
 		return Value{}, err
@@ -188,6 +189,7 @@ func Unserialize(data string) (Value, error) {
 type decoder struct {
 	s     string
 	i     int
+	track bool
 	slots []Value // values in the order PHP numbers them for r:/R:
 }
 
@@ -323,7 +325,7 @@ func (d *decoder) value(depth int) (Value, error) {
 			return Value{}, err
 		}
 		v.Entries = entries
-		d.slots[slot] = v
+		d.fill(slot, v)
 		return v, nil
 	case 'O':
 		class, err := d.lenString()
@@ -339,7 +341,7 @@ func (d *decoder) value(depth int) (Value, error) {
 			return Value{}, err
 		}
 		v := Value{Kind: Object, Class: class, Entries: entries}
-		d.slots[slot] = v
+		d.fill(slot, v)
 		return v, nil
 	case 'C':
 		class, err := d.lenString()
@@ -453,14 +455,26 @@ func (d *decoder) key(array bool) (Key, error) {
 }
 
 func (d *decoder) push(v Value) Value {
-	d.slots = append(d.slots, v)
+	if d.track {
+		d.slots = append(d.slots, v)
+	}
 	return v
 }
 
 // reserve numbers a container before its elements, as PHP does.
 func (d *decoder) reserve() int {
+	if !d.track {
+		return -1
+	}
 	d.slots = append(d.slots, Value{})
 	return len(d.slots) - 1
+}
+
+// fill puts a finished container in its reserved place.
+func (d *decoder) fill(slot int, v Value) {
+	if slot >= 0 {
+		d.slots[slot] = v
+	}
 }
 
 func parseFloat(t string) (float64, error) {
