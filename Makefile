@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test vet build demo bench fuzz
+.PHONY: test deps vet build demo bench fuzz
 
 build:
 	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
@@ -13,7 +13,12 @@ vet:
 	$(GO) vet ./...
 	@if [ -x "$(STATICCHECK)" ]; then $(STATICCHECK) ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi
 
-test: vet
+# What the tests need (MariaDB, WordPress, PHP, nginx, staticcheck …):
+# installed when missing and run as root, else named.
+deps:
+	scripts/install-deps.sh
+
+test: deps vet
 	$(GO) test -race -count=1 ./...
 
 # Short fuzzing runs of every fuzz target.

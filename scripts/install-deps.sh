@@ -41,4 +41,9 @@ if ! mariadb-admin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null 2>&1; then
   # A fresh Debian MariaDB lets root in only over the socket; the tests use TCP.
   mariadb -uroot -e "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('') OR unix_socket" 2>/dev/null || true
 fi
+export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
+if ! command -v staticcheck >/dev/null 2>&1; then
+  echo "install-deps: installing staticcheck"
+  go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+fi
 echo "install-deps: ready"
