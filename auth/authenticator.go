@@ -104,6 +104,8 @@ type derived struct {
 	caps      sync.Map
 	capsCount atomic.Int64
 	version   Version
+	siteURL   string
+	appPWs    bool   // the site's using_application_passwords flag
 	cookie    string // logged-in cookie name
 	auth      string
 	secure    string
@@ -142,7 +144,7 @@ func (a *Authenticator) site() (*derived, error) {
 	if s.Multisite {
 		h = CookieHash(s.NetworkSiteURL)
 	}
-	d := &derived{readAt: s.ReadAt, salts: NewSalts(a.o.Keys, s.SaltOptions), roles: roles, version: VersionOf(s.DBVersion),
+	d := &derived{readAt: s.ReadAt, siteURL: s.SiteURL, appPWs: s.UsingAppPasswords, salts: NewSalts(a.o.Keys, s.SaltOptions), roles: roles, version: VersionOf(s.DBVersion),
 		cookie: LoggedInCookieName(h), auth: AuthCookieName(h), secure: SecureAuthCookieName(h)}
 	if s.Multisite {
 		d.admins = map[string]bool{}
@@ -315,11 +317,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	if !ok {
 		return nil, nil, nil
 	}
-	s, err := a.o.Settings.Current()
-	if err != nil {
-		return nil, nil, err
-	}
-	appAvailable := s.UsingAppPasswords && (a.o.IsSecure(r) || a.o.EnvironmentType == "local")
+	appAvailable := site.appPWs && (a.o.IsSecure(r) || a.o.EnvironmentType == "local")
 	if !appAvailable && !a.o.BasicAuthPasswords {
 		return nil, nil, nil // WordPress ignores the header
 	}
@@ -352,7 +350,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		return nil, errBadAppPW, nil
 	}
 	return nil, &Failure{Code: "incorrect_password", Message: "<strong>Error:</strong> The password you entered for the username <strong>" +
-		html.EscapeString(u.Login) + "</strong> is incorrect. <a href=\"" + s.SiteURL + "/wp-login.php?action=lostpassword\">Lost your password?</a>"}, nil
+		html.EscapeString(u.Login) + "</strong> is incorrect. <a href=\"" + site.siteURL + "/wp-login.php?action=lostpassword\">Lost your password?</a>"}, nil
 }
 
 // matchApplicationPassword finds the stored item the password matches and

@@ -54,12 +54,6 @@ func NewSalts(constants, options map[string]string) *Salts {
 	return &Salts{usable: usable, options: options}
 }
 
-// SaltOptionNames are the options a site may hold its keys and salts in.
-var SaltOptionNames = []string{
-	"auth_key", "auth_salt", "secure_auth_key", "secure_auth_salt",
-	"logged_in_key", "logged_in_salt", "nonce_key", "nonce_salt",
-}
-
 // Salt is wp_salt(scheme) for auth, secure_auth, logged_in and nonce.
 func (s *Salts) Salt(scheme string) (string, error) {
 	part := func(kind string) (string, error) {

@@ -85,23 +85,32 @@ func scanGroup(s interface{ Scan(...any) error }) (FieldGroup, error) {
 
 // List returns every group in creation order.
 func (f *FieldGroups) List(ctx context.Context) ([]FieldGroup, error) {
-	rows, err := f.db.sql.QueryContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` ORDER BY id")
+	rows, err := f.db.sql.QueryContext(ctx, f.listQuery())
 	if err != nil {
 		return nil, fmt.Errorf("store: field groups: %w", classify(err))
 	}
 	defer rows.Close()
+	out, err := scanGroups(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	return out, nil
+}
+
+func (f *FieldGroups) listQuery() string {
+	return "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id"
+}
+
+func scanGroups(rows *sql.Rows) ([]FieldGroup, error) {
 	out := []FieldGroup{}
 	for rows.Next() {
 		g, err := scanGroup(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: field groups: %w", classify(err))
+			return nil, err
 		}
 		out = append(out, g)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: field groups: %w", classify(err))
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // Get returns the group whose key is exactly key (case-sensitive, although
@@ -204,17 +213,10 @@ func mustAffect(res sql.Result) error {
 // ListPiggyback is List as a ride-along read (see Piggyback): the groups
 // land in *dst.
 func (f *FieldGroups) ListPiggyback(dst *[]FieldGroup) *Piggyback {
-	return &Piggyback{query: "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id", scan: func(rows *sql.Rows) error {
-		out := []FieldGroup{}
-		for rows.Next() {
-			g, err := scanGroup(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, g)
-		}
+	return &Piggyback{query: f.listQuery(), scan: func(rows *sql.Rows) error {
+		out, err := scanGroups(rows)
 		*dst = out
-		return rows.Err()
+		return err
 	}}
 }
 
