@@ -37,16 +37,8 @@ func benchSite(b *testing.B, dbVersion, appHash string) (*auth.Authenticator, *t
 	items := fmt.Sprintf(`a:1:{i:0;a:7:{s:4:"uuid";s:3:"u-1";s:6:"app_id";s:0:"";s:4:"name";s:1:"b";s:8:"password";s:%d:"%s";s:7:"created";i:1;s:9:"last_used";i:%d;s:7:"last_ip";s:9:"127.0.0.1";}}`,
 		len(appHash), appHash, time.Now().Unix())
 	session := fmt.Sprintf(`a:1:{s:64:"%s";a:1:{s:10:"expiration";i:%d;}}`, auth.TokenVerifier("BenchToken0123456789012345678901234567890ab"), time.Now().Add(time.Hour).Unix())
-	res, err := tdb.SQL.Exec("INSERT INTO wp_users (user_login, user_pass, user_nicename, user_email, user_registered, display_name) VALUES ('bench', '$P$B12345678Cxt6GCcSG3ugUXOuJv5r00', 'bench', 'bench@example.test', NOW(), 'bench')")
-	if err != nil {
-		b.Fatal(err)
-	}
-	id, _ := res.LastInsertId()
-	for k, v := range map[string]string{"wp_capabilities": `a:1:{s:13:"administrator";b:1;}`, "_application_passwords": items, "session_tokens": session} {
-		if _, err := tdb.SQL.Exec("INSERT INTO wp_usermeta (user_id, meta_key, meta_value) VALUES (?, ?, ?)", id, k, v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	tdb.AddUser(b, "bench", "bench@example.test", "$P$B12345678Cxt6GCcSG3ugUXOuJv5r00",
+		[2]string{"wp_capabilities", `a:1:{s:13:"administrator";b:1;}`}, [2]string{"_application_passwords", items}, [2]string{"session_tokens", session})
 	db := tdb.Store(b)
 	w := store.NewSettingsWatcher(db, time.Hour, store.SiteURLs{})
 	if err := w.Refresh(context.Background()); err != nil {

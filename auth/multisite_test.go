@@ -35,17 +35,9 @@ func TestMultisite_SuperAdminsAndNetworkOptions(t *testing.T) {
 	addMeta("using_application_passwords", "1")
 	addMeta("site_admins", `a:1:{i:0;s:5:"admin";}`)
 	hash := auth.FastHash("abcdEFGHijklMNOPqrstUVWX")
-	res, err := tdb.SQL.Exec("INSERT INTO wp_users (user_login, user_pass, user_nicename, user_email, user_registered, display_name) VALUES ('siteadmin', 'x', 'siteadmin', 's@example.test', NOW(), 's')")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := res.LastInsertId()
-	for k, v := range map[string]string{
-		"wp_capabilities":        `a:1:{s:10:"subscriber";b:1;}`,
-		"_application_passwords": fmt.Sprintf(`a:1:{i:0;a:3:{s:4:"uuid";s:1:"u";s:8:"password";s:%d:"%s";s:9:"last_used";i:%d;}}`, len(hash), hash, time.Now().Unix()),
-	} {
-		tdb.SQL.Exec("INSERT INTO wp_usermeta (user_id, meta_key, meta_value) VALUES (?, ?, ?)", id, k, v)
-	}
+	tdb.AddUser(t, "siteadmin", "s@example.test", "x",
+		[2]string{"wp_capabilities", `a:1:{s:10:"subscriber";b:1;}`},
+		[2]string{"_application_passwords", fmt.Sprintf(`a:1:{i:0;a:3:{s:4:"uuid";s:1:"u";s:8:"password";s:%d:"%s";s:9:"last_used";i:%d;}}`, len(hash), hash, time.Now().Unix())})
 	o := tdb.StoreOptions()
 	o.Multisite = true
 	db, err := store.Open(o)

@@ -13,31 +13,15 @@ import (
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
-func addUser(t *testing.T, tdb *testdb.DB, login, email, pass string, meta ...[2]string) int64 {
-	t.Helper()
-	res, err := tdb.SQL.Exec("INSERT INTO wp_users (user_login, user_pass, user_nicename, user_email, user_registered, display_name) VALUES (?, ?, ?, ?, NOW(), ?)",
-		login, pass, login, email, login)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := res.LastInsertId()
-	for _, m := range meta {
-		if _, err := tdb.SQL.Exec("INSERT INTO wp_usermeta (user_id, meta_key, meta_value) VALUES (?, ?, ?)", id, m[0], m[1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return id
-}
-
 func TestUserForAuth(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
-	admin := addUser(t, tdb, "admin", "admin@example.test", "$P$hash",
+	admin := tdb.AddUser(t, "admin", "admin@example.test", "$P$hash",
 		[2]string{"wp_capabilities", `a:1:{s:13:"administrator";b:1;}`},
 		[2]string{"session_tokens", "first"}, [2]string{"session_tokens", "second"},
 		[2]string{"unrelated", "x"})
-	other := addUser(t, tdb, "other@example.test", "shared@example.test", "h2")
-	mailer := addUser(t, tdb, "mailer", "other@example.test", "h3")
+	other := tdb.AddUser(t, "other@example.test", "shared@example.test", "h2")
+	mailer := tdb.AddUser(t, "mailer", "other@example.test", "h3")
 	ctx := context.Background()
 	keys := []string{db.CapabilitiesKey(), store.MetaSessionTokens, store.MetaApplicationPasswords}
 
@@ -110,7 +94,7 @@ func TestTouchApplicationPassword(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
 	now := time.Unix(1_800_000_000, 0)
-	id := addUser(t, tdb, "app", "app@example.test", "x",
+	id := tdb.AddUser(t, "app", "app@example.test", "x",
 		[2]string{store.MetaApplicationPasswords, appPasswords([3]any{"u-1", "h1", nil}, [3]any{"u-2", "h2", now.Unix() - 3600})})
 	ctx := context.Background()
 	read := func() string {
@@ -144,7 +128,7 @@ func TestTouchApplicationPassword_Concurrent(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		items = append(items, [3]any{string(rune('a' + i)), "h", nil})
 	}
-	id := addUser(t, tdb, "busy", "busy@example.test", "x", [2]string{store.MetaApplicationPasswords, appPasswords(items...)})
+	id := tdb.AddUser(t, "busy", "busy@example.test", "x", [2]string{store.MetaApplicationPasswords, appPasswords(items...)})
 	now := time.Unix(1_800_000_000, 0)
 	var wg sync.WaitGroup
 	for _, it := range items {
@@ -188,7 +172,7 @@ func replaceFirstNullIP(s, ip string) string {
 func TestPiggyback(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
-	addUser(t, tdb, "rider", "rider@example.test", "h")
+	tdb.AddUser(t, "rider", "rider@example.test", "h")
 	groups, err := db.FieldGroups("wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)

@@ -185,3 +185,21 @@ func (db *DB) AddSitemeta(t testing.TB) {
 		t.Fatalf("testdb: sitemeta: %v", err)
 	}
 }
+
+// AddUser inserts a wp_users row and its meta rows (key, value), in order,
+// and returns the user's ID.
+func (db *DB) AddUser(t testing.TB, login, email, pass string, meta ...[2]string) int64 {
+	t.Helper()
+	res, err := db.SQL.Exec("INSERT INTO "+Prefix+"users (user_login, user_pass, user_nicename, user_email, user_registered, display_name) VALUES (?, ?, ?, ?, NOW(), ?)",
+		login, pass, login, email, login)
+	if err != nil {
+		t.Fatalf("testdb: add user %s: %v", login, err)
+	}
+	id, _ := res.LastInsertId()
+	for _, m := range meta {
+		if _, err := db.SQL.Exec("INSERT INTO "+Prefix+"usermeta (user_id, meta_key, meta_value) VALUES (?, ?, ?)", id, m[0], m[1]); err != nil {
+			t.Fatalf("testdb: add meta %s: %v", m[0], err)
+		}
+	}
+	return id
+}

@@ -36,21 +36,10 @@ type fixture struct {
 
 func addUser(t *testing.T, tdb *testdb.DB, login, role, appPW string) {
 	t.Helper()
-	res, err := tdb.SQL.Exec("INSERT INTO wp_users (user_login, user_pass, user_nicename, user_email, user_registered, display_name) VALUES (?, 'x', ?, ?, NOW(), ?)",
-		login, login, login+"@example.test", login)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := res.LastInsertId()
 	h := auth.FastHash(appPW)
-	for k, v := range map[string]string{
-		"wp_capabilities":        fmt.Sprintf(`a:1:{s:%d:"%s";b:1;}`, len(role), role),
-		"_application_passwords": fmt.Sprintf(`a:1:{i:0;a:3:{s:4:"uuid";s:1:"u";s:8:"password";s:%d:"%s";s:9:"last_used";i:%d;}}`, len(h), h, time.Now().Unix()),
-	} {
-		if _, err := tdb.SQL.Exec("INSERT INTO wp_usermeta (user_id, meta_key, meta_value) VALUES (?, ?, ?)", id, k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tdb.AddUser(t, login, login+"@example.test", "x",
+		[2]string{"wp_capabilities", fmt.Sprintf(`a:1:{s:%d:"%s";b:1;}`, len(role), role)},
+		[2]string{"_application_passwords", fmt.Sprintf(`a:1:{i:0;a:3:{s:4:"uuid";s:1:"u";s:8:"password";s:%d:"%s";s:9:"last_used";i:%d;}}`, len(h), h, time.Now().Unix())})
 }
 
 func newFixture(t *testing.T) *fixture {
