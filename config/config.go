@@ -27,7 +27,7 @@ const (
 	DefaultDBCharset         = "utf8mb4"
 	DefaultTablePrefix       = "wp_"
 	DefaultMySQLSocket       = "/run/mysqld/mysqld.sock"
-	DefaultDBMaxOpen         = 32
+	DefaultDBMaxOpen         = 16
 	DefaultDBTimeout         = 5 * time.Second
 	DefaultLogLevel          = "info"
 	DefaultLogFormat         = "json"

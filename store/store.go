@@ -86,7 +86,7 @@ func Open(o Options) (*DB, error) {
 	db := sql.OpenDB(conn)
 	maxOpen := o.MaxOpen
 	if maxOpen <= 0 {
-		maxOpen = 32
+		maxOpen = 16
 	}
 	db.SetMaxOpenConns(maxOpen)
 	db.SetMaxIdleConns(maxOpen)
