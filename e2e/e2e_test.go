@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,10 @@ var site *wptest.Site
 func TestMain(m *testing.M) {
 	start := time.Now()
 	var err error
-	site, err = wptest.Start(wptest.Options{})
+	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
+	if err == nil {
+		site, err = wptest.Start(wptest.Options{SidecarArgs: []string{"--themeopts-config", themeoptsConfig}})
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: cannot start WordPress behind the sidecar:", err)
 		os.Exit(1)

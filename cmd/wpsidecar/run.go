@@ -8,9 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -77,9 +80,20 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		return err
 	}
 	namespaces := []proxy.Namespace{fieldmgr.New(authn, groups, settings, logger.With().Str("component", "fieldmgr").Logger())}
+	var reload func() error
 	if cfg.ThemeoptsConfig != "" {
-		namespaces = append(namespaces, themeopts.New(authn))
+		opts, err := themeopts.New(authn, db, settings, cfg.ThemeoptsConfig, logger.With().Str("component", "themeopts").Logger())
+		if err != nil {
+			return err
+		}
+		c := opts.Config()
+		logger.Info().Str("path", cfg.ThemeoptsConfig).Str("opt_name", c.OptName).Int("fields", len(c.Fields)).
+			Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
+		go opts.Watch(ctx, time.Second)
+		reload = opts.Reload
+		namespaces = append(namespaces, opts)
 	}
+	go reloadOnHangup(ctx, reload, logger)
 	metrics := proxy.NewMetrics(db.SQL())
 	handler := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
@@ -192,4 +206,25 @@ func newLogger(cfg *config.Config, out io.Writer) zerolog.Logger {
 		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly}
 	}
 	return zerolog.New(out).Level(level).With().Timestamp().Logger()
+}
+
+// reloadOnHangup reloads the theme options configuration on SIGHUP (which
+// would otherwise end the process) until ctx ends.
+func reloadOnHangup(ctx context.Context, reload func() error, logger zerolog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if reload == nil {
+				logger.Info().Msg("SIGHUP: nothing to reload (no theme options configuration)")
+				continue
+			}
+			logger.Info().Msg("SIGHUP: reloading the theme options configuration")
+			reload()
+		}
+	}
 }

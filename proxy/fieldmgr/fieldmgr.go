@@ -79,33 +79,19 @@ func (s *Service) Name() string { return "fieldmgr/v1" }
 // paths and methods go to PHP.
 func (s *Service) Register(r *mux.Router) {
 	r.Use(s.prefetch, s.auth.Require(capability, http.StatusUnauthorized, wpjson.AuthFail), s.ensureTable)
-	routes := []struct {
-		path     string
-		handlers []methodHandler // in WordPress's registration order
-	}{
-		{"/field-groups", []methodHandler{{http.MethodGet, s.handleList}, {http.MethodPost, s.handleCreate}}},
-		{"/field-groups/{id}", []methodHandler{{http.MethodGet, s.handleGet}, {http.MethodPut, s.handleUpdate}, {http.MethodDelete, s.handleDelete}}},
-		{"/field-groups/{id}/toggle", []methodHandler{{http.MethodPost, s.handleToggle}}},
-		{"/field-schemas", []methodHandler{{http.MethodGet, s.handleSchemas}}},
-	}
-	for _, rt := range routes {
-		var methods []string
-		for _, h := range rt.handlers {
-			methods = append(methods, h.method)
-		}
-		allow := strings.Join(methods, ", ")
-		// WordPress drops a trailing slash from the route.
-		for _, path := range []string{rt.path, rt.path + "/"} {
-			for _, h := range rt.handlers {
-				ms := []string{h.method}
-				if h.method == http.MethodGet {
-					ms = append(ms, http.MethodHead) // WordPress answers HEAD with GET's handler
-				}
-				r.Handle(path, withAllow(allow, h.fn)).Methods(ms...)
-			}
-			r.Handle(path, s.handleOptions(methods)).Methods(http.MethodOptions)
-		}
-	}
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Permitted: func(r *http.Request) bool {
+		return auth.UserFrom(r.Context()).Can("manage_options")
+	}}, []wpjson.Route{
+		{Path: "/field-groups", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleList}, {Method: http.MethodPost, Fn: s.handleCreate}}},
+		{Path: "/field-groups/{id}", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleGet}, {Method: http.MethodPut, Fn: s.handleUpdate}, {Method: http.MethodDelete, Fn: s.handleDelete}}},
+		{Path: "/field-groups/{id}/toggle", Handlers: []wpjson.MethodHandler{{Method: http.MethodPost, Fn: s.handleToggle}}},
+		{Path: "/field-schemas", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleSchemas}}},
+	})
+}
+
+func (s *Service) home() (string, error) {
+	st, err := s.settings.Current()
+	return st.Home, err
 }
 
 // prefetched is what a GET's read brought along with authentication.
@@ -159,57 +145,12 @@ func prefetchedFrom(r *http.Request) *prefetched {
 	return p
 }
 
-type methodHandler struct {
-	method string
-	fn     http.HandlerFunc
-}
-
 // capability is manage_options, except that OPTIONS needs none.
 func capability(r *http.Request) string {
 	if r.Method == http.MethodOptions {
 		return ""
 	}
 	return "manage_options"
-}
-
-// withAllow adds the methods the (permitted) user may use on the route.
-func withAllow(allow string, next http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", allow)
-		next(w, r)
-	})
-}
-
-// handleOptions is OPTIONS on a route: its description, as
-// rest_handle_options_request gives it; Allow only for a user who may use it.
-func (s *Service) handleOptions(methods []string) http.Handler {
-	type endpoint struct {
-		Methods []string `json:"methods"`
-		Args    []string `json:"args"`
-	}
-	type link struct {
-		Href string `json:"href"`
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st, err := s.settings.Current()
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if u := auth.UserFrom(r.Context()); u.Can("manage_options") {
-			w.Header().Set("Allow", strings.Join(methods, ", "))
-		}
-		eps := make([]endpoint, len(methods))
-		for i, m := range methods {
-			eps[i] = endpoint{Methods: []string{m}, Args: []string{}}
-		}
-		wpjson.WriteJSON(w, http.StatusOK, struct {
-			Namespace string            `json:"namespace"`
-			Methods   []string          `json:"methods"`
-			Endpoints []endpoint        `json:"endpoints"`
-			Links     map[string][]link `json:"_links"`
-		}{s.Name(), methods, eps, map[string][]link{"self": {{st.Home + r.URL.EscapedPath()}}}})
-	})
 }
 
 // writeGroup writes the wire form of a group, keys in the contract's order.

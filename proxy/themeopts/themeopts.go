@@ -1,24 +1,468 @@
 // Package themeopts answers the themeopts/v1 REST namespace (saved theme
-// options) from the options row the theme options configuration names.
+// options) from the options row the theme options configuration names,
+// read and written in PHP's serialize() format so that PHP's get_option
+// and the sidecar see the same bytes.
 package themeopts
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
 	"github.com/gorilla/mux"
+	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
-// Service holds the namespace's dependencies.
-type Service struct {
-	auth *auth.Authenticator
+// Settings gives the site settings (db_version decides a new row's
+// autoload; home is in OPTIONS answers).
+type Settings interface {
+	Current() (store.SiteSettings, error)
 }
 
-// New returns the service.
-func New(a *auth.Authenticator) *Service { return &Service{auth: a} }
+// Service holds the namespace's dependencies and its configuration, which
+// Reload replaces while requests run.
+type Service struct {
+	auth     *auth.Authenticator
+	db       *store.DB
+	settings Settings
+	log      zerolog.Logger
+	path     string
+
+	cfg      atomic.Pointer[Config]
+	reloadMu sync.Mutex
+	stamp    fileStamp
+}
+
+// New loads the configuration file at path and returns the service; an
+// invalid file is an error.
+func New(a *auth.Authenticator, db *store.DB, settings Settings, path string, log zerolog.Logger) (*Service, error) {
+	s := &Service{auth: a, db: db, settings: settings, log: log, path: path}
+	st := stampOf(path)
+	c, err := LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	s.cfg.Store(c)
+	s.stamp = st
+	return s, nil
+}
+
+// Config is the configuration in force.
+func (s *Service) Config() *Config { return s.cfg.Load() }
+
+// Reload reads the configuration file again. An invalid file is logged
+// and the configuration in force stays; requests are never without one.
+func (s *Service) Reload() error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	st := stampOf(s.path)
+	c, err := LoadConfig(s.path)
+	s.stamp = st
+	if err != nil {
+		s.log.Error().Err(err).Msg("theme options configuration not reloaded; the previous one stays in force")
+		return err
+	}
+	s.cfg.Store(c)
+	s.log.Info().Str("path", s.path).Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
+	return nil
+}
+
+// Watch reloads the configuration whenever the file changes (checked every
+// interval), until ctx ends.
+func (s *Service) Watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.reloadMu.Lock()
+			changed := stampOf(s.path) != s.stamp
+			s.reloadMu.Unlock()
+			if changed {
+				s.Reload()
+			}
+		}
+	}
+}
+
+// fileStamp tells a changed file from an unchanged one, also when an
+// editor replaces it by renaming.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+	ok   bool
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
+}
 
 // Name is the namespace the service answers.
 func (s *Service) Name() string { return "themeopts/v1" }
 
-// Register lists every route of the namespace. Until a route is listed
-// here, its requests go to PHP.
-func (s *Service) Register(r *mux.Router) {}
+// Register lists every route of the namespace (api-contract.md §3), all
+// behind the configured capability; /dev-panel exists only in developer
+// mode (otherwise PHP answers it: rest_no_route).
+func (s *Service) Register(r *mux.Router) {
+	r.Use(s.prefetch, s.auth.Require(s.capability, http.StatusForbidden, wpjson.AuthFail))
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Permitted: func(r *http.Request) bool {
+		return auth.UserFrom(r.Context()).Can(s.Config().Capability)
+	}}, []wpjson.Route{
+		{Path: "/options", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleGet}, {Method: http.MethodPost, Fn: s.handleSave}}},
+		{Path: "/options/reset", Handlers: []wpjson.MethodHandler{{Method: http.MethodPost, Fn: s.handleReset}}},
+		{Path: "/options/reset-section", Handlers: []wpjson.MethodHandler{{Method: http.MethodPost, Fn: s.handleResetSection}}},
+		{Path: "/config", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleConfig}}},
+		{Path: "/dev-panel", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleDevPanel}},
+			When: func() bool { return s.Config().DevMode }},
+	})
+}
+
+func (s *Service) home() (string, error) {
+	st, err := s.settings.Current()
+	return st.Home, err
+}
+
+// capability is the configured one, except that OPTIONS needs none.
+func (s *Service) capability(r *http.Request) string {
+	if r.Method == http.MethodOptions {
+		return ""
+	}
+	return s.Config().Capability
+}
+
+// prefetched is the option row a GET read along with authentication.
+type prefetched struct {
+	pb    *store.Piggyback
+	raw   string
+	found bool
+}
+
+type prefetchKey struct{}
+
+// prefetch attaches the read of the option row to the user lookup of the
+// same request: a GET costs one database round trip in all.
+func (s *Service) prefetch(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p := &prefetched{}
+		p.pb = s.db.OptionPiggyback(s.Config().OptName, &p.raw, &p.found)
+		ctx := store.WithPiggyback(context.WithValue(r.Context(), prefetchKey{}, p), p.pb)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// stored is the saved option set as stored: the prefetched row when the
+// request has one, else a read of its own.
+func (s *Service) stored(r *http.Request, optName string) (raw string, found bool, err error) {
+	if p, _ := r.Context().Value(prefetchKey{}).(*prefetched); p != nil {
+		if done, err := p.pb.Done(); done && err == nil {
+			return p.raw, p.found, nil
+		}
+	}
+	raw, err = s.db.RawOption(r.Context(), optName)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", false, nil
+	}
+	return raw, err == nil, err
+}
+
+// errCorrupt: the row holds serialized data PHP itself could not read.
+var errCorrupt = errors.New("the saved theme options are corrupt")
+
+// decodeSet is the option set a row holds, as themeopts_get_option sees
+// it: missing, empty or not an array is the empty set.
+func decodeSet(raw string, found bool) (phpserial.Value, error) {
+	empty := phpserial.Value{Kind: phpserial.Array}
+	if !found {
+		return empty, nil
+	}
+	v, err := phpserial.MaybeUnserialize(raw)
+	if err != nil {
+		return empty, errCorrupt
+	}
+	if v.Kind == phpserial.Array || (v.Kind == phpserial.Object && !v.Custom) {
+		return v, nil
+	}
+	return empty, nil
+}
+
+// setJSON renders the option set: always a JSON object, keys in stored
+// order, values as json_encode writes them.
+func setJSON(set phpserial.Value) []byte {
+	return phpserial.JSON(phpserial.Value{Kind: phpserial.Object, Entries: set.Entries})
+}
+
+// handleGet is GET /options.
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
+	c := s.Config()
+	raw, found, err := s.stored(r, c.OptName)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	set, err := decodeSet(raw, found)
+	if err != nil {
+		// PHP's get_option gives false here too: the set reads as empty.
+		zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
+	}
+	writeRaw(w, http.StatusOK, setJSON(set))
+}
+
+// handleSave is POST /options: the body's ids replace their saved values in
+// place, new ids are appended in request order (array_replace).
+func (s *Service) handleSave(w http.ResponseWriter, r *http.Request) {
+	c := s.Config()
+	body, err := readBody(r, true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, e := range body.Entries {
+		id := e.Key.String()
+		f, ok := c.Field(id)
+		if !ok {
+			s.fail(w, r, invalidOption(id, "is not an option of the theme options configuration"))
+			return
+		}
+		if msg := f.check(e.Value); msg != "" {
+			s.fail(w, r, invalidOption(id, msg))
+			return
+		}
+	}
+	set, err := s.modify(r, c, func(set *phpserial.Value) {
+		for _, e := range body.Entries {
+			put(set, e.Key, e.Value)
+		}
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeResult(w, "Options saved", "", set)
+}
+
+// handleReset is POST /options/reset: every field's default, in
+// configuration order; nothing else stays.
+func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
+	c := s.Config()
+	set, err := s.write(r, c, func(cur phpserial.Value, _ error) (phpserial.Value, error) {
+		next := phpserial.Value{Kind: phpserial.Array}
+		for _, f := range c.Fields {
+			if f.HasDefault {
+				put(&next, phpserial.StrKey(f.ID), f.Default)
+			}
+		}
+		if cur.Kind == phpserial.Object {
+			next.Kind, next.Class = cur.Kind, cur.Class
+		}
+		return next, nil
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeResult(w, "All options reset to defaults", "", set)
+}
+
+// handleResetSection is POST /options/reset-section: the section's fields
+// with a default take it, in place or appended in configuration order.
+func (s *Service) handleResetSection(w http.ResponseWriter, r *http.Request) {
+	c := s.Config()
+	id, err := sectionParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sec, ok := c.Section(id)
+	if !ok {
+		s.fail(w, r, &wpjson.Error{Status: http.StatusNotFound, Code: "themeopts_unknown_section", Message: "Unknown section " + strconv.Quote(id) + "."})
+		return
+	}
+	set, err := s.modify(r, c, func(set *phpserial.Value) {
+		for _, f := range sec.Fields {
+			if f.HasDefault {
+				put(set, phpserial.StrKey(f.ID), f.Default)
+			}
+		}
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeResult(w, "Section reset to defaults", id, set)
+}
+
+// sectionParam is the section of a reset-section request: the body's
+// "section", else the query's.
+func sectionParam(r *http.Request) (string, error) {
+	missing := &wpjson.Error{Status: http.StatusBadRequest, Code: "themeopts_missing_section", Message: "A section id is required: {\"section\": \"<id>\"}."}
+	if r.ContentLength != 0 {
+		body, err := readBody(r, false)
+		if err != nil {
+			return "", err
+		}
+		if v, ok := body.Get("section"); ok {
+			if v.Kind != phpserial.String || v.Str == "" {
+				return "", missing
+			}
+			return v.Str, nil
+		}
+	}
+	if q := r.URL.Query(); q.Has("section") && q.Get("section") != "" {
+		return q.Get("section"), nil
+	}
+	return "", missing
+}
+
+// modify changes the saved set in place with change, atomically.
+func (s *Service) modify(r *http.Request, c *Config, change func(*phpserial.Value)) (phpserial.Value, error) {
+	return s.write(r, c, func(cur phpserial.Value, err error) (phpserial.Value, error) {
+		if err != nil {
+			return cur, err
+		}
+		change(&cur)
+		return cur, nil
+	})
+}
+
+// write is the one read-modify-write of the option row: next gets the
+// saved set (or errCorrupt) and returns the set to store.
+func (s *Service) write(r *http.Request, c *Config, next func(phpserial.Value, error) (phpserial.Value, error)) (phpserial.Value, error) {
+	st, err := s.settings.Current()
+	if err != nil {
+		return phpserial.Value{}, err
+	}
+	var out phpserial.Value
+	err = s.db.ModifyOption(r.Context(), c.OptName, store.OptionAutoload(st.DBVersion), func(raw string, found bool) (string, error) {
+		set, err := next(decodeSet(raw, found))
+		if err != nil {
+			return "", err
+		}
+		out = set
+		return phpserial.Serialize(set), nil
+	})
+	return out, err
+}
+
+// put sets key to v: in place when the key is there, else at the end.
+func put(set *phpserial.Value, key phpserial.Key, v phpserial.Value) {
+	for i := range set.Entries {
+		if set.Entries[i].Key == key {
+			set.Entries[i].Value = v
+			return
+		}
+	}
+	set.Entries = append(set.Entries, phpserial.Entry{Key: key, Value: v})
+}
+
+// handleConfig is GET /config: the configuration file as it is.
+func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) {
+	writeRaw(w, http.StatusOK, s.Config().raw)
+}
+
+func invalidOption(id, msg string) error {
+	return &wpjson.Error{Status: http.StatusBadRequest, Code: "themeopts_invalid_option", Message: "Invalid value for option " + strconv.Quote(id) + ": " + msg + "."}
+}
+
+var (
+	errMediaType = &wpjson.Error{Status: http.StatusUnsupportedMediaType, Code: "themeopts_unsupported_media_type", Message: "The request body must be JSON (Content-Type: application/json)."}
+	errTooLarge  = &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."}
+	errNotObject = &wpjson.Error{Status: http.StatusBadRequest, Code: "themeopts_invalid_body", Message: "The request body must be a JSON object."}
+	errBadJSON   = &wpjson.Error{Status: http.StatusBadRequest, Code: "rest_invalid_json", Message: "Invalid JSON body passed."}
+)
+
+// readBody reads a JSON object body as json_decode($body, true) would.
+// An empty body is an error only when required.
+func readBody(r *http.Request, required bool) (phpserial.Value, error) {
+	b, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return phpserial.Value{}, errTooLarge
+	}
+	if err != nil {
+		return phpserial.Value{}, errBadJSON
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 && !required {
+		return phpserial.Value{Kind: phpserial.Array}, nil
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return phpserial.Value{}, errMediaType
+	}
+	v, err := phpserial.FromJSON(b)
+	if err != nil {
+		return phpserial.Value{}, errBadJSON
+	}
+	if b[0] != '{' {
+		return phpserial.Value{}, errNotObject
+	}
+	return v, nil
+}
+
+// fail maps an error to the contract's answer, in one place.
+func (s *Service) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var we *wpjson.Error
+	switch {
+	case errors.As(err, &we):
+		writeError(w, we)
+	case errors.Is(err, store.ErrUnavailable):
+		writeError(w, wpjson.ErrDBUnavailable)
+	case errors.Is(err, errCorrupt):
+		zerolog.Ctx(r.Context()).Error().Str("option", s.Config().OptName).Msg("saved theme options are corrupt; write refused")
+		writeError(w, &wpjson.Error{Status: http.StatusInternalServerError, Code: "themeopts_corrupt_option",
+			Message: "The saved theme options cannot be read, so they were not changed. Reset all options to start again."})
+	default:
+		zerolog.Ctx(r.Context()).Error().Err(err).Msg("themeopts: database operation failed")
+		writeError(w, &wpjson.Error{Status: http.StatusInternalServerError, Code: "wpsidecar_db_error", Message: "The database operation failed."})
+	}
+}
+
+func writeError(w http.ResponseWriter, e *wpjson.Error) {
+	wpjson.SetNoCache(w.Header())
+	wpjson.WriteError(w, e)
+}
+
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	wpjson.SetNoCache(w.Header())
+	wpjson.WriteRaw(w, status, b)
+}
+
+// writeResult writes a write's answer: success, message, the section for
+// a section reset, and the whole saved set.
+func writeResult(w http.ResponseWriter, message, section string, set phpserial.Value) {
+	var b bytes.Buffer
+	b.WriteString(`{"success":true,"message":`)
+	b.Write(phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: message}))
+	if section != "" {
+		b.WriteString(`,"section":`)
+		b.Write(phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: section}))
+	}
+	b.WriteString(`,"options":`)
+	b.Write(setJSON(set))
+	b.WriteByte('}')
+	writeRaw(w, http.StatusOK, b.Bytes())
+}

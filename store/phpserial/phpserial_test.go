@@ -249,3 +249,35 @@ func tokens(t *testing.T, b []byte) []string {
 	}
 	return out
 }
+
+// TestMaybeUnserialize_PHPVectors: is_serialized's answer for every vector,
+// and an error wherever PHP's unserialize failed (maybe_unserialize gave
+// false for something other than b:0;).
+func TestMaybeUnserialize_PHPVectors(t *testing.T) {
+	var v struct {
+		PHPSerialize struct {
+			IsSerialized []struct {
+				Input        string `json:"input"`
+				IsSerialized bool   `json:"is_serialized"`
+				Maybe        string `json:"maybe_unserialize"`
+			} `json:"is_serialized"`
+		} `json:"php_serialize"`
+	}
+	testvectors.Decode(t, &v)
+	if len(v.PHPSerialize.IsSerialized) < 20 {
+		t.Fatalf("only %d vectors", len(v.PHPSerialize.IsSerialized))
+	}
+	for _, c := range v.PHPSerialize.IsSerialized {
+		if got := IsSerialized(c.Input); got != c.IsSerialized {
+			t.Errorf("IsSerialized(%q) = %v, PHP says %v", c.Input, got, c.IsSerialized)
+		}
+		got, err := MaybeUnserialize(c.Input)
+		phpFailed := c.Maybe == "boolean:false" && strings.TrimSpace(c.Input) != "b:0;"
+		if phpFailed != (err != nil) {
+			t.Errorf("MaybeUnserialize(%q) = %v, %v; PHP gave %s", c.Input, got, err, c.Maybe)
+		}
+		if strings.HasPrefix(c.Maybe, "string:") && (got.Kind != String || "string:'"+got.Str+"'" != c.Maybe) {
+			t.Errorf("MaybeUnserialize(%q) = %+v; PHP gave %s", c.Input, got, c.Maybe)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package wpjson
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+)
+
+// Route is one REST route: its path inside the namespace and its handlers
+// in WordPress's registration order.
+type Route struct {
+	Path     string
+	Handlers []MethodHandler
+	// When, if set, must hold for the route to exist on a request; when it
+	// does not, the request goes on to whatever else matches (PHP).
+	When func() bool
+}
+
+// MethodHandler handles one method of a route.
+type MethodHandler struct {
+	Method string
+	Fn     http.HandlerFunc
+}
+
+// RouteInfo is what an OPTIONS answer needs to know of its namespace.
+type RouteInfo struct {
+	Namespace string
+	// Home is the site's home URL.
+	Home func() (string, error)
+	// Permitted tells whether the request's user may use the routes: only
+	// then does the OPTIONS answer carry Allow.
+	Permitted func(*http.Request) bool
+}
+
+// Register adds routes to r as WordPress's REST server matches them: a
+// trailing slash is the same route, HEAD is answered by GET's handler,
+// every answer carries Allow with the route's methods, and OPTIONS
+// describes the route (rest_handle_options_request).
+func Register(r *mux.Router, info RouteInfo, routes []Route) {
+	for _, rt := range routes {
+		var methods []string
+		for _, h := range rt.Handlers {
+			methods = append(methods, h.Method)
+		}
+		allow := strings.Join(methods, ", ")
+		for _, path := range []string{rt.Path, rt.Path + "/"} {
+			for _, h := range rt.Handlers {
+				ms := []string{h.Method}
+				if h.Method == http.MethodGet {
+					ms = append(ms, http.MethodHead)
+				}
+				when(r.Handle(path, withAllow(allow, h.Fn)).Methods(ms...), rt.When)
+			}
+			when(r.Handle(path, options(info, methods)).Methods(http.MethodOptions), rt.When)
+		}
+	}
+}
+
+func when(route *mux.Route, cond func() bool) {
+	if cond != nil {
+		route.MatcherFunc(func(*http.Request, *mux.RouteMatch) bool { return cond() })
+	}
+}
+
+func withAllow(allow string, next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		next(w, r)
+	})
+}
+
+// options answers OPTIONS with the route's description.
+func options(info RouteInfo, methods []string) http.Handler {
+	type endpoint struct {
+		Methods []string `json:"methods"`
+		Args    []string `json:"args"`
+	}
+	type link struct {
+		Href string `json:"href"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		home, err := info.Home()
+		if err != nil {
+			WriteError(w, ErrDBUnavailable)
+			return
+		}
+		if info.Permitted(r) {
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+		}
+		eps := make([]endpoint, len(methods))
+		for i, m := range methods {
+			eps[i] = endpoint{Methods: []string{m}, Args: []string{}}
+		}
+		WriteJSON(w, http.StatusOK, struct {
+			Namespace string            `json:"namespace"`
+			Methods   []string          `json:"methods"`
+			Endpoints []endpoint        `json:"endpoints"`
+			Links     map[string][]link `json:"_links"`
+		}{info.Namespace, methods, eps, map[string][]link{"self": {{home + r.URL.EscapedPath()}}}})
+	})
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// OptionAutoload is the autoload value the site's own update_option would
+// give a row it creates: "yes" before WordPress 6.6 (db_version 57155),
+// "auto" since (api-contract.md §3).
+func OptionAutoload(dbVersion int64) string {
+	if dbVersion < 57155 {
+		return "yes"
+	}
+	return "auto"
+}
+
+// OptionPiggyback is a ride-along read (see Piggyback) of one option's raw
+// value, as stored: *found stays false when the row is missing.
+func (db *DB) OptionPiggyback(name string, dst *string, found *bool) *Piggyback {
+	return &Piggyback{query: "SELECT option_value FROM " + db.Table("options") + " WHERE option_name = ? LIMIT 1", args: []any{name},
+		scan: func(rows *sql.Rows) error {
+			for rows.Next() {
+				if err := rows.Scan(dst); err != nil {
+					return err
+				}
+				*found = true
+			}
+			return rows.Err()
+		}}
+}
+
+// RawOption reads one option's value as stored, without get_option's
+// filters; ErrNotFound when the row is missing.
+func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
+	var v string
+	err := db.sql.QueryRowContext(ctx, "SELECT option_value FROM "+db.Table("options")+" WHERE option_name = ? LIMIT 1", name).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: option %q: %w", name, classify(err))
+	}
+	return v, nil
+}
+
+// ModifyOption changes one option row in one transaction: the row is read
+// under a lock (SELECT … FOR UPDATE), modify gets its value (found false
+// when the row is missing) and returns the new one, which is written before
+// the lock is let go, so concurrent callers never lose each other's
+// changes. A row that exists keeps its autoload; a missing one is created
+// with autoload. When modify returns an error nothing is written and the
+// error is returned as is. The transaction runs in READ COMMITTED so that
+// reading a missing row takes no gap lock: of two creators, the second
+// waits on the first's insert, fails with a duplicate key and is retried,
+// finding the row the first made (retries pause a short random while).
+func (db *DB) ModifyOption(ctx context.Context, name, autoload string, modify func(value string, found bool) (string, error)) error {
+	var err error
+	for attempt := 1; attempt <= 20; attempt++ {
+		err = db.modifyOption(ctx, name, autoload, modify)
+		if !retryable(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: option %q: %w", name, ctx.Err())
+		case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))):
+		}
+	}
+	return err
+}
+
+func (db *DB) modifyOption(ctx context.Context, name, autoload string, modify func(string, bool) (string, error)) error {
+	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return fmt.Errorf("store: option %q: %w", name, classify(err))
+	}
+	defer tx.Rollback()
+	table := db.Table("options")
+	var (
+		id      int64
+		current string
+	)
+	err = tx.QueryRowContext(ctx, "SELECT option_id, option_value FROM "+table+" WHERE option_name = ? LIMIT 1 FOR UPDATE", name).Scan(&id, &current)
+	found := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: option %q: %w", name, classify(err))
+	}
+	next, err := modify(current, found)
+	if err != nil {
+		return err
+	}
+	switch {
+	case found && next == current:
+		// Unchanged: nothing to write, as update_option does.
+	case found:
+		_, err = tx.ExecContext(ctx, "UPDATE "+table+" SET option_value = ? WHERE option_id = ?", next, id)
+	default:
+		_, err = tx.ExecContext(ctx, "INSERT INTO "+table+" (option_name, option_value, autoload) VALUES (?, ?, ?)", name, next, autoload)
+	}
+	if err != nil {
+		return fmt.Errorf("store: option %q: %w", name, classify(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: option %q: %w", name, classify(err))
+	}
+	return nil
+}
+
+// retryable: a deadlock, or a row another transaction created between our
+// read and our insert.
+func retryable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1062)
+}
