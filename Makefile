@@ -30,6 +30,9 @@ fuzz:
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
 	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
 	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
+	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
+	$(GO) test ./proxy/themeopts -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
+	$(GO) test ./proxy/themeopts -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
 
 demo:
 	scripts/demo.sh

@@ -29,7 +29,7 @@ app_password=$(WP_HTTP_HOST="127.0.0.1:$DEMO_PORT" php scripts/wp/app-password.p
 
 
 "$DEMO_STATE/wpsidecar" --listen "127.0.0.1:$DEMO_PORT" --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
-  --log-format console > "$DEMO_STATE/sidecar.log" 2>&1 &
+  --themeopts-config scripts/themeopts-demo.json --log-format console > "$DEMO_STATE/sidecar.log" 2>&1 &
 sidecar_pid=$!
 for _ in $(seq 1 50); do curl -fso /dev/null "$WP_SITEURL/" && break; sleep 0.1; done
 
@@ -52,9 +52,10 @@ cat <<EOF
   Try the field groups (answered by the sidecar from MySQL):
     curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/fieldmgr/v1/field-groups
     curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/fieldmgr/v1/field-groups/product_details/toggle -X POST
-  and the theme options (answered by PHP, which has no such routes, until
-  the sidecar's themeopts/v1 lands):
+  and the theme options (scripts/themeopts-demo.json; PHP's get_option('demo_theme_options') sees the same):
+    curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/themeopts/v1/options -H 'Content-Type: application/json' -d '{"accent_color":"#ff0066","layout":"boxed"}'
     curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/themeopts/v1/options
+    curl -s -u '$WP_ADMIN_USER:$app_password' $WP_SITEURL/wp-json/themeopts/v1/dev-panel
   and WordPress itself, through the sidecar:
     curl -s '$WP_SITEURL/wp-json/wp/v2/posts?per_page=1&_fields=id,title'
 

@@ -4,7 +4,7 @@
 // sidecar's figures can be read against what this machine gives the least
 // a database-backed handler can do. It is not part of the sidecar.
 //
-//	benchref -listen 127.0.0.1:18095 -dsn 'root@tcp(127.0.0.1:3306)/db' -table wp_fieldmgr_groups -key bench_7
+//	benchref -listen 127.0.0.1:18095 -dsn 'root@tcp(127.0.0.1:3306)/db' -table wp_options -column option_value -where option_name -key themeopts_options
 package main
 
 import (
@@ -19,8 +19,10 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:18095", "address to listen on")
 	dsn := flag.String("dsn", "root@tcp(127.0.0.1:3306)/wpsidecar_bench", "MySQL DSN")
-	table := flag.String("table", "wp_fieldmgr_groups", "table holding group_key and config")
-	key := flag.String("key", "bench_7", "group_key to read")
+	table := flag.String("table", "wp_fieldmgr_groups", "table to read")
+	column := flag.String("column", "config", "column to answer")
+	where := flag.String("where", "group_key", "unique column to look the key up in")
+	key := flag.String("key", "bench_7", "key to read")
 	maxOpen := flag.Int("max-open", 16, "most open database connections")
 	flag.Parse()
 
@@ -30,15 +32,15 @@ func main() {
 	}
 	db.SetMaxOpenConns(*maxOpen)
 	db.SetMaxIdleConns(*maxOpen)
-	q := "SELECT config FROM `" + *table + "` WHERE group_key = ?"
+	q := "SELECT `" + *column + "` FROM `" + *table + "` WHERE `" + *where + "` = ?"
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		var config []byte
-		if err := db.QueryRowContext(r.Context(), q, *key).Scan(&config); err != nil {
+		var value []byte
+		if err := db.QueryRowContext(r.Context(), q, *key).Scan(&value); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(config)
+		w.Write(value)
 	})
 	log.Fatal(http.ListenAndServe(*listen, nil))
 }
