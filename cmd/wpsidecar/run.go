@@ -93,7 +93,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		reload = opts.Reload
 		namespaces = append(namespaces, opts)
 	}
-	go reloadOnHangup(ctx, reload, logger)
+	// Registered before serving, so that no SIGHUP can end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadOnHangup(ctx, hup, reload, logger)
 	metrics := proxy.NewMetrics(db.SQL())
 	handler := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
@@ -210,10 +214,7 @@ func newLogger(cfg *config.Config, out io.Writer) zerolog.Logger {
 
 // reloadOnHangup reloads the theme options configuration on SIGHUP (which
 // would otherwise end the process) until ctx ends.
-func reloadOnHangup(ctx context.Context, reload func() error, logger zerolog.Logger) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reload func() error, logger zerolog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():

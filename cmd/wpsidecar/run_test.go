@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -392,5 +393,46 @@ func TestSetMaxProcs(t *testing.T) {
 	runtime.GOMAXPROCS(2)
 	if got := setMaxProcs(0, []string{"GOMAXPROCS=2"}); got != 2 {
 		t.Errorf("with GOMAXPROCS set: %d, want it left alone", got)
+	}
+}
+
+// TestRun_ThemeoptsConfig: an invalid theme options configuration stops
+// the start with the problem named; a valid one is served, and SIGHUP
+// reloads it (a field added to the file is accepted at once).
+func TestRun_ThemeoptsConfig(t *testing.T) {
+	tdb := testdb.New(t)
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
+	defer php.Close()
+	args, env := sidecarArgs(t, tdb, php.URL)
+	path := filepath.Join(t.TempDir(), "themeopts.json")
+
+	os.WriteFile(path, []byte(`{"opt_name":"o","sections":[{"id":"s","fields":[{"id":"a","type":"money"}]}]}`), 0o644)
+	err := run(context.Background(), append(args, "--themeopts-config", path), env, io.Discard, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), `sections[0].fields[0].type: unknown field type "money"`) {
+		t.Fatalf("invalid configuration: %v", err)
+	}
+
+	os.WriteFile(path, []byte(`{"opt_name":"o","sections":[{"id":"s","fields":[{"id":"a","type":"text"}]}]}`), 0o644)
+	s := start(t, append(args, "--themeopts-config", path), env)
+	// Anonymous: 403 from the sidecar (PHP would have said "php").
+	if code, body := get(t, s.public+"/wp-json/themeopts/v1/config"); code != 403 || !strings.Contains(body, "rest_forbidden") {
+		t.Fatalf("themeopts/v1 not served: %d %s", code, body)
+	}
+	os.WriteFile(path, []byte(`{"opt_name":"o","sections":[{"id":"s","fields":[{"id":"a","type":"text"},{"id":"b","type":"switch"}]}]}`), 0o644)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.log.String(), "SIGHUP: reloading the theme options configuration") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload after SIGHUP:\n%s", s.log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for !strings.Contains(s.log.String(), `"fields":2`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("reloaded configuration not logged:\n%s", s.log)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -444,3 +444,31 @@ func sameJSON(a, b string) bool {
 	vb, err2 := phpserial.FromJSON([]byte(b))
 	return err1 == nil && err2 == nil && string(phpserial.JSON(va)) == string(phpserial.JSON(vb))
 }
+
+// TestRoutes: only the contract's routes and methods are the sidecar's;
+// OPTIONS describes a route, HEAD is GET without a body.
+func TestRoutes(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodGet, "/options/extra", "", 200, "php")
+	f.expect(http.MethodPut, "/options", `{}`, 200, "php")
+	f.expect(http.MethodGet, "/options/reset", "", 200, "php")
+	f.expect(http.MethodOptions, "/options", "", 200,
+		`{"namespace":"themeopts/v1","methods":["GET","POST"],"endpoints":[{"methods":["GET"],"args":[]},{"methods":["POST"],"args":[]}],"_links":{"self":[{"href":"http://example.test/wp-json/themeopts/v1/options"}]}}`)
+	code, body := f.do(http.MethodHead, "/config", "")
+	if code != 200 || body != "" {
+		t.Errorf("HEAD /config: %d %q", code, body)
+	}
+	req, _ := http.NewRequest(http.MethodGet, f.url+base+"/config", nil)
+	req.SetBasicAuth("admin", adminPW)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for k, want := range map[string]string{"Allow": "GET", "Content-Type": "application/json; charset=UTF-8",
+		"Cache-Control": "no-cache, must-revalidate, max-age=0, no-store, private", "X-Content-Type-Options": "nosniff"} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // JSON renders v as PHP's json_encode does, keys in order: an array whose
@@ -73,7 +75,22 @@ func writeJSON(b *bytes.Buffer, v Value) {
 	}
 }
 
+// jsonString writes s as a JSON string. Bytes that are not UTF-8 become
+// "?", as wp_json_encode's fallback makes them (json_encode itself fails).
 func jsonString(b *bytes.Buffer, s string) {
+	if !utf8.ValidString(s) {
+		var v strings.Builder
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				v.WriteByte('?')
+			} else {
+				v.WriteString(s[i : i+size])
+			}
+			i += size
+		}
+		s = v.String()
+	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)

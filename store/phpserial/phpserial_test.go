@@ -227,7 +227,8 @@ func TestJSON_NestedVector(t *testing.T) {
 	if got, want := tokens(t, JSON(val)), tokens(t, []byte(v.PHPSerialize.Nested.WPJSON)); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("JSON:\n got %s\nwant %s", JSON(val), v.PHPSerialize.Nested.WPJSON)
 	}
-	for in, want := range map[string]string{`a:0:{}`: `[]`, `a:1:{i:1;i:2;}`: `{"1":2}`, `d:1;`: `1`, `d:NAN;`: `null`, `C:1:"A":0:{}`: `{}`} {
+	for in, want := range map[string]string{`a:0:{}`: `[]`, `a:1:{i:1;i:2;}`: `{"1":2}`, `d:1;`: `1`, `d:NAN;`: `null`, `C:1:"A":0:{}`: `{}`,
+		"s:2:\"\xffA\";": `"?A"`, `s:4:"Zoë";`: `"Zoë"`} {
 		v, _ := Unserialize(in)
 		if got := string(JSON(v)); got != want {
 			t.Errorf("JSON(%s) = %s, want %s", in, got, want)
