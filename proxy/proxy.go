@@ -104,6 +104,9 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 		}
 		h.markSidecar(r)
 		restHeaders(w.Header(), r, s)
+		// Answers depend on who asks: no cache may give one user's answer
+		// to another (api-contract.md §5); and on Origin, for CORS.
+		w.Header().Set("Vary", "Origin, Authorization, Cookie")
 		if r.ContentLength > h.opts.MaxBodyBytes {
 			wpjson.WriteError(w, &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."})
 			return
@@ -122,7 +125,6 @@ func restHeaders(h http.Header, r *http.Request, s store.SiteSettings) {
 		h.Set("Access-Control-Allow-Origin", sanitizeOrigin(origin))
 		h.Set("Access-Control-Allow-Methods", "OPTIONS, GET, POST, PUT, PATCH, DELETE")
 		h.Set("Access-Control-Allow-Credentials", "true")
-		h.Add("Vary", "Origin")
 	}
 }
 

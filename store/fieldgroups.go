@@ -141,8 +141,10 @@ func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string
 }
 
 // Update sets the title and/or config (nil leaves a value as it is) and
-// moves updated_at, in one statement.
-func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string) error {
+// moves updated_at. Without check it is one statement; with one, the row is
+// read under a lock first and check decides (its error is returned as is,
+// nothing written).
+func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(FieldGroup) error) error {
 	set := []string{"updated_at = ?"}
 	args := []any{now}
 	if title != nil {
@@ -154,40 +156,86 @@ func (f *FieldGroups) Update(ctx context.Context, key string, title, config *str
 		args = append(args, *config)
 	}
 	args = append(args, key, key)
-	res, err := f.db.sql.ExecContext(ctx, "UPDATE `"+f.table+"` SET "+strings.Join(set, ", ")+" WHERE group_key = ? AND BINARY group_key = ?", args...)
-	if err != nil {
-		return fmt.Errorf("store: update field group: %w", classify(err))
-	}
-	return mustAffect(res)
+	return f.checked(ctx, "update field group", key, check, func(q querier) (sql.Result, error) {
+		return q.ExecContext(ctx, "UPDATE `"+f.table+"` SET "+strings.Join(set, ", ")+" WHERE group_key = ? AND BINARY group_key = ?", args...)
+	})
 }
 
-// Delete removes the group for good.
-func (f *FieldGroups) Delete(ctx context.Context, key string) error {
-	res, err := f.db.sql.ExecContext(ctx, "DELETE FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key)
-	if err != nil {
-		return fmt.Errorf("store: delete field group: %w", classify(err))
+// Delete removes the group for good; check as for Update.
+func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGroup) error) error {
+	return f.checked(ctx, "delete field group", key, check, func(q querier) (sql.Result, error) {
+		return q.ExecContext(ctx, "DELETE FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key)
+	})
+}
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// checked runs write, alone when there is no check, else in a transaction
+// after reading the row under a lock and letting check decide.
+func (f *FieldGroups) checked(ctx context.Context, what, key string, check func(FieldGroup) error, write func(querier) (sql.Result, error)) error {
+	if check == nil {
+		res, err := write(f.db.sql)
+		if err != nil {
+			return fmt.Errorf("store: %s: %w", what, classify(err))
+		}
+		return mustAffect(res)
 	}
-	return mustAffect(res)
+	tx, err := f.db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, classify(err))
+	}
+	defer tx.Rollback()
+	g, err := f.lockedGet(ctx, tx, key)
+	if err != nil {
+		return err
+	}
+	if err := check(g); err != nil {
+		return err
+	}
+	if _, err := write(tx); err != nil {
+		return fmt.Errorf("store: %s: %w", what, classify(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: %s: %w", what, classify(err))
+	}
+	return nil
+}
+
+// lockedGet reads the group under a row lock held until tx ends.
+func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (FieldGroup, error) {
+	g, err := scanGroup(tx.QueryRowContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ? FOR UPDATE", key, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return FieldGroup{}, ErrNotFound
+	}
+	if err != nil {
+		return FieldGroup{}, fmt.Errorf("store: field group: %w", classify(err))
+	}
+	return g, nil
 }
 
 // Toggle flips the status and returns the new one; concurrent toggles are
 // serialised by the row lock, so each sees the status its own flip made.
-func (f *FieldGroups) Toggle(ctx context.Context, key, now string) (string, error) {
+// check (when not nil) decides on the row as read under the lock.
+func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error) (string, error) {
 	tx, err := f.db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return "", fmt.Errorf("store: toggle: %w", classify(err))
 	}
 	defer tx.Rollback()
-	var status string
-	err = tx.QueryRowContext(ctx, "SELECT status FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ? FOR UPDATE", key, key).Scan(&status)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrNotFound
-	}
+	g, err := f.lockedGet(ctx, tx, key)
 	if err != nil {
-		return "", fmt.Errorf("store: toggle: %w", classify(err))
+		return "", err
+	}
+	if check != nil {
+		if err := check(g); err != nil {
+			return "", err
+		}
 	}
 	next := StatusInactive
-	if status != StatusActive {
+	if g.Status != StatusActive {
 		next = StatusActive
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE `"+f.table+"` SET status = ?, updated_at = ? WHERE group_key = ? AND BINARY group_key = ?", next, now, key, key); err != nil {

@@ -414,6 +414,7 @@ func TestRun_ThemeoptsConfig(t *testing.T) {
 
 	os.WriteFile(path, []byte(`{"opt_name":"o","sections":[{"id":"s","fields":[{"id":"a","type":"text"}]}]}`), 0o644)
 	s := start(t, append(args, "--themeopts-config", path), env)
+	waitReady(t, s)
 	// Anonymous: 403 from the sidecar (PHP would have said "php").
 	if code, body := get(t, s.public+"/wp-json/themeopts/v1/config"); code != 403 || !strings.Contains(body, "rest_forbidden") {
 		t.Fatalf("themeopts/v1 not served: %d %s", code, body)
@@ -434,5 +435,22 @@ func TestRun_ThemeoptsConfig(t *testing.T) {
 			t.Fatalf("reloaded configuration not logged:\n%s", s.log)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitReady waits until /readyz says the database (and its site settings)
+// and the upstream are there.
+func waitReady(t *testing.T, s *started) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := get(t, s.admin+"/readyz")
+		if code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz: %d %q", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
@@ -219,6 +220,13 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	parts := make([]string, 0, 6*len(list))
+	for _, g := range list {
+		parts = append(parts, g.Key, g.Title, g.Config, g.Status, g.CreatedAt, g.UpdatedAt)
+	}
+	if notModified(w, r, httpcond.ETag("fieldmgr:list", parts...)) {
+		return
+	}
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i, g := range list {
@@ -229,6 +237,27 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	b.WriteByte(']')
 	writeRaw(w, http.StatusOK, b.Bytes())
+}
+
+// groupETag is a group's entity tag: GET answers it, If-Match is checked
+// against it.
+func groupETag(g store.FieldGroup) string {
+	return httpcond.ETag("fieldmgr:group", g.Key, g.Title, g.Config, g.Status, g.CreatedAt, g.UpdatedAt)
+}
+
+// ifMatch is the store's check for the request's If-Match (nil without one).
+func ifMatch(r *http.Request) func(store.FieldGroup) error {
+	p := httpcond.IfMatch(r)
+	if p == nil {
+		return nil
+	}
+	return func(g store.FieldGroup) error { return p.Check(groupETag(g)) }
+}
+
+// notModified sets the ETag and answers 304 when If-None-Match has it.
+func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
+	wpjson.SetNoCache(w.Header())
+	return httpcond.NotModified(w, r, etag)
 }
 
 // handleGet is GET /field-groups/{id}.
@@ -251,6 +280,9 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
+	}
+	if notModified(w, r, groupETag(g)) {
+		return
 	}
 	var b bytes.Buffer
 	writeGroup(&b, g)
@@ -337,7 +369,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.groups.Update(r.Context(), key, title, config, now); err != nil {
+	if err := s.groups.Update(r.Context(), key, title, config, now, ifMatch(r)); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -351,7 +383,7 @@ func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, store.ErrNotFound)
 		return
 	}
-	if err := s.groups.Delete(r.Context(), key); err != nil {
+	if err := s.groups.Delete(r.Context(), key, ifMatch(r)); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -370,7 +402,7 @@ func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	status, err := s.groups.Toggle(r.Context(), key, now)
+	status, err := s.groups.Toggle(r.Context(), key, now, ifMatch(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -384,6 +416,9 @@ func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) {
 
 // handleSchemas is GET /field-schemas.
 func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) {
+	if notModified(w, r, schemasETag) {
+		return
+	}
 	writeRaw(w, http.StatusOK, schemasJSON)
 }
 
@@ -449,6 +484,9 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "A field group with this key already exists"})
 	case errors.Is(err, store.ErrUnavailable):
 		wpjson.WriteError(w, wpjson.ErrDBUnavailable)
+	case errors.Is(err, httpcond.ErrPreconditionFailed):
+		wpjson.SetNoCache(w.Header())
+		wpjson.WriteError(w, wpjson.ErrPreconditionFailed)
 	default:
 		zerolog.Ctx(r.Context()).Error().Err(err).Msg("fieldmgr: database operation failed")
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "The database operation failed."})

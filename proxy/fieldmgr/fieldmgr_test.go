@@ -412,15 +412,118 @@ func TestRESTHeadersAndOptions(t *testing.T) {
 	h := resp.Header
 	if h.Get("Allow") != "GET, POST" || h.Get("Link") != `<http://example.test/wp-json/>; rel="https://api.w.org/"` ||
 		h.Get("Access-Control-Allow-Origin") != "https://front.example" || h.Get("Access-Control-Allow-Credentials") != "true" ||
-		h.Get("Access-Control-Allow-Methods") != "OPTIONS, GET, POST, PUT, PATCH, DELETE" || h.Get("Vary") != "Origin" {
+		h.Get("Access-Control-Allow-Methods") != "OPTIONS, GET, POST, PUT, PATCH, DELETE" || h.Get("Vary") != "Origin, Authorization, Cookie" {
 		t.Errorf("admin GET with Origin: %v", h)
 	}
 	resp, _ = req(http.MethodGet, "/field-groups", "", "", "")
-	if resp.StatusCode != 401 || resp.Header.Get("Vary") != "Origin" || resp.Header.Get("Allow") != "" {
+	if resp.StatusCode != 401 || resp.Header.Get("Vary") != "Origin, Authorization, Cookie" || resp.Header.Get("Allow") != "" {
 		t.Errorf("anonymous GET: %d %v", resp.StatusCode, resp.Header)
 	}
 	resp, body = req(http.MethodHead, "/field-groups", "admin", adminPW, "")
 	if resp.StatusCode != 200 || body != "" || resp.Header.Get("Content-Type") != "application/json; charset=UTF-8" {
 		t.Errorf("HEAD: %d %q", resp.StatusCode, body)
+	}
+}
+
+// send is a request as the administrator with extra headers.
+func (f *fixture) send(method, path, body string, hdr ...string) (int, string, http.Header) {
+	f.t.Helper()
+	req, _ := http.NewRequest(method, f.url+base+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.SetBasicAuth("admin", adminPW)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// TestConditionalRequests: ETags from what is stored, 304 on a match, 412
+// on a stale If-Match with nothing written (api-contract.md §5).
+func TestConditionalRequests(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"g1","title":"One"}`, 201, `{"success":true,"message":"Field group created","id":"g1"}`)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"g2","title":"Two"}`, 201, `{"success":true,"message":"Field group created","id":"g2"}`)
+
+	code, body, h := f.send(http.MethodGet, "/field-groups/g1", "")
+	tag := h.Get("ETag")
+	if code != 200 || len(tag) != 34 || h.Get("Vary") != "Origin, Authorization, Cookie" || !strings.Contains(h.Get("Cache-Control"), "private") {
+		t.Fatalf("GET: %d %s %v", code, body, h)
+	}
+	if _, _, h2 := f.send(http.MethodGet, "/field-groups/g1", ""); h2.Get("ETag") != tag {
+		t.Errorf("ETag changed without a change: %s %s", tag, h2.Get("ETag"))
+	}
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		code, body, h = f.send(m, "/field-groups/g1", "", "If-None-Match", `"other", `+tag)
+		if code != 304 || body != "" || h.Get("ETag") != tag || h.Get("Cache-Control") == "" || h.Get("Vary") == "" {
+			t.Errorf("%s If-None-Match: %d %q %v", m, code, body, h)
+		}
+	}
+	if code, _, _ := f.send(http.MethodGet, "/field-groups/g1", "", "If-None-Match", `"stale"`); code != 200 {
+		t.Errorf("stale If-None-Match: %d", code)
+	}
+	_, _, lh := f.send(http.MethodGet, "/field-groups", "")
+	listTag := lh.Get("ETag")
+	if code, _, _ := f.send(http.MethodGet, "/field-groups", "", "If-None-Match", listTag); code != 304 {
+		t.Errorf("list If-None-Match: %d", code)
+	}
+	_, _, sh := f.send(http.MethodGet, "/field-schemas", "")
+	if code, _, _ := f.send(http.MethodGet, "/field-schemas", "", "If-None-Match", sh.Get("ETag")); code != 304 || sh.Get("ETag") == "" {
+		t.Errorf("schemas If-None-Match: %d", code)
+	}
+
+	precondition := `{"code":"wpsidecar_precondition_failed","message":"The resource has changed since it was read (If-Match does not match its current ETag); read it again and retry.","data":{"status":412}}`
+	_, _, _, _, before := f.row("g1")
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodPut, "/field-groups/g1", `{"title":"Changed"}`},
+		{http.MethodPost, "/field-groups/g1/toggle", ""},
+		{http.MethodDelete, "/field-groups/g1", ""},
+	} {
+		code, body, _ := f.send(c.method, c.path, c.body, "If-Match", `"stale"`)
+		if code != 412 || body != precondition {
+			t.Errorf("%s %s stale If-Match: %d %s", c.method, c.path, code, body)
+		}
+	}
+	if title, _, status, _, updated := f.row("g1"); title != "One" || status != "active" || updated != before {
+		t.Errorf("412s wrote: %q %q %q", title, status, updated)
+	}
+	// A missing group is 404 before any precondition.
+	if code, _, _ := f.send(http.MethodPut, "/field-groups/nope", `{"title":"x"}`, "If-Match", `"stale"`); code != 404 {
+		t.Errorf("missing group with If-Match: %d", code)
+	}
+
+	// The current tag lets a write through; the write moves the tag, so the
+	// same tag is stale for the next write, and the list's tag moved too.
+	if code, body, _ := f.send(http.MethodPut, "/field-groups/g1", `{"title":"Changed"}`, "If-Match", tag); code != 200 {
+		t.Fatalf("PUT with current If-Match: %d %s", code, body)
+	}
+	_, _, h = f.send(http.MethodGet, "/field-groups/g1", "")
+	if h.Get("ETag") == tag {
+		t.Error("ETag did not change with the data")
+	}
+	if code, _, _ := f.send(http.MethodPost, "/field-groups/g1/toggle", "", "If-Match", tag); code != 412 {
+		t.Errorf("toggle with the old tag: %d", code)
+	}
+	if code, _, _ := f.send(http.MethodPost, "/field-groups/g1/toggle", "", "If-Match", h.Get("ETag")); code != 200 {
+		t.Errorf("toggle with the new tag: %d", code)
+	}
+	if _, _, lh2 := f.send(http.MethodGet, "/field-groups", ""); lh2.Get("ETag") == listTag {
+		t.Error("list ETag did not change")
+	}
+	// A change made outside the sidecar (PHP, another replica) changes it too.
+	_, _, h = f.send(http.MethodGet, "/field-groups/g2", "")
+	f.tdb.SQL.Exec("UPDATE wp_fieldmgr_groups SET config = '{\"fields\":{}}' WHERE group_key = 'g2'")
+	if code, _, _ := f.send(http.MethodGet, "/field-groups/g2", "", "If-None-Match", h.Get("ETag")); code != 200 {
+		t.Errorf("outside change still 304: %d", code)
+	}
+	if code, _, _ := f.send(http.MethodDelete, "/field-groups/g2", "", "If-Match", "*"); code != 200 {
+		t.Errorf("DELETE If-Match *: %d", code)
 	}
 }

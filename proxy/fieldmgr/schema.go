@@ -3,6 +3,8 @@ package fieldmgr
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 )
 
 // setting is one per-type setting of a field definition: its JSON type and,
@@ -91,3 +93,6 @@ func writeString(b *bytes.Buffer, s string) {
 	e, _ := json.Marshal(s)
 	b.Write(e)
 }
+
+// schemasETag tags the field schemas, which are the program's, not stored.
+var schemasETag = httpcond.ETag("fieldmgr:schemas", string(schemasJSON))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
@@ -21,8 +22,10 @@ type Config struct {
 	// Fields in configuration order, and by id.
 	Fields []*Field
 	byID   map[string]*Field
-	// raw is the file's JSON, compacted: GET /config answers it as it is.
-	raw []byte
+	// raw is the file's JSON, compacted: GET /config answers it as it is,
+	// with etag.
+	raw  []byte
+	etag string
 }
 
 // Section is one section of the configuration.
@@ -139,6 +142,7 @@ func ParseConfig(b []byte) (*Config, error) {
 		return nil, err
 	}
 	c.raw = raw.Bytes()
+	c.etag = httpcond.ETag("themeopts:config", string(c.raw))
 	return c, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
@@ -17,6 +18,9 @@ func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) {
 	raw, found, err := s.stored(r, c.OptName)
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if notModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(found), raw)) {
 		return
 	}
 	set, err := decodeSet(raw, found)

@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
@@ -223,12 +224,27 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if notModified(w, r, optionsETag(raw, found)) {
+		return
+	}
 	set, err := decodeSet(raw, found)
 	if err != nil {
 		// PHP's get_option gives false here too: the set reads as empty.
 		zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
 	}
 	writeRaw(w, http.StatusOK, setJSON(set))
+}
+
+// optionsETag tags the option row as stored: GET /options answers it, the
+// writes' If-Match is checked against it.
+func optionsETag(raw string, found bool) string {
+	return httpcond.ETag("themeopts:options", strconv.FormatBool(found), raw)
+}
+
+// notModified sets the ETag and answers 304 when If-None-Match has it.
+func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
+	wpjson.SetNoCache(w.Header())
+	return httpcond.NotModified(w, r, etag)
 }
 
 // handleSave is POST /options: the body's ids replace their saved values in
@@ -348,15 +364,20 @@ func (s *Service) modify(r *http.Request, c *Config, change func(*phpserial.Valu
 	})
 }
 
-// write is the one read-modify-write of the option row: next gets the
-// saved set (or errCorrupt) and returns the set to store.
+// write is the one read-modify-write of the option row: the request's
+// If-Match is checked against the row as locked, next gets the saved set
+// (or errCorrupt) and returns the set to store.
 func (s *Service) write(r *http.Request, c *Config, next func(phpserial.Value, error) (phpserial.Value, error)) (phpserial.Value, error) {
 	st, err := s.settings.Current()
 	if err != nil {
 		return phpserial.Value{}, err
 	}
+	pre := httpcond.IfMatch(r)
 	var out phpserial.Value
 	err = s.db.ModifyOption(r.Context(), c.OptName, store.OptionAutoload(st.DBVersion), func(raw string, found bool) (string, error) {
+		if err := pre.Check(optionsETag(raw, found)); err != nil {
+			return "", err
+		}
 		set, err := next(decodeSet(raw, found))
 		if err != nil {
 			return "", err
@@ -380,7 +401,11 @@ func put(set *phpserial.Value, key phpserial.Key, v phpserial.Value) {
 
 // handleConfig is GET /config: the configuration file as it is.
 func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) {
-	writeRaw(w, http.StatusOK, s.Config().raw)
+	c := s.Config()
+	if notModified(w, r, c.etag) {
+		return
+	}
+	writeRaw(w, http.StatusOK, c.raw)
 }
 
 func invalidOption(id, msg string) error {
@@ -431,6 +456,8 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, we)
 	case errors.Is(err, store.ErrUnavailable):
 		writeError(w, wpjson.ErrDBUnavailable)
+	case errors.Is(err, httpcond.ErrPreconditionFailed):
+		writeError(w, wpjson.ErrPreconditionFailed)
 	case errors.Is(err, errCorrupt):
 		zerolog.Ctx(r.Context()).Error().Str("option", s.Config().OptName).Msg("saved theme options are corrupt; write refused")
 		writeError(w, &wpjson.Error{Status: http.StatusInternalServerError, Code: "themeopts_corrupt_option",

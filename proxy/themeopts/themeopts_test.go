@@ -472,3 +472,72 @@ func TestRoutes(t *testing.T) {
 		}
 	}
 }
+
+// send is a request as the administrator with extra headers.
+func (f *fixture) send(method, path, body string, hdr ...string) (int, string, http.Header) {
+	f.t.Helper()
+	req, _ := http.NewRequest(method, f.url+base+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.SetBasicAuth("admin", adminPW)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// TestConditionalRequests: GET /options' ETag follows the stored row (also
+// when PHP writes it); every write honours If-Match against it.
+func TestConditionalRequests(t *testing.T) {
+	f := newFixture(t)
+	_, _, h := f.send(http.MethodGet, "/options", "")
+	missing := h.Get("ETag")
+	if code, body, _ := f.send(http.MethodGet, "/options", "", "If-None-Match", missing); code != 304 || body != "" {
+		t.Errorf("304 on the missing row: %d %q", code, body)
+	}
+	precondition := `{"code":"wpsidecar_precondition_failed","message":"The resource has changed since it was read (If-Match does not match its current ETag); read it again and retry.","data":{"status":412}}`
+	for _, c := range []struct{ path, body string }{
+		{"/options", `{"tagline":"x"}`}, {"/options/reset", ""}, {"/options/reset-section", `{"section":"general"}`},
+	} {
+		if code, body, _ := f.send(http.MethodPost, c.path, c.body, "If-Match", `"stale"`); code != 412 || body != precondition {
+			t.Errorf("POST %s stale If-Match: %d %s", c.path, code, body)
+		}
+	}
+	if v, _ := f.row(); v != "" {
+		t.Errorf("412s wrote %q", v)
+	}
+	if code, _, _ := f.send(http.MethodPost, "/options", `{"tagline":"x"}`, "If-Match", missing); code != 200 {
+		t.Errorf("save with current If-Match: %d", code)
+	}
+	_, _, h = f.send(http.MethodGet, "/options", "")
+	saved := h.Get("ETag")
+	if saved == missing {
+		t.Error("ETag did not change with the row")
+	}
+	// An unchanged save writes nothing and keeps the tag.
+	f.send(http.MethodPost, "/options", `{"tagline":"x"}`)
+	if _, _, h = f.send(http.MethodGet, "/options", ""); h.Get("ETag") != saved {
+		t.Error("ETag changed by an unchanged save")
+	}
+	// PHP's update_option moves it.
+	f.tdb.SQL.Exec("UPDATE "+testdb.Prefix+"options SET option_value = 'a:1:{s:7:\"tagline\";s:1:\"y\";}' WHERE option_name = ?", optName)
+	if code, body, _ := f.send(http.MethodGet, "/options", "", "If-None-Match", saved); code != 200 || body != `{"tagline":"y"}` {
+		t.Errorf("after a PHP write: %d %s", code, body)
+	}
+	if code, _, _ := f.send(http.MethodPost, "/options", `{"tagline":"z"}`, "If-Match", saved); code != 412 {
+		t.Errorf("save against the tag PHP's write made stale: %d", code)
+	}
+	for _, path := range []string{"/config", "/dev-panel"} {
+		_, _, h := f.send(http.MethodGet, path, "")
+		if code, _, _ := f.send(http.MethodGet, path, "", "If-None-Match", h.Get("ETag")); code != 304 || h.Get("ETag") == "" {
+			t.Errorf("%s If-None-Match: %d", path, code)
+		}
+	}
+}

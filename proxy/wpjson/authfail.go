@@ -11,6 +11,14 @@ import (
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
+// ErrPreconditionFailed is the answer to a write whose If-Match names a
+// state that is no longer stored (api-contract.md §5).
+var ErrPreconditionFailed = &Error{
+	Status:  http.StatusPreconditionFailed,
+	Code:    "wpsidecar_precondition_failed",
+	Message: "The resource has changed since it was read (If-Match does not match its current ETag); read it again and retry.",
+}
+
 // ErrDBUnavailable is the contract's answer while the database is down.
 var ErrDBUnavailable = &Error{
 	Status:  http.StatusServiceUnavailable,
@@ -24,10 +32,6 @@ var ErrDBUnavailable = &Error{
 func AuthFail(w http.ResponseWriter, r *http.Request, status int, f *auth.Failure, err error) {
 	switch {
 	case f != nil:
-		// WordPress varies anonymous GET answers on Origin.
-		if r.Method == http.MethodGet && r.Header.Get("Origin") == "" && !f.Forbidden {
-			w.Header().Add("Vary", "Origin")
-		}
 		WriteError(w, &Error{Status: status, Code: f.Code, Message: f.Message})
 	case errors.Is(err, context.Canceled):
 		// The client went away; nobody reads an answer.

@@ -1,0 +1,103 @@
+// Package httpcond implements the conditional requests of the sidecar's
+// routes (api-contract.md §5): strong ETags computed from stored data,
+// If-None-Match on reads (304) and If-Match on writes (412).
+package httpcond
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// ErrPreconditionFailed: an If-Match that does not match what is stored.
+var ErrPreconditionFailed = errors.New("precondition failed")
+
+// ETag is a strong entity tag over parts of stored data (not over rendered
+// bytes, so that a change of rendering alone does not change it, and data
+// that did not change keeps its tag). kind names what is tagged, so that
+// equal data of different resources gets different tags.
+func ETag(kind string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(kind))
+	for _, p := range parts {
+		// Length-prefixed, so that ("ab","c") and ("a","bc") differ.
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(p))))
+		h.Write([]byte(p))
+	}
+	return `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+}
+
+// NotModified sets the ETag header and, when the request's If-None-Match
+// names etag (weak comparison, "*" included), answers 304 without a body
+// and returns true. Headers already set (Cache-Control, Vary) go with the
+// 304.
+func NotModified(w http.ResponseWriter, r *http.Request, etag string) bool {
+	w.Header().Set("ETag", etag)
+	inm := r.Header.Get("If-None-Match")
+	if inm == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return false
+	}
+	for _, t := range list(inm) {
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return true
+		}
+	}
+	return false
+}
+
+// Precondition is a request's If-Match.
+type Precondition struct {
+	tags []string
+}
+
+// IfMatch is the request's If-Match, or nil when it has none.
+func IfMatch(r *http.Request) *Precondition {
+	v := r.Header.Values("If-Match")
+	if len(v) == 0 {
+		return nil
+	}
+	return &Precondition{tags: list(strings.Join(v, ","))}
+}
+
+// Check is ErrPreconditionFailed unless etag, the stored state's tag, is
+// one of the If-Match tags (strong comparison: a weak tag never matches)
+// or If-Match is "*". A nil Precondition always holds.
+func (p *Precondition) Check(etag string) error {
+	if p == nil {
+		return nil
+	}
+	for _, t := range p.tags {
+		if t == "*" || t == etag {
+			return nil
+		}
+	}
+	return ErrPreconditionFailed
+}
+
+// list splits an entity-tag list; a comma inside a quoted tag stays.
+func list(s string) []string {
+	var out []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimLeft(s, " \t,") {
+		end := 0
+		quoted := strings.HasPrefix(s, `"`) || strings.HasPrefix(s, `W/"`)
+		if quoted {
+			start := strings.Index(s, `"`) + 1
+			if i := strings.Index(s[start:], `"`); i >= 0 {
+				end = start + i + 1
+			} else {
+				end = len(s)
+			}
+		} else if end = strings.IndexByte(s, ','); end < 0 {
+			end = len(s)
+		}
+		if t := strings.TrimSpace(s[:end]); t != "" {
+			out = append(out, t)
+		}
+		s = s[end:]
+	}
+	return out
+}
