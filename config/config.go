@@ -21,6 +21,7 @@ const (
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultShutdownTimeout   = 30 * time.Second
 	DefaultSettingsRefresh   = 2 * time.Second
+	DefaultChangeInterval    = 2 * time.Second
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultDBHost            = "localhost"
 	DefaultDBName            = "wordpress"
@@ -65,6 +66,11 @@ type Config struct {
 	ThemeoptsConfig string
 	FieldmgrTable   string
 	SettingsRefresh time.Duration
+	// ChangeInterval is how often stored data is checked for changes when
+	// there are WebhookURLs to tell, signed with WebhookSecret.
+	ChangeInterval time.Duration
+	WebhookURLs    []*url.URL
+	WebhookSecret  string
 
 	DB DB
 

@@ -243,6 +243,9 @@ func (c *Config) problems() []string {
 	if c.Listen == c.AdminListen && !strings.HasSuffix(c.Listen, ":0") {
 		p = append(p, fmt.Sprintf("admin-listen: %q is also the public listen address", c.AdminListen))
 	}
+	if len(c.WebhookURLs) > 0 && c.WebhookSecret == "" {
+		p = append(p, "webhook-secret: required when webhook-urls is set (receivers verify the signature with it)")
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		p = append(p, "tls-cert, tls-key: give both or neither")
 	}

@@ -207,6 +207,7 @@ func TestLoad_EveryProblemAtOnce(t *testing.T) {
 		"--max-header-bytes", "12", "--table-prefix", "wp-", "--fieldmgr-table", "a;b",
 		"--db-charset", "utf-8!", "--db-collate", "x y", "--log-level", "loud", "--log-format", "xml",
 		"--tls-cert", "c.pem", "--db-max-open", "0", "--multisite", "--db-host", ":",
+		"--webhook-urls", "https://cdn.example/purge, ftp://x,nohost", "--change-interval", "0s",
 	}
 	_, err := load(t, args, "WPSIDECAR_NOT_A_SETTING=1", "WPSIDECAR_DB_USER=")
 	var ce *Error
@@ -231,6 +232,9 @@ func TestLoad_EveryProblemAtOnce(t *testing.T) {
 		`db-max-open: "0" from flag: must be a whole number of at least 1`,
 		`db-host: ":" names no host or socket`,
 		`db-user: required`,
+		`webhook-urls: "https://cdn.example/purge, ftp://x,nohost" from flag: not http(s) URLs: ftp://x, nohost`,
+		`change-interval: "0s" from flag: must be positive`,
+		`webhook-secret: required when webhook-urls is set (receivers verify the signature with it)`,
 		`WPSIDECAR_NOT_A_SETTING: unknown setting`,
 	}
 	got := strings.Join(ce.Problems, "\n")

@@ -1,10 +1,13 @@
 package config
 
 import (
+	"flag"
 	"os"
 	"strings"
 	"testing"
 )
+
+var update = flag.Bool("update", false, "rewrite README.md's configuration table from the code")
 
 // markdownTable renders the settings as README.md's configuration table.
 func markdownTable() string {
@@ -40,6 +43,12 @@ func TestREADMEConfigurationTable(t *testing.T) {
 		t.Fatalf("README.md lacks the %q … %q markers", start, end)
 	}
 	if got, want := doc[i+len(start):j], markdownTable(); got != want {
-		t.Errorf("README.md's configuration table is out of date; replace it with:\n%s", want)
+		if *update {
+			if err := os.WriteFile("../README.md", []byte(doc[:i+len(start)]+want+doc[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("README.md's configuration table is out of date (go test ./config -run README -update); it should be:\n%s", want)
 	}
 }

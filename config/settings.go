@@ -164,6 +164,30 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.ThemeoptsConfig })},
 		{name: "fieldmgr-table", usage: "field group table (default: table prefix + " + DefaultFieldmgrTableSuffix + ")",
 			set: strSetter(func(c *Config) *string { return &c.FieldmgrTable })},
+		{name: "change-interval", kind: kDuration, def: DefaultChangeInterval.String(), usage: "how often the field groups and the theme options row are checked for changes, when webhook-urls is set",
+			set: durSetter(func(c *Config) *time.Duration { return &c.ChangeInterval })},
+		{name: "webhook-urls", usage: "comma-separated URLs that get a signed POST naming what changed",
+			set: func(c *Config, v string) error {
+				c.WebhookURLs = nil
+				var bad []string
+				for _, f := range strings.Split(v, ",") {
+					if f = strings.TrimSpace(f); f == "" {
+						continue
+					}
+					u, err := url.Parse(f)
+					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+						bad = append(bad, f)
+						continue
+					}
+					c.WebhookURLs = append(c.WebhookURLs, u)
+				}
+				if len(bad) > 0 {
+					return fmt.Errorf("not http(s) URLs: %s", strings.Join(bad, ", "))
+				}
+				return nil
+			}},
+		{name: "webhook-secret", secret: true, usage: "key of the webhooks' HMAC-SHA256 signature (required with webhook-urls)",
+			set: strSetter(func(c *Config) *string { return &c.WebhookSecret })},
 		{name: "settings-refresh", kind: kDuration, def: DefaultSettingsRefresh.String(), usage: "how often site settings (permalinks, URLs, time zone) are re-read",
 			set: durSetter(func(c *Config) *time.Duration { return &c.SettingsRefresh })},
 		{name: "db-host", def: DefaultDBHost, wpEnv: "WORDPRESS_DB_HOST", wpConst: "DB_HOST", usage: "database host, in any DB_HOST form",

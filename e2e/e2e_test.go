@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,9 +26,12 @@ var site *wptest.Site
 func TestMain(m *testing.M) {
 	start := time.Now()
 	var err error
+	hooks = httptest.NewServer(&webhooks)
+	defer hooks.Close()
 	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
 	if err == nil {
-		site, err = wptest.Start(wptest.Options{SidecarArgs: []string{"--themeopts-config", themeoptsConfig}})
+		site, err = wptest.Start(wptest.Options{SidecarArgs: []string{"--themeopts-config", themeoptsConfig,
+			"--webhook-urls", hooks.URL, "--webhook-secret", webhookSecret, "--change-interval", "100ms"}})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: cannot start WordPress behind the sidecar:", err)

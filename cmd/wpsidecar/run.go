@@ -21,6 +21,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/proxy/changes"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -80,7 +81,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		return err
 	}
 	namespaces := []proxy.Namespace{fieldmgr.New(authn, groups, settings, logger.With().Str("component", "fieldmgr").Logger())}
-	var reload func() error
+	var (
+		reload  func() error
+		optName func() string
+	)
 	if cfg.ThemeoptsConfig != "" {
 		opts, err := themeopts.New(authn, db, settings, cfg.ThemeoptsConfig, logger.With().Str("component", "themeopts").Logger())
 		if err != nil {
@@ -91,7 +95,15 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
 		go opts.Watch(ctx, time.Second)
 		reload = opts.Reload
+		optName = func() string { return opts.Config().OptName }
 		namespaces = append(namespaces, opts)
+	}
+	if len(cfg.WebhookURLs) > 0 {
+		clog := logger.With().Str("component", "changes").Logger()
+		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, Log: clog})
+		go notifier.Run(ctx)
+		go changes.NewDetector(db, groups, optName, notifier.Notify, clog).Run(ctx, cfg.ChangeInterval)
+		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Dur("interval", cfg.ChangeInterval).Msg("change detection on")
 	}
 	// Registered before serving, so that no SIGHUP can end the process.
 	hup := make(chan os.Signal, 1)

@@ -185,7 +185,7 @@ func TestRun_CheckConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out.String(), "secret") || !strings.Contains(out.String(), "db-password") {
+	if strings.Contains(out.String(), "very-secret") || strings.Contains(out.String(), "also-secret") || !strings.Contains(out.String(), "db-password") {
 		t.Errorf("output:\n%s", out.String())
 	}
 }

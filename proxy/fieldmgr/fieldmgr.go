@@ -221,9 +221,12 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	parts := make([]string, 0, 6*len(list))
+	tags := []string{"fieldmgr"}
 	for _, g := range list {
 		parts = append(parts, g.Key, g.Title, g.Config, g.Status, g.CreatedAt, g.UpdatedAt)
+		tags = append(tags, "fieldmgr:"+g.Key)
 	}
+	httpcond.SetTags(w.Header(), tags...)
 	if notModified(w, r, httpcond.ETag("fieldmgr:list", parts...)) {
 		return
 	}
@@ -281,6 +284,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	httpcond.SetTags(w.Header(), "fieldmgr", "fieldmgr:"+g.Key)
 	if notModified(w, r, groupETag(g)) {
 		return
 	}
@@ -416,6 +420,7 @@ func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) {
 
 // handleSchemas is GET /field-schemas.
 func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) {
+	httpcond.SetTags(w.Header(), "fieldmgr", "fieldmgr:schemas")
 	if notModified(w, r, schemasETag) {
 		return
 	}

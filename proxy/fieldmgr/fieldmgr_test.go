@@ -454,7 +454,8 @@ func TestConditionalRequests(t *testing.T) {
 
 	code, body, h := f.send(http.MethodGet, "/field-groups/g1", "")
 	tag := h.Get("ETag")
-	if code != 200 || len(tag) != 34 || h.Get("Vary") != "Origin, Authorization, Cookie" || !strings.Contains(h.Get("Cache-Control"), "private") {
+	if code != 200 || len(tag) != 34 || h.Get("Vary") != "Origin, Authorization, Cookie" || !strings.Contains(h.Get("Cache-Control"), "private") ||
+		h.Get("Cache-Tag") != "fieldmgr,fieldmgr:g1" || h.Get("Surrogate-Key") != "fieldmgr fieldmgr:g1" {
 		t.Fatalf("GET: %d %s %v", code, body, h)
 	}
 	if _, _, h2 := f.send(http.MethodGet, "/field-groups/g1", ""); h2.Get("ETag") != tag {
@@ -471,6 +472,9 @@ func TestConditionalRequests(t *testing.T) {
 	}
 	_, _, lh := f.send(http.MethodGet, "/field-groups", "")
 	listTag := lh.Get("ETag")
+	if lh.Get("Cache-Tag") != "fieldmgr,fieldmgr:g1,fieldmgr:g2" {
+		t.Errorf("list Cache-Tag %q", lh.Get("Cache-Tag"))
+	}
 	if code, _, _ := f.send(http.MethodGet, "/field-groups", "", "If-None-Match", listTag); code != 304 {
 		t.Errorf("list If-None-Match: %d", code)
 	}

@@ -101,3 +101,43 @@ func list(s string) []string {
 	}
 	return out
 }
+
+// maxTagHeader bounds the tag headers; CDNs cap them (Cloudflare at 16 KB
+// for all tags), and a longer list is cut back to its first tag, the
+// namespace's, which covers the rest.
+const maxTagHeader = 4096
+
+// SetTags names the stored entities an answer is made of, for CDN purges:
+// Cache-Tag (comma-separated) and Surrogate-Key (space-separated). Tags are
+// percent-encoded beyond letters, digits and "_-.:" so that no separator
+// or space gets in. The first tag should be the namespace's.
+func SetTags(h http.Header, tags ...string) {
+	enc := make([]string, 0, len(tags))
+	n := 0
+	for _, t := range tags {
+		e := tagEscape(t)
+		if n += len(e) + 1; n > maxTagHeader {
+			enc = enc[:1]
+			break
+		}
+		enc = append(enc, e)
+	}
+	h.Set("Cache-Tag", strings.Join(enc, ","))
+	h.Set("Surrogate-Key", strings.Join(enc, " "))
+}
+
+func tagEscape(s string) string {
+	const hexdigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_-.:", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexdigits[c>>4])
+		b.WriteByte(hexdigits[c&15])
+	}
+	return b.String()
+}

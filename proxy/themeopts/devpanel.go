@@ -20,12 +20,13 @@ func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if notModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(found), raw)) {
-		return
-	}
 	set, err := decodeSet(raw, found)
 	if err != nil {
 		zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
+	}
+	setTags(w, set)
+	if notModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(found), raw)) {
+		return
 	}
 	str := func(s string) []byte { return phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: s}) }
 

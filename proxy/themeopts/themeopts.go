@@ -224,15 +224,26 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if notModified(w, r, optionsETag(raw, found)) {
-		return
-	}
 	set, err := decodeSet(raw, found)
 	if err != nil {
 		// PHP's get_option gives false here too: the set reads as empty.
 		zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
 	}
+	setTags(w, set)
+	if notModified(w, r, optionsETag(raw, found)) {
+		return
+	}
 	writeRaw(w, http.StatusOK, setJSON(set))
+}
+
+// setTags names the namespace and every saved id (themeopts:<id>), as the
+// change webhooks name them.
+func setTags(w http.ResponseWriter, set phpserial.Value) {
+	tags := []string{"themeopts"}
+	for _, e := range set.Entries {
+		tags = append(tags, "themeopts:"+e.Key.String())
+	}
+	httpcond.SetTags(w.Header(), tags...)
 }
 
 // optionsETag tags the option row as stored: GET /options answers it, the
@@ -402,6 +413,7 @@ func put(set *phpserial.Value, key phpserial.Key, v phpserial.Value) {
 // handleConfig is GET /config: the configuration file as it is.
 func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) {
 	c := s.Config()
+	httpcond.SetTags(w.Header(), "themeopts", "themeopts:config")
 	if notModified(w, r, c.etag) {
 		return
 	}

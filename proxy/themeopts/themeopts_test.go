@@ -518,6 +518,9 @@ func TestConditionalRequests(t *testing.T) {
 	}
 	_, _, h = f.send(http.MethodGet, "/options", "")
 	saved := h.Get("ETag")
+	if h.Get("Cache-Tag") != "themeopts,themeopts:tagline" || h.Get("Surrogate-Key") != "themeopts themeopts:tagline" {
+		t.Errorf("tags: %v", h)
+	}
 	if saved == missing {
 		t.Error("ETag did not change with the row")
 	}

@@ -1,0 +1,217 @@
+package changes_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/proxy/changes"
+)
+
+func TestChangeJSON(t *testing.T) {
+	for _, c := range []struct {
+		in   changes.Change
+		want string
+	}{
+		{changes.Change{Namespace: "fieldmgr", Keys: []string{"a", "b"}}, `{"namespace":"fieldmgr","keys":["a","b"]}`},
+		{changes.Change{Namespace: "themeopts", Keys: []string{"10", "é \"x\""}}, `{"namespace":"themeopts","ids":["10","é \"x\""]}`},
+	} {
+		if got := string(c.in.JSON()); got != c.want {
+			t.Errorf("%v: %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestDetector: changes made straight in the database (as PHP or another
+// replica makes them) are reported once, naming exactly what changed.
+func TestDetector(t *testing.T) {
+	tdb := testdb.New(t)
+	db := tdb.Store(t)
+	groups, err := db.FieldGroups("wp_fieldmgr_groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	optName := "themeopts_options"
+	var got []changes.Change
+	d := changes.NewDetector(db, groups, func() string { return optName }, func(c changes.Change) { got = append(got, c) }, zerolog.Nop())
+	poll := func(want ...changes.Change) {
+		t.Helper()
+		got = nil
+		if err := d.Poll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(want) == 0 && len(got) == 0 {
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("changes %v, want %v", got, want)
+		}
+	}
+	poll() // no table, no row: the baseline
+	if _, err := groups.EnsureTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	poll()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := tdb.SQL.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec("INSERT INTO wp_fieldmgr_groups (group_key, title, config, status, created_at, updated_at) VALUES ('b', 'B', '{}', 'active', NOW(), NOW()), ('a', 'A', '{}', 'active', NOW(), NOW()), ('c', 'C', '{}', 'active', NOW(), NOW())")
+	poll(changes.Change{Namespace: "fieldmgr", Keys: []string{"a", "b", "c"}})
+	poll()
+	exec("UPDATE wp_fieldmgr_groups SET config = '{\"fields\":{}}' WHERE group_key = 'c'")
+	exec("DELETE FROM wp_fieldmgr_groups WHERE group_key = 'a'")
+	poll(changes.Change{Namespace: "fieldmgr", Keys: []string{"a", "c"}})
+
+	tdb.SetOption(t, optName, `a:3:{s:1:"x";i:1;i:10;s:1:"y";s:1:"z";a:0:{}}`)
+	poll(changes.Change{Namespace: "themeopts", Keys: []string{"x", "10", "z"}})
+	tdb.SetOption(t, optName, `a:3:{s:1:"x";i:1;i:10;s:1:"Y";s:1:"w";b:1;}`)
+	poll(changes.Change{Namespace: "themeopts", Keys: []string{"10", "w", "z"}})
+	poll()
+	tdb.SetOption(t, optName, `a:3:{s:1:"x";i:1;i:10;s:1:"Y";s:1:"w";b:1;}`) // same bytes
+	poll()
+	optName = "other_options" // a new configuration: a new baseline
+	tdb.SetOption(t, optName, `a:1:{s:1:"q";i:1;}`)
+	poll()
+	tdb.DeleteOption(t, optName)
+	poll(changes.Change{Namespace: "themeopts", Keys: []string{"q"}})
+}
+
+type receiver struct {
+	mu      sync.Mutex
+	bodies  []string
+	calls   atomic.Int32
+	failFor int32 // the first failFor calls answer 500
+	status  int   // then this (200 when 0)
+	secret  string
+	t       *testing.T
+}
+
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	n := r.calls.Add(1)
+	body, _ := io.ReadAll(req.Body)
+	if err := changes.Verify(r.secret, req.Header.Get(changes.HeaderTimestamp), req.Header.Get(changes.HeaderSignature), body, time.Now(), 5*time.Minute); err != nil {
+		r.t.Errorf("receiver: %v", err)
+	}
+	if req.Header.Get("Content-Type") != "application/json" || len(req.Header.Get(changes.HeaderDelivery)) != 24 {
+		r.t.Errorf("receiver: headers %v", req.Header)
+	}
+	if n <= r.failFor {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	if r.status != 0 {
+		w.WriteHeader(r.status)
+		return
+	}
+	r.mu.Lock()
+	r.bodies = append(r.bodies, string(body))
+	r.mu.Unlock()
+}
+
+func (r *receiver) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.bodies...)
+}
+
+func urlOf(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestNotifier: signed deliveries, retried while the receiver fails,
+// not retried when it refuses, and a dead or hanging receiver neither
+// blocks Notify nor delays the other receivers.
+func TestNotifier(t *testing.T) {
+	const secret = "s3cret"
+	flaky := &receiver{failFor: 2, secret: secret, t: t}
+	refusing := &receiver{status: http.StatusBadRequest, secret: secret, t: t}
+	hang := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
+	defer hanging.Close()
+	defer close(hang)
+	fs, rs := httptest.NewServer(flaky), httptest.NewServer(refusing)
+	defer fs.Close()
+	defer rs.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // nothing listens there any more
+
+	n := changes.NewNotifier(changes.NotifierOptions{
+		URLs:   []*url.URL{urlOf(t, hanging.URL), urlOf(t, dead.URL), urlOf(t, fs.URL), urlOf(t, rs.URL)},
+		Secret: secret, QueueSize: 4, Attempts: 5, Backoff: 10 * time.Millisecond, Timeout: time.Minute, Log: zerolog.Nop(),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go n.Run(ctx)
+
+	n.Notify(changes.Change{Namespace: "themeopts", Keys: []string{"accent_color"}})
+	waitFor(t, "the flaky receiver's delivery", func() bool { return len(flaky.got()) == 1 })
+	if got := flaky.got()[0]; got != `{"namespace":"themeopts","ids":["accent_color"]}` || flaky.calls.Load() != 3 {
+		t.Errorf("flaky receiver: %q after %d calls", got, flaky.calls.Load())
+	}
+	waitFor(t, "the refusing receiver's call", func() bool { return refusing.calls.Load() == 1 })
+	time.Sleep(200 * time.Millisecond) // retries would come after 10, 20, 40 and 80 ms
+	if c := refusing.calls.Load(); c != 1 {
+		t.Errorf("refusing receiver called %d times: a 400 is not retried", c)
+	}
+
+	// The hanging receiver's queue fills up; Notify still returns at once
+	// (this would deadlock otherwise), and the others keep getting theirs.
+	for i := 0; i < 100; i++ {
+		n.Notify(changes.Change{Namespace: "fieldmgr", Keys: []string{"k"}})
+	}
+	waitFor(t, "the flaky receiver's later deliveries", func() bool { return len(flaky.got()) >= 5 })
+}
+
+func TestVerify(t *testing.T) {
+	body := []byte(`{"namespace":"fieldmgr","keys":["a"]}`)
+	now := time.Unix(1_800_000_000, 0)
+	sig := changes.Sign("k", now.Unix(), body)
+	ts := "1800000000"
+	for _, c := range []struct {
+		name, secret, ts, sig string
+		body                  []byte
+		ok                    bool
+	}{
+		{"good", "k", ts, sig, body, true},
+		{"other secret", "x", ts, sig, body, false},
+		{"other body", "k", ts, sig, []byte(`{}`), false},
+		{"other timestamp", "k", "1800000001", sig, body, false},
+		{"bad timestamp", "k", "soon", sig, body, false},
+	} {
+		if err := changes.Verify(c.secret, c.ts, c.sig, c.body, now, time.Minute); (err == nil) != c.ok {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	if err := changes.Verify("k", ts, sig, body, now.Add(10*time.Minute), 5*time.Minute); err == nil {
+		t.Error("an old delivery was accepted")
+	}
+}

@@ -1,0 +1,197 @@
+package changes
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Webhook headers. The signature is HMAC-SHA256, keyed with the shared
+// secret, over the timestamp, a dot and the body, as "sha256=<hex>".
+const (
+	HeaderTimestamp = "X-Wpsidecar-Timestamp"
+	HeaderSignature = "X-Wpsidecar-Signature"
+	HeaderDelivery  = "X-Wpsidecar-Delivery"
+)
+
+// NotifierOptions configures a Notifier.
+type NotifierOptions struct {
+	URLs   []*url.URL
+	Secret string
+	// QueueSize bounds the changes waiting per URL (default 256); when a
+	// queue is full the newest change is dropped and logged.
+	QueueSize int
+	// Attempts per delivery (default 8) and the first pause between them
+	// (default 1 s), doubling up to MaxBackoff (default 1 min).
+	Attempts   int
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	Timeout    time.Duration // per attempt (default 10 s)
+	Log        zerolog.Logger
+}
+
+// Notifier delivers changes to every URL, each URL in its own goroutine
+// and queue, so that a slow or dead receiver delays only itself and never
+// a request: Notify only enqueues.
+type Notifier struct {
+	o      NotifierOptions
+	client *http.Client
+	queues []chan delivery
+}
+
+type delivery struct {
+	id   string
+	body []byte
+}
+
+// NewNotifier returns a notifier; Run delivers.
+func NewNotifier(o NotifierOptions) *Notifier {
+	if o.QueueSize <= 0 {
+		o.QueueSize = 256
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 8
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = time.Second
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = time.Minute
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	n := &Notifier{o: o, client: &http.Client{Timeout: o.Timeout}}
+	for range o.URLs {
+		n.queues = append(n.queues, make(chan delivery, o.QueueSize))
+	}
+	return n
+}
+
+// Notify queues c for every URL without waiting.
+func (n *Notifier) Notify(c Change) {
+	d := delivery{id: randomID(), body: c.JSON()}
+	for i, q := range n.queues {
+		select {
+		case q <- d:
+		default:
+			n.o.Log.Error().Str("url", n.o.URLs[i].Redacted()).Str("delivery", d.id).RawJSON("change", d.body).
+				Msg("webhook queue full; change dropped")
+		}
+	}
+}
+
+// Run delivers until ctx ends.
+func (n *Notifier) Run(ctx context.Context) {
+	done := make(chan struct{})
+	for i := range n.queues {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case d := <-n.queues[i]:
+					n.deliver(ctx, n.o.URLs[i], d)
+				}
+			}
+		}()
+	}
+	for range n.queues {
+		<-done
+	}
+}
+
+// errPermanent: the receiver refused the delivery for good (a 4xx other
+// than 408 and 429); retrying would not help.
+var errPermanent = errors.New("refused")
+
+func (n *Notifier) deliver(ctx context.Context, u *url.URL, d delivery) {
+	log := n.o.Log.With().Str("url", u.Redacted()).Str("delivery", d.id).Logger()
+	pause := n.o.Backoff
+	for attempt := 1; ; attempt++ {
+		err := n.post(ctx, u, d)
+		if err == nil {
+			log.Info().Int("attempt", attempt).Msg("webhook delivered")
+			return
+		}
+		if errors.Is(err, errPermanent) || attempt == n.o.Attempts || ctx.Err() != nil {
+			log.Error().Err(err).Int("attempt", attempt).RawJSON("change", d.body).Msg("webhook not delivered; given up")
+			return
+		}
+		log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", pause).Msg("webhook failed; will retry")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, n.o.MaxBackoff)
+	}
+}
+
+func (n *Notifier) post(ctx context.Context, u *url.URL, d delivery) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(d.body))
+	if err != nil {
+		return fmt.Errorf("%w: %v", errPermanent, err)
+	}
+	ts := time.Now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "wpsidecar-webhook")
+	req.Header.Set(HeaderDelivery, d.id)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderSignature, Sign(n.o.Secret, ts, d.body))
+	resp, err := n.client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return nil
+	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests:
+		return fmt.Errorf("%w: %s", errPermanent, resp.Status)
+	}
+	return errors.New(resp.Status)
+}
+
+// Sign is the signature header's value for body sent at timestamp.
+func Sign(secret string, timestamp int64, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(strconv.FormatInt(timestamp, 10) + "."))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Verify is what a receiver does: the signature must match the timestamp
+// and body, and the timestamp be within tolerance of now (replays of old
+// deliveries are refused).
+func Verify(secret, timestamp, signature string, body []byte, now time.Time, tolerance time.Duration) error {
+	ts, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil {
+		return errors.New("webhook: bad timestamp")
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > tolerance || d < -tolerance {
+		return errors.New("webhook: timestamp outside the tolerance")
+	}
+	if !hmac.Equal([]byte(signature), []byte(Sign(secret, ts, body))) {
+		return errors.New("webhook: signature does not match")
+	}
+	return nil
+}
+
+func randomID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
