@@ -71,6 +71,9 @@ type Config struct {
 	ChangeInterval time.Duration
 	WebhookURLs    []*url.URL
 	WebhookSecret  string
+	// ObjectCache is "redis" or "none" once loaded ("auto" is resolved).
+	ObjectCache string
+	Redis       Redis
 
 	DB DB
 
@@ -97,6 +100,29 @@ type Config struct {
 }
 
 type resolved struct{ value, source string }
+
+// Redis is the object cache's server, with the drop-in's key salt.
+type Redis struct {
+	Scheme, Host string
+	Port         int
+	Path         string
+	Username     string
+	Password     string
+	Database     int
+	Timeout      time.Duration
+	Prefix       string // WP_REDIS_PREFIX
+	PrefixSet    bool
+	CacheKeySalt string // WP_CACHE_KEY_SALT
+}
+
+// Salt is what the drop-in puts before every key: WP_REDIS_PREFIX, else
+// WP_CACHE_KEY_SALT.
+func (r Redis) Salt() string {
+	if r.PrefixSet {
+		return r.Prefix
+	}
+	return r.CacheKeySalt
+}
 
 // DB is where WordPress's database is and how to reach it.
 type DB struct {

@@ -143,6 +143,7 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 		}
 	}
 	cfg.derive()
+	cfg.resolveObjectCache(wpPath, wc)
 	problems = append(problems, cfg.problems()...)
 	if len(problems) > 0 {
 		return nil, checkConfig, &Error{Problems: problems}
@@ -245,6 +246,9 @@ func (c *Config) problems() []string {
 	}
 	if len(c.WebhookURLs) > 0 && c.WebhookSecret == "" {
 		p = append(p, "webhook-secret: required when webhook-urls is set (receivers verify the signature with it)")
+	}
+	if c.ObjectCache == "redis" && c.Redis.Scheme == "unix" && c.Redis.Path == "" {
+		p = append(p, "redis-path: required when redis-scheme is unix")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		p = append(p, "tls-cert, tls-key: give both or neither")

@@ -188,6 +188,53 @@ var settings = func() []setting {
 			}},
 		{name: "webhook-secret", secret: true, usage: "key of the webhooks' HMAC-SHA256 signature (required with webhook-urls)",
 			set: strSetter(func(c *Config) *string { return &c.WebhookSecret })},
+		{name: "object-cache", def: "auto", usage: "the site's persistent object cache, whose stale keys the sidecar deletes after each write: redis (the Redis Object Cache drop-in's key names), none, or auto (redis when wp-content/object-cache.php is that drop-in or a redis-* setting is given, else none)",
+			set: func(c *Config, v string) error {
+				switch v {
+				case "auto", "redis", "none":
+					c.ObjectCache = v
+					return nil
+				}
+				return fmt.Errorf("not auto, redis or none")
+			}},
+		{name: "redis-scheme", def: "tcp", wpConst: "WP_REDIS_SCHEME", usage: "tcp, tls or unix",
+			set: func(c *Config, v string) error {
+				switch strings.ToLower(v) {
+				case "tcp", "tls", "unix":
+					c.Redis.Scheme = strings.ToLower(v)
+					return nil
+				}
+				return fmt.Errorf("not tcp, tls or unix")
+			}},
+		{name: "redis-host", def: "127.0.0.1", wpConst: "WP_REDIS_HOST", usage: "Redis host",
+			set: strSetter(func(c *Config) *string { return &c.Redis.Host })},
+		{name: "redis-port", kind: kInt, def: "6379", wpConst: "WP_REDIS_PORT", usage: "Redis port",
+			set: intSetter(1, func(c *Config) *int { return &c.Redis.Port })},
+		{name: "redis-path", wpConst: "WP_REDIS_PATH", usage: "Redis socket, with redis-scheme unix",
+			set: strSetter(func(c *Config) *string { return &c.Redis.Path })},
+		{name: "redis-username", wpConst: "WP_REDIS_USERNAME", usage: "Redis ACL user",
+			set: strSetter(func(c *Config) *string { return &c.Redis.Username })},
+		{name: "redis-password", secret: true, wpConst: "WP_REDIS_PASSWORD", usage: "Redis password",
+			set: strSetter(func(c *Config) *string { return &c.Redis.Password })},
+		{name: "redis-database", kind: kInt, def: "0", wpConst: "WP_REDIS_DATABASE", usage: "Redis database number",
+			set: intSetter(0, func(c *Config) *int { return &c.Redis.Database })},
+		{name: "redis-timeout", def: "1", wpConst: "WP_REDIS_TIMEOUT", usage: "Redis connect, read and write timeout: seconds, as the drop-in reads it, or a duration",
+			set: func(c *Config, v string) error {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					if f <= 0 || f > 3600 {
+						return fmt.Errorf("must be positive and at most 3600 seconds")
+					}
+					c.Redis.Timeout = time.Duration(f * float64(time.Second))
+					return nil
+				}
+				d, err := dur(v)
+				c.Redis.Timeout = d
+				return err
+			}},
+		{name: "redis-prefix", wpEnv: "WP_REDIS_PREFIX", wpConst: "WP_REDIS_PREFIX", usage: "salt the drop-in puts before every key",
+			set: func(c *Config, v string) error { c.Redis.Prefix, c.Redis.PrefixSet = v, true; return nil }},
+		{name: "cache-key-salt", wpConst: "WP_CACHE_KEY_SALT", usage: "the key salt when redis-prefix is not set, as the drop-in reads it",
+			set: strSetter(func(c *Config) *string { return &c.Redis.CacheKeySalt })},
 		{name: "settings-refresh", kind: kDuration, def: DefaultSettingsRefresh.String(), usage: "how often site settings (permalinks, URLs, time zone) are re-read",
 			set: durSetter(func(c *Config) *time.Duration { return &c.SettingsRefresh })},
 		{name: "db-host", def: DefaultDBHost, wpEnv: "WORDPRESS_DB_HOST", wpConst: "DB_HOST", usage: "database host, in any DB_HOST form",

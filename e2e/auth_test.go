@@ -21,6 +21,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/objcache"
 )
 
 // protected serves two routes behind auth.Require as the namespaces will:
@@ -34,9 +35,18 @@ func protected(t *testing.T, environmentType string, trusted []netip.Prefix, adj
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.ObjectCache != "redis" {
+		t.Fatalf("object cache %q (%s), want redis", cfg.ObjectCache, cfg.Source("object-cache"))
+	}
+	cache, err := objcache.New(objcache.Options{Host: cfg.Redis.Host, Port: cfg.Redis.Port, Salt: cfg.Redis.Salt(), TablePrefix: cfg.TablePrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.Close() })
 	network, addr := cfg.DB.Address()
 	db, err := store.Open(store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
-		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Timeout: 5 * time.Second, Logger: zerolog.Nop()})
+		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Timeout: 5 * time.Second, Logger: zerolog.Nop(),
+		Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests and the demo need on Debian: Go (when
-# missing), MariaDB (started when none answers on 127.0.0.1:3306), and
-# WordPress with PHP and nginx from Debian's packages. Run as root, or it
+# missing), MariaDB (started when none answers on 127.0.0.1:3306), Redis
+# (started when none answers on 127.0.0.1:6379), and WordPress with PHP,
+# phpredis and nginx from Debian's packages. Run as root, or it
 # prints what to install.
 set -euo pipefail
 
-pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql nginx-light wrk)
+pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql php-redis redis-server nginx-light wrk)
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || pkgs+=(golang-go)
 
 missing=()
@@ -40,6 +41,20 @@ if ! mariadb-admin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null 2>&1; then
   mariadb-admin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null
   # A fresh Debian MariaDB lets root in only over the socket; the tests use TCP.
   mariadb -uroot -e "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('') OR unix_socket" 2>/dev/null || true
+fi
+if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: no Redis answers on 127.0.0.1:6379; start one" >&2
+    exit 1
+  fi
+  echo "install-deps: starting Redis"
+  mkdir -p /var/lib/redis /var/log/redis
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/wpsidecar-ci.log
+  for _ in $(seq 1 40); do
+    redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break
+    sleep 0.25
+  done
+  redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null
 fi
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 if ! command -v staticcheck >/dev/null 2>&1; then

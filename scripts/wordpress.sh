@@ -15,6 +15,8 @@
 #   WP_DB_NAME=wpsidecar_demo WP_DB_USER=wpsidecar WP_DB_PASSWORD=wpsidecar
 #   WP_DB_HOST=127.0.0.1:3306  MYSQL_ADMIN="mariadb --protocol=tcp -h127.0.0.1 -uroot"
 #   WP_ENVIRONMENT_TYPE=local  WP_ADMIN_USER=admin WP_ADMIN_PASSWORD=admin-password
+#   WP_CONFIG_EXTRA=      PHP lines added to wp-config.php (e.g. WP_REDIS_* constants)
+#   WP_OBJECT_CACHE=      a file installed as wp-content/object-cache.php (none when empty)
 set -euo pipefail
 
 cmd=${1:-}
@@ -99,6 +101,7 @@ define( 'WP_DEBUG', false );
 define( 'DISABLE_WP_CRON', true );
 define( 'AUTOMATIC_UPDATER_DISABLED', true );
 define( 'FS_METHOD', 'direct' );
+${WP_CONFIG_EXTRA:-}
 
 if ( isset( \$_SERVER['HTTP_X_FORWARDED_PROTO'] ) && strpos( \$_SERVER['HTTP_X_FORWARDED_PROTO'], 'https' ) !== false ) {
 	\$_SERVER['HTTPS'] = 'on';
@@ -109,6 +112,12 @@ if ( ! defined( 'ABSPATH' ) ) {
 }
 require_once ABSPATH . 'wp-settings.php';
 EOF
+
+  if [ -n "${WP_OBJECT_CACHE:-}" ]; then
+    cp "$WP_OBJECT_CACHE" "$docroot/wp-content/object-cache.php"
+  else
+    rm -f "$docroot/wp-content/object-cache.php"
+  fi
 
   cat > "$state/php-fpm.conf" <<EOF
 [global]

@@ -99,6 +99,7 @@ func (db *DB) modifyOption(ctx context.Context, name, autoload string, modify fu
 	switch {
 	case found && next == current:
 		// Unchanged: nothing to write, as update_option does.
+		return nil
 	case found:
 		_, err = tx.ExecContext(ctx, "UPDATE "+table+" SET option_value = ? WHERE option_id = ?", next, id)
 	default:
@@ -109,6 +110,9 @@ func (db *DB) modifyOption(ctx context.Context, name, autoload string, modify fu
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
+	}
+	if db.cache != nil {
+		db.cache.OptionChanged(ctx, name)
 	}
 	return nil
 }

@@ -40,6 +40,17 @@ type Options struct {
 	MaxOpen   int
 	Timeout   time.Duration
 	Logger    zerolog.Logger
+	// Cache, when not nil, is told of every committed write to a row that
+	// WordPress may keep in a persistent object cache.
+	Cache CacheInvalidator
+}
+
+// CacheInvalidator removes what a persistent object cache holds of rows
+// the sidecar has written, so that PHP reads them again. It is called after
+// the write commits and reports its own failures.
+type CacheInvalidator interface {
+	OptionChanged(ctx context.Context, name string)
+	UserMetaChanged(ctx context.Context, userID int64)
 }
 
 // DB is WordPress's database.
@@ -48,6 +59,7 @@ type DB struct {
 	prefix    string
 	multisite bool
 	log       zerolog.Logger
+	cache     CacheInvalidator
 }
 
 var prefixRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
@@ -92,7 +104,7 @@ func Open(o Options) (*DB, error) {
 	db.SetMaxIdleConns(maxOpen)
 	db.SetConnMaxLifetime(5 * time.Minute)
 	db.SetConnMaxIdleTime(time.Minute)
-	return &DB{sql: db, prefix: o.TablePrefix, multisite: o.Multisite, log: o.Logger}, nil
+	return &DB{sql: db, prefix: o.TablePrefix, multisite: o.Multisite, log: o.Logger, cache: o.Cache}, nil
 }
 
 // Close closes the pool.

@@ -234,6 +234,9 @@ func (db *DB) TouchApplicationPassword(ctx context.Context, userID int64, uuid, 
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("store: application passwords: %w", classify(err))
 	}
+	if db.cache != nil {
+		db.cache.UserMetaChanged(ctx, userID)
+	}
 	return true, nil
 }
 

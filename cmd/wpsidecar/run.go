@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
@@ -25,6 +26,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/objcache"
 )
 
 // run reads the configuration, builds everything, serves until ctx ends and
@@ -52,11 +54,20 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	gc := setGCPercent(environ)
 	logger.Info().Int("gomaxprocs", procs).Int("cpus", runtime.NumCPU()).Int("gogc", gc).Msg("CPU limit")
 
+	var cache store.CacheInvalidator
+	if cfg.ObjectCache == "redis" {
+		oc, err := openObjectCache(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer oc.Close()
+		cache = oc
+	}
 	network, addr := cfg.DB.Address()
 	db, err := store.Open(store.Options{
 		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
 		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
-		MaxOpen: cfg.DB.MaxOpen, Timeout: cfg.DB.Timeout,
+		MaxOpen: cfg.DB.MaxOpen, Timeout: cfg.DB.Timeout, Cache: cache,
 		Logger: logger.With().Str("component", "store").Logger(),
 	})
 	if err != nil {
@@ -178,6 +189,37 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	logger.Info().Msg("stopped")
 	return nil
 }
+
+// openObjectCache connects to the site's Redis object cache. A cache that
+// does not answer yet is reported, not fatal: writes go on, and each one
+// tries it again.
+func openObjectCache(ctx context.Context, cfg *config.Config, logger zerolog.Logger) (*objcache.Redis, error) {
+	log := logger.With().Str("component", "objcache").Logger()
+	redis.SetLogger(redisLog{log})
+	r := cfg.Redis
+	oc, err := objcache.New(objcache.Options{
+		Scheme: r.Scheme, Host: r.Host, Port: r.Port, Path: r.Path, Username: r.Username, Password: r.Password,
+		Database: r.Database, Timeout: r.Timeout, Salt: r.Salt(), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
+		Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ev := log.Info().Str("scheme", r.Scheme).Str("host", r.Host).Int("port", r.Port).Str("path", r.Path).
+		Int("database", r.Database).Str("example_key", oc.Key("options", "alloptions", false)).Str("why", cfg.Source("object-cache"))
+	pctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	if err := oc.Ping(pctx); err != nil {
+		log.Warn().Err(err).Msg("Redis object cache does not answer; each write will try again")
+	}
+	ev.Msg("Redis object cache: stale keys deleted after each write")
+	return oc, nil
+}
+
+// redisLog sends go-redis's own messages to the sidecar's log.
+type redisLog struct{ l zerolog.Logger }
+
+func (r redisLog) Printf(_ context.Context, format string, v ...any) { r.l.Warn().Msgf(format, v...) }
 
 // setMaxProcs sets GOMAXPROCS unless the GOMAXPROCS variable did. By
 // default the sidecar takes half of what Go would (Go already honours a

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
 )
 
 // User is one of the test users users.php creates.
@@ -58,6 +59,10 @@ type Site struct {
 	sidecar    *exec.Cmd
 	sidecarLog *os.File
 	env        []string
+	// Redis is the object cache's server (host:port) and RedisPrefix the
+	// salt before the site's keys, when Options.RedisObjectCache is set.
+	Redis       string
+	RedisPrefix string
 }
 
 // Options adjust the site.
@@ -67,6 +72,11 @@ type Options struct {
 	EnvironmentType string
 	// SidecarArgs are extra flags for the sidecar.
 	SidecarArgs []string
+	// RedisObjectCache gives WordPress a persistent object cache in the
+	// Redis at WPSIDECAR_TEST_REDIS (default 127.0.0.1:6379): the test
+	// drop-in scripts/wp/object-cache-redis.php, with a WP_REDIS_PREFIX of
+	// the site's own (Site.RedisPrefix). The sidecar finds it by itself.
+	RedisObjectCache bool
 }
 
 // Start builds the sidecar, stands up WordPress and starts the sidecar in
@@ -114,6 +124,19 @@ func Start(o Options) (s *Site, err error) {
 		"WP_ENVIRONMENT_TYPE="+o.EnvironmentType, "MYSQL_ADMIN="+mysqlAdmin,
 		"WP_HTTP_HOST="+strings.TrimPrefix(s.URL, "http://"),
 	)
+	if o.RedisObjectCache {
+		s.Redis = os.Getenv("WPSIDECAR_TEST_REDIS")
+		if s.Redis == "" {
+			s.Redis = "127.0.0.1:6379"
+		}
+		rhost, rport, err := net.SplitHostPort(s.Redis)
+		if err != nil {
+			return s, fmt.Errorf("WPSIDECAR_TEST_REDIS %q: %v", s.Redis, err)
+		}
+		s.RedisPrefix = "wpsidecar_e2e_" + randomHex(4) + "_"
+		s.env = append(s.env, "WP_OBJECT_CACHE="+filepath.Join(repo, "scripts", "wp", "object-cache-redis.php"),
+			fmt.Sprintf("WP_CONFIG_EXTRA=define( 'WP_REDIS_HOST', %q );\ndefine( 'WP_REDIS_PORT', %s );\ndefine( 'WP_REDIS_PREFIX', %q );", rhost, rport, s.RedisPrefix))
+	}
 	admin := dbc.Clone()
 	admin.DBName = ""
 	if s.db, err = sql.Open("mysql", admin.FormatDSN()); err != nil {
@@ -174,6 +197,9 @@ func (s *Site) Stop() {
 	if s.repo != "" {
 		s.command(filepath.Join(s.repo, "scripts", "wordpress.sh"), "stop", filepath.Join(s.Dir, "wp")).Run()
 	}
+	if s.RedisPrefix != "" {
+		s.dropRedisKeys()
+	}
 	if s.db != nil {
 		if s.DBName != "" {
 			s.db.Exec("DROP DATABASE IF EXISTS " + s.DBName)
@@ -182,6 +208,26 @@ func (s *Site) Stop() {
 	}
 	if os.Getenv("WPSIDECAR_KEEP_E2E") == "" {
 		os.RemoveAll(s.Dir)
+	}
+}
+
+// RedisClient is a client of the site's object cache.
+func (s *Site) RedisClient() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: s.Redis, Protocol: 2, DisableIdentity: true})
+}
+
+func (s *Site) dropRedisKeys() {
+	c := s.RedisClient()
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	iter := c.Scan(ctx, 0, s.RedisPrefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if len(keys) > 0 {
+		c.Del(ctx, keys...)
 	}
 }
 
