@@ -317,7 +317,17 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	if !ok {
 		return nil, nil, nil
 	}
-	appAvailable := site.appPWs && (a.o.IsSecure(r) || a.o.EnvironmentType == "local")
+	appAvailable := a.o.IsSecure(r) || a.o.EnvironmentType == "local"
+	if appAvailable && !site.appPWs {
+		// WordPress sets the flag when the site's first application password
+		// is made; read it now rather than refuse that password until the
+		// next settings refresh. Only sites that never made one pay this.
+		in, err := a.o.Store.UsingApplicationPasswords(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		appAvailable = in
+	}
 	if !appAvailable && !a.o.BasicAuthPasswords {
 		return nil, nil, nil // WordPress ignores the header
 	}

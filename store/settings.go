@@ -115,6 +115,21 @@ func (db *DB) ReadSiteSettings(ctx context.Context, overrides SiteURLs) (SiteSet
 	return s, nil
 }
 
+// UsingApplicationPasswords reads the using_application_passwords flag as
+// it is now (a network option on a multisite network).
+func (db *DB) UsingApplicationPasswords(ctx context.Context) (bool, error) {
+	const name = "using_application_passwords"
+	read := db.Options
+	if db.multisite {
+		read = db.networkOptions
+	}
+	m, err := read(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	return truthyOption(m[name]), nil
+}
+
 // networkOptions reads network options of network 1 from sitemeta; the
 // first row of a key wins, as get_network_option reads it.
 func (db *DB) networkOptions(ctx context.Context, names ...string) (map[string]string, error) {

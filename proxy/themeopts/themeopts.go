@@ -279,7 +279,7 @@ func (s *Service) handleSave(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	set, err := s.modify(r, c, func(set *phpserial.Value) {
+	set, err := s.modify(w, r, c, func(set *phpserial.Value) {
 		for _, e := range body.Entries {
 			put(set, e.Key, e.Value)
 		}
@@ -295,7 +295,7 @@ func (s *Service) handleSave(w http.ResponseWriter, r *http.Request) {
 // configuration order; nothing else stays.
 func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
 	c := s.Config()
-	set, err := s.write(r, c, func(cur phpserial.Value, _ error) (phpserial.Value, error) {
+	set, err := s.write(w, r, c, func(cur phpserial.Value, _ error) (phpserial.Value, error) {
 		next := phpserial.Value{Kind: phpserial.Array}
 		for _, f := range c.Fields {
 			if f.HasDefault {
@@ -328,7 +328,7 @@ func (s *Service) handleResetSection(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &wpjson.Error{Status: http.StatusNotFound, Code: "themeopts_unknown_section", Message: "Unknown section " + strconv.Quote(id) + "."})
 		return
 	}
-	set, err := s.modify(r, c, func(set *phpserial.Value) {
+	set, err := s.modify(w, r, c, func(set *phpserial.Value) {
 		for _, f := range sec.Fields {
 			if f.HasDefault {
 				put(set, phpserial.StrKey(f.ID), f.Default)
@@ -365,8 +365,8 @@ func sectionParam(r *http.Request) (string, error) {
 }
 
 // modify changes the saved set in place with change, atomically.
-func (s *Service) modify(r *http.Request, c *Config, change func(*phpserial.Value)) (phpserial.Value, error) {
-	return s.write(r, c, func(cur phpserial.Value, err error) (phpserial.Value, error) {
+func (s *Service) modify(w http.ResponseWriter, r *http.Request, c *Config, change func(*phpserial.Value)) (phpserial.Value, error) {
+	return s.write(w, r, c, func(cur phpserial.Value, err error) (phpserial.Value, error) {
 		if err != nil {
 			return cur, err
 		}
@@ -377,14 +377,18 @@ func (s *Service) modify(r *http.Request, c *Config, change func(*phpserial.Valu
 
 // write is the one read-modify-write of the option row: the request's
 // If-Match is checked against the row as locked, next gets the saved set
-// (or errCorrupt) and returns the set to store.
-func (s *Service) write(r *http.Request, c *Config, next func(phpserial.Value, error) (phpserial.Value, error)) (phpserial.Value, error) {
+// (or errCorrupt) and returns the set to store. On success the answer
+// carries the row's new ETag, the one GET /options now answers.
+func (s *Service) write(w http.ResponseWriter, r *http.Request, c *Config, next func(phpserial.Value, error) (phpserial.Value, error)) (phpserial.Value, error) {
 	st, err := s.settings.Current()
 	if err != nil {
 		return phpserial.Value{}, err
 	}
 	pre := httpcond.IfMatch(r)
-	var out phpserial.Value
+	var (
+		out    phpserial.Value
+		stored string
+	)
 	err = s.db.ModifyOption(r.Context(), c.OptName, store.OptionAutoload(st.DBVersion), func(raw string, found bool) (string, error) {
 		if err := pre.Check(optionsETag(raw, found)); err != nil {
 			return "", err
@@ -393,9 +397,12 @@ func (s *Service) write(r *http.Request, c *Config, next func(phpserial.Value, e
 		if err != nil {
 			return "", err
 		}
-		out = set
-		return phpserial.Serialize(set), nil
+		out, stored = set, phpserial.Serialize(set)
+		return stored, nil
 	})
+	if err == nil {
+		w.Header().Set("ETag", optionsETag(stored, true))
+	}
 	return out, err
 }
 

@@ -513,11 +513,15 @@ func TestConditionalRequests(t *testing.T) {
 	if v, _ := f.row(); v != "" {
 		t.Errorf("412s wrote %q", v)
 	}
-	if code, _, _ := f.send(http.MethodPost, "/options", `{"tagline":"x"}`, "If-Match", missing); code != 200 {
+	code, _, wh := f.send(http.MethodPost, "/options", `{"tagline":"x"}`, "If-Match", missing)
+	if code != 200 {
 		t.Errorf("save with current If-Match: %d", code)
 	}
 	_, _, h = f.send(http.MethodGet, "/options", "")
 	saved := h.Get("ETag")
+	if wh.Get("ETag") != saved {
+		t.Errorf("the save answered ETag %q, GET answers %q", wh.Get("ETag"), saved)
+	}
 	if h.Get("Cache-Tag") != "themeopts,themeopts:tagline" || h.Get("Surrogate-Key") != "themeopts themeopts:tagline" {
 		t.Errorf("tags: %v", h)
 	}
@@ -525,7 +529,9 @@ func TestConditionalRequests(t *testing.T) {
 		t.Error("ETag did not change with the row")
 	}
 	// An unchanged save writes nothing and keeps the tag.
-	f.send(http.MethodPost, "/options", `{"tagline":"x"}`)
+	if _, _, wh = f.send(http.MethodPost, "/options", `{"tagline":"x"}`); wh.Get("ETag") != saved {
+		t.Errorf("unchanged save answered ETag %q, want %q", wh.Get("ETag"), saved)
+	}
 	if _, _, h = f.send(http.MethodGet, "/options", ""); h.Get("ETag") != saved {
 		t.Error("ETag changed by an unchanged save")
 	}
