@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/rs/zerolog"
-
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
@@ -15,17 +13,8 @@ import (
 // the configuration with its default and stored value, and statistics.
 func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) {
 	c := s.Config()
-	raw, found, err := s.stored(r, c.OptName)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	set, err := decodeSet(raw, found)
-	if err != nil {
-		zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
-	}
-	setTags(w, set)
-	if notModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(found), raw)) {
+	raw, found, set, ok := s.savedSet(w, r, c)
+	if !ok || notModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(found), raw)) {
 		return
 	}
 	str := func(s string) []byte { return phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: s}) }

@@ -219,31 +219,32 @@ func setJSON(set phpserial.Value) []byte {
 // handleGet is GET /options.
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 	c := s.Config()
-	raw, found, err := s.stored(r, c.OptName)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	set, err := decodeSet(raw, found)
-	if err != nil {
-		// PHP's get_option gives false here too: the set reads as empty.
-		zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
-	}
-	setTags(w, set)
-	if notModified(w, r, optionsETag(raw, found)) {
+	raw, found, set, ok := s.savedSet(w, r, c)
+	if !ok || notModified(w, r, optionsETag(raw, found)) {
 		return
 	}
 	writeRaw(w, http.StatusOK, setJSON(set))
 }
 
-// setTags names the namespace and every saved id (themeopts:<id>), as the
-// change webhooks name them.
-func setTags(w http.ResponseWriter, set phpserial.Value) {
+// savedSet reads the saved set for a GET and names the namespace and every
+// saved id (themeopts:<id>, as the change webhooks name them) in the cache
+// tags. A corrupt row reads as empty, as PHP's get_option gives false. When
+// ok is false the error has been answered.
+func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (raw string, found bool, set phpserial.Value, ok bool) {
+	raw, found, err := s.stored(r, c.OptName)
+	if err != nil {
+		s.fail(w, r, err)
+		return "", false, set, false
+	}
+	if set, err = decodeSet(raw, found); err != nil {
+		zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
+	}
 	tags := []string{"themeopts"}
 	for _, e := range set.Entries {
 		tags = append(tags, "themeopts:"+e.Key.String())
 	}
 	httpcond.SetTags(w.Header(), tags...)
+	return raw, found, set, true
 }
 
 // optionsETag tags the option row as stored: GET /options answers it, the

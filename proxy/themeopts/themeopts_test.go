@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,11 +14,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/internal/testsite"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
-	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
@@ -40,81 +36,37 @@ type fixture struct {
 	cfgPath string
 }
 
-func addUser(t *testing.T, tdb *testdb.DB, login, role, appPW string) {
-	t.Helper()
-	h := auth.FastHash(appPW)
-	tdb.AddUser(t, login, login+"@example.test", "x",
-		[2]string{"wp_capabilities", fmt.Sprintf(`a:1:{s:%d:"%s";b:1;}`, len(role), role)},
-		[2]string{"_application_passwords", fmt.Sprintf(`a:1:{i:0;a:3:{s:4:"uuid";s:1:"u";s:8:"password";s:%d:"%s";s:9:"last_used";i:%d;}}`, len(h), h, time.Now().Unix())})
-}
-
 // newFixture serves themeopts/v1 from a fresh database with the test
 // configuration (copied, so that a test may change it).
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	tdb := testdb.New(t)
-	roles, err := os.ReadFile("../../auth/testdata/user_roles_6.1.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tdb.SetOption(t, "wp_user_roles", strings.TrimSpace(string(roles)))
-	tdb.SetOption(t, "using_application_passwords", "1")
-	tdb.SetOption(t, "db_version", "61833")
-	addUser(t, tdb, "admin", "administrator", adminPW)
-	addUser(t, tdb, "editor", "editor", editorPW)
-	addUser(t, tdb, "sub", "subscriber", subPW)
-	db := tdb.Store(t)
-	w := store.NewSettingsWatcher(db, time.Hour, store.SiteURLs{})
-	if err := w.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	a := auth.New(auth.Options{Store: db, Settings: w, Keys: map[string]string{"AUTH_KEY": "k"}, EnvironmentType: "local", Log: zerolog.Nop()})
+	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: adminPW},
+		testsite.User{Login: "editor", Role: "editor", AppPassword: editorPW},
+		testsite.User{Login: "sub", Role: "subscriber", AppPassword: subPW})
 	cfg, err := os.ReadFile("testdata/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "themeopts.json")
 	os.WriteFile(path, cfg, 0o644)
-	svc, err := themeopts.New(a, db, w, path, zerolog.Nop())
+	svc, err := themeopts.New(site.Auth, site.DB, site.Settings, path, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
-	t.Cleanup(php.Close)
-	u, _ := url.Parse(php.URL)
-	h := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, Settings: w,
-		Namespaces: []proxy.Namespace{svc}, Log: zerolog.Nop()})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &fixture{t: t, tdb: tdb, url: srv.URL, svc: svc, cfgPath: path}
+	return &fixture{t: t, tdb: tdb, url: site.Serve(t, svc), svc: svc, cfgPath: path}
 }
 
 // do sends a request as the administrator (or as login/password when
 // given; an empty login sends no credentials).
 func (f *fixture) do(method, path, body string, creds ...string) (int, string) {
 	f.t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, _ := http.NewRequest(method, f.url+base+path, r)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
 	login, pw := "admin", adminPW
 	if len(creds) == 2 {
 		login, pw = creds[0], creds[1]
 	}
-	if login != "" {
-		req.SetBasicAuth(login, pw)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, string(b)
+	code, got, _ := testsite.Send(f.t, method, f.url+base+path, body, login, pw)
+	return code, got
 }
 
 func (f *fixture) expect(method, path, body string, wantStatus int, wantBody string) {
@@ -476,21 +428,7 @@ func TestRoutes(t *testing.T) {
 // send is a request as the administrator with extra headers.
 func (f *fixture) send(method, path, body string, hdr ...string) (int, string, http.Header) {
 	f.t.Helper()
-	req, _ := http.NewRequest(method, f.url+base+path, strings.NewReader(body))
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.SetBasicAuth("admin", adminPW)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Add(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, string(b), resp.Header
+	return testsite.Send(f.t, method, f.url+base+path, body, "admin", adminPW, hdr...)
 }
 
 // TestConditionalRequests: GET /options' ETag follows the stored row (also
