@@ -122,3 +122,23 @@ func TestLoad_RedisProblems(t *testing.T) {
 		t.Errorf("unix without a path: %v", err)
 	}
 }
+
+// TestLoad_RedisFromConfigExtra: with the official image, the constants
+// come from WORDPRESS_CONFIG_EXTRA, and the drop-in sits in the shared
+// docroot beside wp-config.php.
+func TestLoad_RedisFromConfigExtra(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/wp-config-docker.php")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := filepath.Join(dir, "wp-config.php")
+	os.WriteFile(wp, src, 0o644)
+	os.Mkdir(filepath.Join(dir, "wp-content"), 0o755)
+	os.WriteFile(filepath.Join(dir, "wp-content", "object-cache.php"), []byte(rhubarbHeader), 0o644)
+	cfg := mustLoad(t, []string{"--upstream=http://php", "--wp-config", wp},
+		"WORDPRESS_CONFIG_EXTRA=define('WP_REDIS_HOST', 'redis'); define('WP_REDIS_PREFIX', 'shop_');")
+	if cfg.ObjectCache != "redis" || cfg.Redis.Host != "redis" || cfg.Redis.Salt() != "shop_" {
+		t.Errorf("object cache %q host %q salt %q", cfg.ObjectCache, cfg.Redis.Host, cfg.Redis.Salt())
+	}
+}

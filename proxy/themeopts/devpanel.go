@@ -13,10 +13,11 @@ import (
 // the configuration with its default and stored value, and statistics.
 func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) {
 	c := s.Config()
-	raw, found, set, ok := s.savedSet(w, r, c)
-	if !ok || notModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(found), raw)) {
+	d, ok := s.savedSet(w, r, c)
+	if !ok || notModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(d.found), d.raw)) {
 		return
 	}
+	set := d.set
 	str := func(s string) []byte { return phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: s}) }
 
 	var b bytes.Buffer
@@ -69,8 +70,8 @@ func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) {
 		b.WriteString(":" + strconv.Itoa(typeCount[t]))
 	}
 	optionBytes := 0
-	if found {
-		optionBytes = len(raw)
+	if d.found {
+		optionBytes = len(d.raw)
 	}
 	b.WriteString(`},"option_bytes":` + strconv.Itoa(optionBytes) + `,"orphaned":[`)
 	n := 0

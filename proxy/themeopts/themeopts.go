@@ -46,6 +46,21 @@ type Service struct {
 	cfg      atomic.Pointer[Config]
 	reloadMu sync.Mutex
 	stamp    fileStamp
+
+	// last is what the last GET derived from the row: reused while the
+	// row's bytes are the same, so that a GET (or a 304) of an unchanged
+	// set does not decode and render it again.
+	last atomic.Pointer[derivedSet]
+}
+
+// derivedSet is what a row's bytes give a GET. It is shared: never modified.
+type derivedSet struct {
+	raw   string
+	found bool
+	set   phpserial.Value
+	etag  string
+	tags  []string
+	json  []byte
 }
 
 // New loads the configuration file at path and returns the service; an
@@ -218,33 +233,36 @@ func setJSON(set phpserial.Value) []byte {
 
 // handleGet is GET /options.
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
-	c := s.Config()
-	raw, found, set, ok := s.savedSet(w, r, c)
-	if !ok || notModified(w, r, optionsETag(raw, found)) {
+	d, ok := s.savedSet(w, r, s.Config())
+	if !ok || notModified(w, r, d.etag) {
 		return
 	}
-	writeRaw(w, http.StatusOK, setJSON(set))
+	writeRaw(w, http.StatusOK, d.json)
 }
 
 // savedSet reads the saved set for a GET and names the namespace and every
 // saved id (themeopts:<id>, as the change webhooks name them) in the cache
 // tags. A corrupt row reads as empty, as PHP's get_option gives false. When
 // ok is false the error has been answered.
-func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (raw string, found bool, set phpserial.Value, ok bool) {
+func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (d *derivedSet, ok bool) {
 	raw, found, err := s.stored(r, c.OptName)
 	if err != nil {
 		s.fail(w, r, err)
-		return "", false, set, false
+		return nil, false
 	}
-	if set, err = decodeSet(raw, found); err != nil {
-		zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
+	if d = s.last.Load(); d == nil || d.raw != raw || d.found != found {
+		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{"themeopts"}}
+		if d.set, err = decodeSet(raw, found); err != nil {
+			zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
+		}
+		for _, e := range d.set.Entries {
+			d.tags = append(d.tags, "themeopts:"+e.Key.String())
+		}
+		d.json = setJSON(d.set)
+		s.last.Store(d)
 	}
-	tags := []string{"themeopts"}
-	for _, e := range set.Entries {
-		tags = append(tags, "themeopts:"+e.Key.String())
-	}
-	httpcond.SetTags(w.Header(), tags...)
-	return raw, found, set, true
+	httpcond.SetTags(w.Header(), d.tags...)
+	return d, true
 }
 
 // optionsETag tags the option row as stored: GET /options answers it, the
