@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -87,6 +89,16 @@ func TestObjectCache_ThemeOptionWrites(t *testing.T) {
 		if got := phpSees(w.field); got != w.want {
 			t.Errorf("%s: PHP's get_option has %s = %s (before the write %s), want %s", w.name, w.field, got, before, w.want)
 		}
+	}
+	resp, err := http.Get(site.AdminURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`(?m)^wpsidecar_object_cache_deletions_total\{result="ok"\} [1-9]`).Match(b) ||
+		!strings.Contains(string(b), `wpsidecar_object_cache_deletions_total{result="failed"} 0`) {
+		t.Errorf("metrics:\n%s", regexp.MustCompile(`(?m)^wpsidecar_object_cache.*$`).FindAll(b, -1))
 	}
 }
 

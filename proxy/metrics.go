@@ -49,6 +49,9 @@ func NewMetrics(db *sql.DB) *Metrics {
 	return m
 }
 
+// Register adds collectors of other parts of the sidecar.
+func (m *Metrics) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }
+
 // Handler serves the metrics in Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

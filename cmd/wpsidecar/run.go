@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
@@ -122,6 +123,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	defer signal.Stop(hup)
 	go reloadOnHangup(ctx, hup, reload, logger)
 	metrics := proxy.NewMetrics(db.SQL())
+	if oc, ok := cache.(*objcache.Redis); ok {
+		metrics.Register(objectCacheMetrics(oc)...)
+	}
 	handler := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
@@ -214,6 +218,19 @@ func openObjectCache(ctx context.Context, cfg *config.Config, logger zerolog.Log
 	}
 	ev.Msg("Redis object cache: stale keys deleted after each write")
 	return oc, nil
+}
+
+// objectCacheMetrics count the object cache's deletion passes by result.
+func objectCacheMetrics(oc *objcache.Redis) []prometheus.Collector {
+	const name, help = "wpsidecar_object_cache_deletions_total", "Passes deleting stale object-cache keys after a write, by result (failed: PHP may serve old values)."
+	pass := func(result string, pick func(done, failed uint64) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: prometheus.Labels{"result": result}},
+			func() float64 { return float64(pick(oc.Passes())) })
+	}
+	return []prometheus.Collector{
+		pass("ok", func(done, _ uint64) uint64 { return done }),
+		pass("failed", func(_, failed uint64) uint64 { return failed }),
+	}
 }
 
 // redisLog sends go-redis's own messages to the sidecar's log.

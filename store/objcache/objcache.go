@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -63,6 +64,8 @@ type Redis struct {
 	blogPrefix   string
 	again        time.Duration
 	log          zerolog.Logger
+
+	deleted, failed atomic.Uint64 // deletion passes, for metrics
 
 	mu     sync.Mutex // guards closed and wg.Add against Close
 	closed bool
@@ -185,12 +188,17 @@ func (r *Redis) evict(ctx context.Context, what, name string, keys []string) {
 func (r *Redis) del(ctx context.Context, what, name string, keys []string, pass string) {
 	n, err := r.client.Del(ctx, keys...).Result()
 	if err != nil {
+		r.failed.Add(1)
 		r.log.Error().Err(err).Str(what, name).Strs("keys", keys).Str("pass", pass).
 			Msg("object cache: could not delete stale keys; PHP may serve the old value until they expire or the cache is flushed")
 		return
 	}
+	r.deleted.Add(1)
 	r.log.Debug().Str(what, name).Strs("keys", keys).Int64("deleted", n).Str("pass", pass).Msg("object cache: stale keys deleted")
 }
+
+// Passes counts the deletion passes made and those that failed.
+func (r *Redis) Passes() (done, failed uint64) { return r.deleted.Load(), r.failed.Load() }
 
 // Ping checks that the cache answers.
 func (r *Redis) Ping(ctx context.Context) error {

@@ -115,6 +115,9 @@ func TestOptionChanged(t *testing.T) {
 	if got := exists(t, rc, kept...); !slices.Equal(got, kept) {
 		t.Errorf("kept %v, want %v", got, kept)
 	}
+	if done, failed := r.Passes(); done != 1 || failed != 0 {
+		t.Errorf("passes: %d done, %d failed", done, failed)
+	}
 	// A PHP request that read the old row before the commit caches it now.
 	set(t, rc, stale[0])
 	deadline := time.Now().Add(5 * time.Second)
@@ -169,6 +172,9 @@ func TestUnreachable(t *testing.T) {
 	}
 	if err := r.Ping(context.Background()); err == nil {
 		t.Error("Ping: no error")
+	}
+	if done, failed := r.Passes(); done != 0 || failed != 1 {
+		t.Errorf("passes: %d done, %d failed", done, failed)
 	}
 }
 
