@@ -18,22 +18,19 @@ func (c *Config) resolveObjectCache(wpPath string, wc *WPConfig) {
 	if c.ObjectCache != "auto" {
 		return
 	}
-	mode, why := "none", "auto: no Redis object cache found"
 	explicit := false
 	for _, s := range settings {
-		if strings.HasPrefix(s.name, "redis-") || s.name == "cache-key-salt" {
-			switch src := c.sources[s.name].source; src {
-			case "", SourceDefault, SourceWPConfig:
-			default:
-				explicit = explicit || strings.HasPrefix(src, "WPSIDECAR_") || src == SourceFlag
-			}
+		src := c.sources[s.name].source
+		if (strings.HasPrefix(s.name, "redis-") || s.name == "cache-key-salt") && (src == SourceFlag || strings.HasPrefix(src, "WPSIDECAR_")) {
+			explicit = true
 		}
 	}
+	mode, why := "none", "auto: no Redis object cache found"
 	switch {
 	case wc != nil && truthyConst(wc.Constants["WP_REDIS_DISABLED"]):
 		why = "auto: WP_REDIS_DISABLED"
-	case wc != nil && dropinAt(contentDir(wpPath, wc)):
-		mode, why = "redis", "auto: "+filepath.Join(contentDir(wpPath, wc), "object-cache.php")
+	case wc != nil && isDropin(dropinPath(wpPath, wc)):
+		mode, why = "redis", "auto: "+dropinPath(wpPath, wc)
 	case explicit:
 		mode, why = "redis", "auto: redis settings given"
 	}
@@ -41,16 +38,18 @@ func (c *Config) resolveObjectCache(wpPath string, wc *WPConfig) {
 	c.sources["object-cache"] = resolved{mode, why}
 }
 
-// contentDir is WP_CONTENT_DIR, else wp-content beside wp-config.php.
-func contentDir(wpPath string, wc *WPConfig) string {
-	if d := wc.Constants["WP_CONTENT_DIR"]; d != "" {
-		return d
+// dropinPath is object-cache.php in WP_CONTENT_DIR, else in wp-content
+// beside wp-config.php.
+func dropinPath(wpPath string, wc *WPConfig) string {
+	dir := wc.Constants["WP_CONTENT_DIR"]
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(wpPath), "wp-content")
 	}
-	return filepath.Join(filepath.Dir(wpPath), "wp-content")
+	return filepath.Join(dir, "object-cache.php")
 }
 
-func dropinAt(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "object-cache.php"))
+func isDropin(path string) bool {
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}

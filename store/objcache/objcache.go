@@ -99,12 +99,12 @@ func New(o Options) (*Redis, error) {
 	if port == 0 {
 		port = 6379
 	}
-	switch strings.ToLower(o.Scheme) {
-	case "", "tcp", "redis":
+	switch scheme := strings.ToLower(o.Scheme); scheme {
+	case "", "tcp", "tls":
 		ro.Network, ro.Addr = "tcp", net.JoinHostPort(host, strconv.Itoa(port))
-	case "tls", "rediss":
-		ro.Network, ro.Addr = "tcp", net.JoinHostPort(host, strconv.Itoa(port))
-		ro.TLSConfig = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+		if scheme == "tls" {
+			ro.TLSConfig = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+		}
 	case "unix":
 		if o.Path == "" {
 			return nil, errors.New("objcache: scheme unix needs a socket path")
