@@ -49,7 +49,7 @@ type Failure struct {
 
 func (f *Failure) Error() string { return f.Code + ": " + f.Message }
 
-// The failures of the contract's table (api-contract.md §1).
+// The failures of the contract's table (docs/api.md §1).
 var (
 	ErrForbidden = &Failure{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that."}
 	ErrBadNonce  = &Failure{Code: "rest_cookie_invalid_nonce", Message: "Cookie check failed", Forbidden: true}

@@ -52,7 +52,7 @@ type Caps struct {
 // UserCaps computes allcaps from the user's {prefix}capabilities meta:
 // role membership is the presence of a role's key (its value is ignored),
 // role capabilities merge in the order of the meta, and the user's own
-// entries override them (wordpress-internals.md §5.2). superAdmin is for
+// entries override them, as WP_User::get_role_caps does. superAdmin is for
 // multisite super admins, who pass every check.
 func UserCaps(capsMeta string, roles Roles, superAdmin bool) Caps {
 	c := Caps{all: map[string]bool{}, superAdmin: superAdmin}

@@ -32,7 +32,7 @@ var ErrNoSalt = errors.New("auth: no usable key or salt")
 // Salts computes wp_salt() from the wp-config.php constants that are set
 // (name → value) and the database options WordPress falls back to
 // ("logged_in_key", …): a constant that is empty, "0", the placeholder, or
-// shared with another constant is not used (wordpress-internals.md §1.3).
+// shared with another constant is not used, as wp_salt() decides.
 type Salts struct {
 	usable  map[string]string
 	options map[string]string

@@ -17,7 +17,7 @@ import (
 // cookie rules changed in 6.8.
 type Version int
 
-// The two generations (wordpress-internals.md §0).
+// The two generations: up to 6.7, and 6.8 with its new hashes and cookies.
 const (
 	WP61 Version = iota // up to 6.7
 	WP68                // 6.8 and later

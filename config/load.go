@@ -33,8 +33,12 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 	env := envMap(environ)
 	var problems []string
 
+	// The flag package would print a parse error itself and the caller
+	// prints the returned one again: keep it quiet and write the usage only
+	// when asked for.
 	fs := flag.NewFlagSet("wpsidecar", flag.ContinueOnError)
-	fs.SetOutput(usageOut)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	flags := map[string]string{}
 	for _, s := range settings {
 		name := s.name
@@ -47,7 +51,11 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 	}
 	fs.BoolVar(&checkConfig, "check-config", false, "print the effective configuration, secrets masked, and exit")
 	if err := fs.Parse(args); err != nil {
-		return nil, false, err
+		if errors.Is(err, flag.ErrHelp) {
+			Usage(usageOut)
+			return nil, false, err
+		}
+		return nil, false, &Error{Problems: []string{err.Error() + " (wpsidecar --help lists the flags)"}}
 	}
 	if fs.NArg() > 0 {
 		problems = append(problems, fmt.Sprintf("unexpected arguments: %q", fs.Args()))
@@ -266,7 +274,7 @@ func (c *Config) problems() []string {
 		p = append(p, "db-name: required")
 	}
 	if c.DB.User == "" {
-		p = append(p, "db-user: required")
+		p = append(p, "db-user: required; usually read from the site's wp-config.php (--wp-config PATH) or the official image's WORDPRESS_DB_* variables")
 	}
 	if !charsetRe.MatchString(c.DB.Charset) {
 		p = append(p, fmt.Sprintf("db-charset: %q is not a character set name", c.DB.Charset))

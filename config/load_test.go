@@ -231,7 +231,7 @@ func TestLoad_EveryProblemAtOnce(t *testing.T) {
 		`tls-cert, tls-key: give both or neither`,
 		`db-max-open: "0" from flag: must be a whole number of at least 1`,
 		`db-host: ":" names no host or socket`,
-		`db-user: required`,
+		`db-user: required; usually read from the site's wp-config.php (--wp-config PATH) or the official image's WORDPRESS_DB_* variables`,
 		`webhook-urls: "https://cdn.example/purge, ftp://x,nohost" from flag: not http(s) URLs: ftp://x, nohost`,
 		`change-interval: "0s" from flag: must be positive`,
 		`webhook-secret: required when webhook-urls is set (receivers verify the signature with it)`,
@@ -260,14 +260,33 @@ func TestLoad_UpstreamRequired(t *testing.T) {
 }
 
 func TestLoad_FlagErrors(t *testing.T) {
-	if _, err := load(t, []string{"--no-such-flag"}); err == nil {
-		t.Error("unknown flag accepted")
+	// An unknown flag is reported once, by the returned error; nothing is
+	// written on the side (main prints the error).
+	var out bytes.Buffer
+	_, _, err := Load([]string{"--no-such-flag"}, nil, &out)
+	if err == nil || err.Error() != "invalid configuration:\n  flag provided but not defined: -no-such-flag (wpsidecar --help lists the flags)" || out.Len() != 0 {
+		t.Errorf("unknown flag: err = %v, written: %q", err, out.String())
 	}
 	if _, err := load(t, []string{"--upstream=http://php", "stray"}); err == nil || !strings.Contains(err.Error(), "unexpected arguments") {
 		t.Errorf("stray argument: %v", err)
 	}
-	if _, _, err := Load([]string{"-h"}, nil, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	out.Reset()
+	if _, _, err := Load([]string{"-h"}, nil, &out); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
+	}
+	// --help shows each default and where else a setting is read, and says
+	// what to give when there is no wp-config.php.
+	for _, want := range []string{
+		"  --listen VALUE\n    \tpublic listen address\n    \t(WPSIDECAR_LISTEN; default :8080)\n",
+		"(WPSIDECAR_DB_USER; WORDPRESS_DB_USER; wp-config.php DB_USER)",
+		"(WPSIDECAR_DB_MAX_OPEN; default 16)",
+		"  --basic-auth-passwords\n",
+		"Without --wp-config",
+		"--check-config",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--help lacks %q:\n%s", want, out.String())
+		}
 	}
 	if _, err := load(t, []string{"--upstream=http://php", "--wp-config", "/nonexistent/wp-config.php"}); err == nil || !strings.Contains(err.Error(), "wp-config") {
 		t.Errorf("missing wp-config: %v", err)

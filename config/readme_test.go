@@ -15,11 +15,12 @@ func markdownTable() string {
 	b.WriteString("| flag | variable | also read from | default | meaning |\n|---|---|---|---|---|\n")
 	for _, s := range settings {
 		var from []string
-		if s.wpEnv != "" {
-			from = append(from, "`"+s.wpEnv+"`")
-		}
-		if s.wpConst != "" {
-			from = append(from, "wp-config.php `"+s.wpConst+"`")
+		for _, f := range s.alsoFrom() {
+			if c, ok := strings.CutPrefix(f, "wp-config.php "); ok {
+				from = append(from, "wp-config.php `"+c+"`")
+			} else {
+				from = append(from, "`"+f+"`")
+			}
 		}
 		def := s.def
 		if def != "" {

@@ -128,7 +128,7 @@ func ok(id int64, via string) string { return fmt.Sprintf(`{"id":%d,"via":"%s"}`
 func strp(s string) *string { return &s }
 
 // TestAuth_FailureTable walks every row of the contract's failure table
-// (api-contract.md §1) for both namespaces' rules.
+// (docs/api.md §1) for both namespaces' rules.
 func TestAuth_FailureTable(t *testing.T) {
 	base := protected(t, "local", nil)
 	admin, editor, sub := site.Users["administrator"], site.Users["editor"], site.Users["subscriber"]

@@ -217,7 +217,7 @@ func TestPlainPermalinksSendNamespacesToPHP(t *testing.T) {
 		})
 		// Under plain permalinks /wp-json/… is an ordinary URL to WordPress:
 		// its canonical redirect adds the trailing slash
-		// (wordpress-internals.md §7.1).
+		// (redirect_canonical).
 		resp, body := get(t, nil, path)
 		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != site.URL+path+"/" || resp.Header.Get("X-Redirect-By") != "WordPress" {
 			t.Errorf("%s under plain permalinks: %d %q %.100s", path, resp.StatusCode, resp.Header.Get("Location"), body)

@@ -105,7 +105,7 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 		h.markSidecar(r)
 		restHeaders(w.Header(), r, s)
 		// Answers depend on who asks: no cache may give one user's answer
-		// to another (api-contract.md §5); and on Origin, for CORS.
+		// to another (docs/api.md §5); and on Origin, for CORS.
 		w.Header().Set("Vary", "Origin, Authorization, Cookie")
 		if r.ContentLength > h.opts.MaxBodyBytes {
 			wpjson.WriteError(w, &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."})
@@ -118,7 +118,7 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 
 // restHeaders adds what WordPress's REST server sends on every answer
 // before dispatch: the API discovery link and, for a request with an
-// Origin, the CORS headers (wordpress-internals.md §7.4).
+// Origin, the CORS headers (rest_send_cors_headers).
 func restHeaders(h http.Header, r *http.Request, s store.SiteSettings) {
 	h.Set("Link", "<"+s.Home+"/wp-json/>; rel=\"https://api.w.org/\"")
 	if origin := r.Header.Get("Origin"); origin != "" {

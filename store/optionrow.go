@@ -13,7 +13,7 @@ import (
 
 // OptionAutoload is the autoload value the site's own update_option would
 // give a row it creates: "yes" before WordPress 6.6 (db_version 57155),
-// "auto" since (api-contract.md §3).
+// "auto" since (docs/api.md §3).
 func OptionAutoload(dbVersion int64) string {
 	if dbVersion < 57155 {
 		return "yes"

@@ -102,6 +102,18 @@ func TestComposeFiles(t *testing.T) {
 	if !strings.Contains(plain, "wordpress:/var/www/html:ro") {
 		t.Error("the sidecar does not mount WordPress's volume read-only")
 	}
+	// Start in order: WordPress waits for the database, the sidecar for
+	// both; the sidecar's own check is its binary probing /readyz on the
+	// admin port (the image has no shell), which is not published.
+	if n := strings.Count(plain, "condition: service_healthy"); n != 3 {
+		t.Errorf("%d depends_on health conditions, want 3 (wordpress→db, sidecar→db, sidecar→wordpress)", n)
+	}
+	if !strings.Contains(plain, "      - /usr/local/bin/wpsidecar\n      - probe\n      - http://127.0.0.1:9090/readyz\n") {
+		t.Error("the sidecar's health check does not probe /readyz on the admin port")
+	}
+	if !strings.Contains(plain, "test -f /var/www/html/wp-config.php && curl") {
+		t.Error("WordPress's health check does not wait for wp-config.php")
+	}
 	env := serviceEnv(plain, "sidecar")
 	if !strings.Contains(strings.Join(env, "\n"), "WPSIDECAR_WP_CONFIG=/var/www/html/wp-config.php") {
 		t.Fatalf("sidecar env: %q", env)

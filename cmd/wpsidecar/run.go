@@ -34,6 +34,9 @@ import (
 // then drains in-flight requests. listening, when not nil, is told the
 // bound addresses (tests listen on port 0).
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, listening func(public, admin net.Addr)) error {
+	if len(args) > 0 && args[0] == "probe" {
+		return probe(ctx, args[1:], stdout)
+	}
 	cfg, checkConfig, err := config.Load(args, environ, stderr)
 	if errors.Is(err, config.ErrHelp) {
 		return nil

@@ -125,6 +125,15 @@ func TestRun_EndToEnd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// `wpsidecar probe URL` is the container health check: it passes on a
+	// ready sidecar and fails, saying why, on anything else.
+	var probeOut bytes.Buffer
+	if err := run(context.Background(), []string{"probe", s.admin + "/readyz"}, nil, &probeOut, io.Discard, nil); err != nil || probeOut.String() != "{\"database\":\"ok\",\"upstream\":\"ok\"}\n\n" {
+		t.Errorf("probe of a ready sidecar: %v %q", err, probeOut.String())
+	}
+	if err := run(context.Background(), []string{"probe", s.admin + "/nothing"}, nil, io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "answered 404 Not Found") {
+		t.Errorf("probe of a 404: %v", err)
+	}
 	// The sidecar's own routes (anonymous: WordPress's 401), and a path of
 	// the namespace it does not define, which PHP answers.
 	if code, body := get(t, s.public+"/wp-json/fieldmgr/v1/field-groups"); code != 401 || !strings.Contains(body, `"code":"rest_forbidden"`) {

@@ -175,7 +175,7 @@ func (db *DB) Tables(t testing.TB) []string {
 }
 
 // AddSitemeta creates {base_prefix}sitemeta, the network options table of
-// a multisite install (wordpress-internals.md §8.1).
+// a multisite install.
 func (db *DB) AddSitemeta(t testing.TB) {
 	t.Helper()
 	_, err := db.SQL.Exec("CREATE TABLE " + Prefix + "sitemeta (meta_id bigint(20) unsigned NOT NULL AUTO_INCREMENT, " +

@@ -1,31 +1,25 @@
-// Package testvectors finds and decodes ../shared/testdata/wp-vectors.json,
-// the values real PHP and WordPress produced, for the tests.
+// Package testvectors decodes testdata/wp-vectors.json at the repository's
+// root: values real PHP and WordPress produced, for the tests (see
+// testdata/README.md for where they come from).
 package testvectors
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
-// Path is the vectors file: $WPSIDECAR_SHARED/testdata/wp-vectors.json, or
-// shared/testdata/wp-vectors.json in the first folder above the working
-// directory that has it (CI puts shared/ beside the clone).
+// Path is the vectors file, found from this source file's own place so
+// that a test in any package, run from any directory, reads the same file.
 func Path(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("WPSIDECAR_SHARED"); d != "" {
-		return filepath.Join(d, "testdata", "wp-vectors.json")
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("testvectors: cannot tell where the package's source is")
 	}
-	dir, _ := os.Getwd()
-	for ; dir != "/"; dir = filepath.Dir(dir) {
-		p := filepath.Join(dir, "shared", "testdata", "wp-vectors.json")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Fatal("shared/testdata/wp-vectors.json not found beside the repository (set WPSIDECAR_SHARED)")
-	return ""
+	return filepath.Join(filepath.Dir(self), "..", "..", "testdata", "wp-vectors.json")
 }
 
 // Decode reads the vectors into v, a struct naming the sections it needs.

@@ -247,13 +247,20 @@ func (s *Site) command(name string, args ...string) *exec.Cmd {
 // returns, JSON-encoded by PHP, into out (when out is not nil).
 func (s *Site) PHP(t testing.TB, code string, out any) {
 	t.Helper()
-	b, err := s.command("php", filepath.Join(s.repo, "scripts", "wp", "eval.php"), s.Docroot, code).Output()
+	s.Script(t, "eval.php", out, code)
+}
+
+// Script runs scripts/wp/NAME DOCROOT ARGS… with the site's environment and
+// decodes the JSON it prints into out (when out is not nil).
+func (s *Site) Script(t testing.TB, name string, out any, args ...string) {
+	t.Helper()
+	b, err := s.command("php", append([]string{filepath.Join(s.repo, "scripts", "wp", name), s.Docroot}, args...)...).Output()
 	if err != nil {
-		t.Fatalf("php %q: %v\n%s", code, err, stderrOf(err))
+		t.Fatalf("php %s %q: %v\n%s", name, args, err, stderrOf(err))
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("php %q printed %q: %v", code, b, err)
+			t.Fatalf("php %s %q printed %q: %v", name, args, b, err)
 		}
 	}
 }

@@ -75,7 +75,7 @@ func (s *Service) ensureTable(next http.Handler) http.Handler {
 // Name is the namespace the service answers.
 func (s *Service) Name() string { return "fieldmgr/v1" }
 
-// Register lists every route of the namespace (api-contract.md §2), all
+// Register lists every route of the namespace (docs/api.md §2), all
 // behind manage_options; OPTIONS describes a route as WordPress does. Other
 // paths and methods go to PHP.
 func (s *Service) Register(r *mux.Router) {

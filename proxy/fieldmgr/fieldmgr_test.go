@@ -381,7 +381,7 @@ func (f *fixture) send(method, path, body string, hdr ...string) (int, string, h
 }
 
 // TestConditionalRequests: ETags from what is stored, 304 on a match, 412
-// on a stale If-Match with nothing written (api-contract.md §5).
+// on a stale If-Match with nothing written (docs/api.md §5).
 func TestConditionalRequests(t *testing.T) {
 	f := newFixture(t)
 	f.expect(http.MethodPost, "/field-groups", `{"group_key":"g1","title":"One"}`, 201, `{"success":true,"message":"Field group created","id":"g1"}`)

@@ -28,7 +28,7 @@ var common = []setting{{name: "required", typ: "boolean"}, {name: "instructions"
 func withCommon(s ...setting) []setting { return append(s, common...) }
 
 // fieldTypes is the one table GET /field-schemas shows and config
-// validation checks against (api-contract.md §2).
+// validation checks against (docs/api.md §2).
 var fieldTypes = []fieldType{
 	{"text", "Text", withCommon(setting{name: "default_value", typ: "string"}, setting{name: "placeholder", typ: "string"}, setting{name: "maxlength", typ: "integer"})},
 	{"textarea", "Text Area", withCommon(setting{name: "default_value", typ: "string"}, setting{name: "placeholder", typ: "string"}, setting{name: "rows", typ: "integer"}, setting{name: "maxlength", typ: "integer"})},

@@ -168,7 +168,7 @@ func (n node) json() string {
 	return b.String()
 }
 
-// Patterns of the contract (api-contract.md §2).
+// Patterns of the contract (docs/api.md §2).
 var (
 	groupKeyRe  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,191}$`)
 	postTypeRe  = regexp.MustCompile(`^[a-z0-9_-]{1,20}$`)

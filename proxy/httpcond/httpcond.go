@@ -1,5 +1,5 @@
 // Package httpcond implements the conditional requests of the sidecar's
-// routes (api-contract.md §5): strong ETags computed from stored data,
+// routes (docs/api.md §5): strong ETags computed from stored data,
 // If-None-Match on reads (304) and If-Match on writes (412).
 package httpcond
 

@@ -13,7 +13,7 @@ import (
 )
 
 // Config is the theme options ("framework") configuration file
-// (api-contract.md §3), checked.
+// (docs/api.md §3), checked.
 type Config struct {
 	OptName    string
 	Capability string

@@ -136,7 +136,7 @@ func stampOf(path string) fileStamp {
 // Name is the namespace the service answers.
 func (s *Service) Name() string { return "themeopts/v1" }
 
-// Register lists every route of the namespace (api-contract.md §3), all
+// Register lists every route of the namespace (docs/api.md §3), all
 // behind the configured capability; /dev-panel exists only in developer
 // mode (otherwise PHP answers it: rest_no_route).
 func (s *Service) Register(r *mux.Router) {

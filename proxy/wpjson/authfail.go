@@ -12,7 +12,7 @@ import (
 )
 
 // ErrPreconditionFailed is the answer to a write whose If-Match names a
-// state that is no longer stored (api-contract.md §5).
+// state that is no longer stored (docs/api.md §5).
 var ErrPreconditionFailed = &Error{
 	Status:  http.StatusPreconditionFailed,
 	Code:    "wpsidecar_precondition_failed",

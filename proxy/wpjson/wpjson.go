@@ -33,7 +33,7 @@ type errorData struct {
 }
 
 // SetRESTHeaders adds the headers WordPress's REST server sends on every
-// response (wordpress-internals.md §7.4).
+// response (WP_REST_Server::serve_request).
 func SetRESTHeaders(h http.Header) {
 	h.Set("Content-Type", "application/json; charset=UTF-8")
 	h.Set("X-Robots-Tag", "noindex")

@@ -1,0 +1,32 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wpsidecar/wpsidecar/internal/testvectors"
+)
+
+// TestVectorsAgreeWithThisWordPress: the test vectors the unit tests read
+// are what this WordPress (Debian's 6.1.9) computes, section by section
+// where the file records 6.1.9's answer (scripts/wp/vectors-check.php).
+func TestVectorsAgreeWithThisWordPress(t *testing.T) {
+	var got struct {
+		WordPress  string   `json:"wordpress"`
+		Checked    int      `json:"checked"`
+		Mismatches []string `json:"mismatches"`
+	}
+	site.Script(t, "vectors-check.php", &got, testvectors.Path(t))
+	if !strings.HasPrefix(got.WordPress, "6.1") {
+		t.Fatalf("the harness runs WordPress %q; the check compares 6.1.9's answers", got.WordPress)
+	}
+	// Password checks, phpass hashes, DB_HOST forms, serialization cases
+	// and login names: every vector of those sections.
+	if got.Checked < 100 {
+		t.Errorf("only %d vectors checked", got.Checked)
+	}
+	for _, m := range got.Mismatches {
+		t.Error(m)
+	}
+	t.Logf("WordPress %s computed %d vectors as the file has them", got.WordPress, got.Checked)
+}
