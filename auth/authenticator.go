@@ -474,12 +474,19 @@ func (c *checkCache) add(k string) {
 	c.set[k] = struct{}{}
 }
 
+// maxBasicEncoded bounds the Basic credentials decoded at all: room for
+// the longest login or e-mail WordPress stores (100 bytes), the longest
+// password it checks, and generous spacing, in base64. Longer ones cannot
+// be right; they are read as no credentials, as stock WordPress reads a
+// wrong application password.
+const maxBasicEncoded = 16 << 10
+
 // ParseBasic reads an Authorization: Basic header as WordPress does: the
 // scheme case-insensitive, standard base64, split at the first colon; both
 // parts present.
 func ParseBasic(header string) (login, password string, ok bool) {
 	scheme, enc, found := strings.Cut(header, " ")
-	if !found || !strings.EqualFold(scheme, "Basic") {
+	if !found || !strings.EqualFold(scheme, "Basic") || len(enc) > maxBasicEncoded {
 		return "", "", false
 	}
 	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))

@@ -133,3 +133,27 @@ func BenchmarkUserQueryAlone(b *testing.B) {
 	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
 	b.ReportMetric(float64(questions(b, tdb)-q0-1)/float64(b.N), "queries/op")
 }
+
+// BenchmarkAuthenticate_WrongAppPassword: a wrong application password for
+// a known user on a 6.1 site whose item is phpass, short and long. WordPress
+// hashes neither a password over 4096 bytes nor one it cannot decode, so the
+// long ones must cost no more than the short one (which pays phpass's 8192
+// MD5 rounds, as in WordPress).
+func BenchmarkAuthenticate_WrongAppPassword(b *testing.B) {
+	for _, n := range []int{24, 4097, 45000} {
+		b.Run(fmt.Sprintf("bytes=%d", n), func(b *testing.B) {
+			a, _ := benchSite(b, "53496", "$P$B12345678mnoCn6tRto6wAiOQuWlHL.")
+			req, _ := http.NewRequest(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
+			req.SetBasicAuth("bench", strings.Repeat("x", n))
+			c0 := cpuTime()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if u, _ := a.Authenticate(req); u != nil {
+					b.Fatalf("a wrong password let %+v in", u)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}

@@ -38,14 +38,19 @@ func VersionOf(dbVersion int64) Version {
 // CheckPassword is wp_check_password(): whether password matches the
 // stored hash, in the order and with the formats the version accepts
 // (md5 of 32 hex or fewer, phpass $P$ (and $H$ before 6.8), 6.8's $wp
-// bcrypt with pre-hash, plain bcrypt). Other crypt() formats (sha512-crypt,
+// bcrypt with pre-hash, plain bcrypt); a password over MaxPasswordBytes
+// never matches anything but an md5 hash. Other crypt() formats (sha512-crypt,
 // argon2) are not accepted by the sidecar.
 func CheckPassword(password, stored string, v Version) bool {
 	switch {
 	case len(stored) <= 32:
 		sum := md5.Sum([]byte(password))
 		return ctEqual(hex.EncodeToString(sum[:]), stored)
-	case v == WP68 && len(password) > 4096:
+	case len(password) > MaxPasswordBytes:
+		// Every version refuses these before hashing: 6.8 in
+		// wp_check_password, earlier ones in phpass's CheckPassword
+		// (CVE-2014-9034: 8192 MD5 rounds over a long password is a
+		// denial of service).
 		return false
 	case strings.HasPrefix(stored, "$wp"):
 		return v == WP68 && bcrypt.CompareHashAndPassword([]byte(stored[3:]), []byte(wpPrehash(password))) == nil
@@ -56,6 +61,9 @@ func CheckPassword(password, stored string, v Version) bool {
 	}
 	return false
 }
+
+// MaxPasswordBytes is the longest password WordPress hashes to check it.
+const MaxPasswordBytes = 4096
 
 // wpPrehash is 6.8's bcrypt input: base64(HMAC-SHA384("wp-sha384", pw)).
 func wpPrehash(password string) string {
@@ -68,12 +76,19 @@ const itoa64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 
 // checkPHPass verifies a portable phpass hash ($P$ or $H$).
 func checkPHPass(password, stored string) bool {
+	h, ok := phpassCrypt(password, stored)
+	return ok && ctEqual(h, stored)
+}
+
+// phpassCrypt is phpass's crypt_private: the portable hash of password
+// with the setting (prefix, cost, salt) that stored begins with.
+func phpassCrypt(password, stored string) (string, bool) {
 	if len(stored) != 34 {
-		return false
+		return "", false
 	}
 	countLog2 := strings.IndexByte(itoa64, stored[3])
 	if countLog2 < 7 || countLog2 > 30 {
-		return false
+		return "", false
 	}
 	salt := stored[4:12]
 	h := md5.Sum([]byte(salt + password))
@@ -82,7 +97,7 @@ func checkPHPass(password, stored string) bool {
 		buf = append(append(buf[:0], h[:]...), password...)
 		h = md5.Sum(buf)
 	}
-	return ctEqual(stored[:12]+encode64(h[:]), stored)
+	return stored[:12] + encode64(h[:]), true
 }
 
 // encode64 is phpass's little-endian base-64.

@@ -1,7 +1,10 @@
 package auth
 
 import (
+	"crypto/md5"
 	"encoding/base64"
+	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,4 +64,51 @@ func FuzzCookie(f *testing.F) {
 		CookieValue([]string{raw, exp}, "a")
 		sessionValid(raw, exp, timeZero)
 	})
+}
+
+// TestLongPasswords: WordPress checks no password over 4096 bytes against
+// anything but an md5 hash, in every version (phpass's CheckPassword before
+// 6.8, wp_check_password since), so a long one costs no hashing.
+func TestLongPasswords(t *testing.T) {
+	hashOf := func(pw string) string {
+		h, _ := phpassCrypt(pw, "$P$B12345678"+strings.Repeat(".", 22))
+		return h
+	}
+	at, over := strings.Repeat("a", MaxPasswordBytes), strings.Repeat("a", MaxPasswordBytes+1)
+	long := strings.Repeat("x", 45000)
+	md5Long := md5.Sum([]byte(long))
+	tests := []struct {
+		name, password, stored string
+		want                   bool
+	}{
+		{"phpass, 4096 bytes", at, hashOf(at), true},
+		{"phpass, 4097 bytes", over, hashOf(over), false},
+		{"phpass $H$, 4097 bytes", over, "$H$" + hashOf(over)[3:], false},
+		{"bcrypt, 45000 bytes", long, "$2y$10$WordPressVectorSalt12ueBMiWsOtZUYSE4DsMpR6a6ZK8S86JBC", false},
+		{"6.8 bcrypt, 45000 bytes", long, "$wp$2y$10$WordPressVectorSalt12ueBMiWsOtZUYSE4DsMpR6a6ZK8S86JBC", false},
+		{"md5, 45000 bytes (WordPress checks md5 at any length)", long, hex.EncodeToString(md5Long[:]), true},
+	}
+	for _, tt := range tests {
+		for _, v := range []Version{WP61, WP68} {
+			want := tt.want
+			if strings.HasPrefix(tt.stored, "$H$") && v == WP68 {
+				want = false
+			}
+			if got := CheckPassword(tt.password, tt.stored, v); got != want {
+				t.Errorf("%s, version %d: %v, want %v", tt.name, v, got, want)
+			}
+			if got := CheckApplicationPassword(tt.password, tt.stored, v); got != want {
+				t.Errorf("%s, version %d, as an application password: %v, want %v", tt.name, v, got, want)
+			}
+		}
+	}
+	// Basic credentials beyond what any right one needs are not decoded.
+	enc := base64.StdEncoding.EncodeToString([]byte("admin:" + long))
+	if _, _, ok := ParseBasic("Basic " + enc); ok {
+		t.Error("a 45,000-byte Basic password was decoded")
+	}
+	enc = base64.StdEncoding.EncodeToString([]byte(strings.Repeat("u", 100) + ":" + strings.Repeat(" ", 6000) + at))
+	if l, p, ok := ParseBasic("Basic " + enc); !ok || len(l) != 100 || len(p) != 6000+MaxPasswordBytes {
+		t.Error("the longest credentials WordPress could accept were not decoded")
+	}
 }
