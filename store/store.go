@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -58,6 +59,9 @@ type DB struct {
 	sql       *sql.DB
 	prefix    string
 	multisite bool
+	// piggyback: reads may ride as a second statement (see Piggyback);
+	// only where parameters are interpolated safely.
+	piggyback bool
 	log       zerolog.Logger
 	cache     CacheInvalidator
 }
@@ -80,15 +84,18 @@ func Open(o Options) (*DB, error) {
 	}
 	c.Timeout, c.ReadTimeout, c.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
 	// Client-side interpolation saves the prepare and close round trips on
-	// every query; it is safe with utf8mb4.
-	c.InterpolateParams = true
+	// every query, and lets a piggybacked read be a second statement in the
+	// user lookup's round trip. The driver escapes byte by byte, which is
+	// sound only where no multibyte character can end in a backslash or a
+	// quote: under gbk, big5, sjis, cp932 or gb18030 a lead byte swallows
+	// the escaping backslash. Other charsets get server-side placeholders
+	// and one statement per query.
+	safe := interpolationSafe(o.Charset, o.Collation)
+	c.InterpolateParams = safe
+	c.MultiStatements = safe
 	// UPDATE reports the rows it matched, not only those it changed, so
 	// "not found" is never confused with "already so".
 	c.ClientFoundRows = true
-	// Piggybacked reads are a second statement in the user lookup's round
-	// trip. Every query builds its SQL from validated table names and
-	// parameters, never from request text.
-	c.MultiStatements = true
 	c.Loc = time.UTC
 	c.Logger = mysqlLogger{o.Logger}
 	conn, err := mysql.NewConnector(c)
@@ -104,7 +111,28 @@ func Open(o Options) (*DB, error) {
 	db.SetMaxIdleConns(maxOpen)
 	db.SetConnMaxLifetime(5 * time.Minute)
 	db.SetConnMaxIdleTime(time.Minute)
-	return &DB{sql: db, prefix: o.TablePrefix, multisite: o.Multisite, log: o.Logger, cache: o.Cache}, nil
+	if !safe {
+		o.Logger.Info().Str("charset", o.Charset).Msg("database charset is not safe for client-side escaping: server-side placeholders, one statement per round trip")
+	}
+	return &DB{sql: db, prefix: o.TablePrefix, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache}, nil
+}
+
+// safeCharsets are the connection character sets in which neither a
+// backslash nor a quote byte can be part of a multibyte character.
+var safeCharsets = map[string]bool{"utf8mb4": true, "utf8mb3": true, "utf8": true, "latin1": true, "ascii": true, "binary": true}
+
+// interpolationSafe tells whether client-side escaping is sound for the
+// connection's charset and collation (a collation names its charset
+// first). No charset is the driver's utf8mb4.
+func interpolationSafe(charset, collation string) bool {
+	if charset != "" && !safeCharsets[strings.ToLower(charset)] {
+		return false
+	}
+	if collation == "" {
+		return true
+	}
+	cs, _, _ := strings.Cut(strings.ToLower(collation), "_")
+	return safeCharsets[cs]
 }
 
 // Close closes the pool.
@@ -152,6 +180,14 @@ func classify(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// unrepresentable reports the server's refusal to compare a parameter that
+// is not text in the connection's charset with a column of another
+// (error 1267, "Illegal mix of collations").
+func unrepresentable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1267
 }
 
 // mysqlLogger sends the driver's own messages to the sidecar's log.

@@ -117,13 +117,18 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, metaK
 	}
 
 	pb := piggybackFrom(ctx)
-	if pb != nil && !pb.done {
+	if pb != nil && !pb.done && db.piggyback {
 		q += "; " + pb.query
 		args = append(args, pb.args...)
 	} else {
 		pb = nil
 	}
 	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if unrepresentable(err) {
+		// A login the connection charset cannot hold equals no stored one;
+		// wpdb's lookup fails the same way and WordPress answers "unknown".
+		return nil, ErrNotFound
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: user: %w", classify(err))
 	}

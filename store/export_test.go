@@ -1,0 +1,4 @@
+package store
+
+// InterpolationSafe is interpolationSafe, for the external tests.
+var InterpolationSafe = interpolationSafe
