@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"html"
 	"net"
 	"net/http"
@@ -42,9 +43,12 @@ func (u *User) Can(capability string) bool { return u != nil && u.caps.Can(capab
 type Failure struct {
 	Code    string
 	Message string
-	// Forbidden: always 403 (a bad nonce, a missing capability). Otherwise the
-	// status is the namespace's "not authenticated" status (401 or 403).
-	Forbidden bool
+	// Status is the answer's status: 403 for a bad nonce or a missing
+	// capability, 429 for a throttled client. Zero is the namespace's "not
+	// authenticated" status (401 or 403).
+	Status int
+	// RetryAfter, when set, is how long the client must wait.
+	RetryAfter time.Duration
 }
 
 func (f *Failure) Error() string { return f.Code + ": " + f.Message }
@@ -52,8 +56,8 @@ func (f *Failure) Error() string { return f.Code + ": " + f.Message }
 // The failures of the contract's table (docs/api.md §1).
 var (
 	ErrForbidden = &Failure{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that."}
-	ErrBadNonce  = &Failure{Code: "rest_cookie_invalid_nonce", Message: "Cookie check failed", Forbidden: true}
-	errNoCap     = &Failure{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that.", Forbidden: true}
+	ErrBadNonce  = &Failure{Code: "rest_cookie_invalid_nonce", Message: "Cookie check failed", Status: http.StatusForbidden}
+	errNoCap     = &Failure{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that.", Status: http.StatusForbidden}
 	errBadAppPW  = &Failure{Code: "incorrect_password", Message: "The provided password is an invalid application password."}
 	errUnknownU  = &Failure{Code: "invalid_username", Message: "<strong>Error:</strong> Unknown username. Check again or try your email address."}
 	errUnknownE  = &Failure{Code: "invalid_email", Message: "<strong>Error:</strong> Unknown email address. Check again or try your username."}
@@ -79,10 +83,18 @@ type Options struct {
 	// IsSecure tells whether the client's connection is HTTPS (TLS at the
 	// sidecar or X-Forwarded-Proto https from a trusted proxy).
 	IsSecure func(*http.Request) bool
-	// ClientIP is the address recorded as an application password's last_ip.
+	// ClientIP is the client's address (believed from trusted proxies
+	// only): an application password's last_ip, and the key of Throttle.
 	ClientIP func(*http.Request) string
-	Log      zerolog.Logger
-	Now      func() time.Time
+	// Throttle, when set, limits failed Basic authentication per client
+	// and per account.
+	Throttle *Throttle
+	// Observe, when set, hears of every failed Basic authentication
+	// ("failure", "") and every attempt refused by Throttle ("throttled",
+	// "ip" or "account"), for metrics.
+	Observe func(event, scope string)
+	Log     zerolog.Logger
+	Now     func() time.Time
 }
 
 // Authenticator verifies requests as WordPress does.
@@ -118,6 +130,9 @@ func New(o Options) *Authenticator {
 	}
 	if o.IsSecure == nil {
 		o.IsSecure = func(r *http.Request) bool { return r.TLS != nil }
+	}
+	if o.Observe == nil {
+		o.Observe = func(string, string) {}
 	}
 	if o.ClientIP == nil {
 		o.ClientIP = func(r *http.Request) string {
@@ -331,18 +346,41 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	if !appAvailable && !a.o.BasicAuthPasswords {
 		return nil, nil, nil // WordPress ignores the header
 	}
+	// A client out of attempts is refused before anything is checked. An
+	// account out of attempts (many clients guessing) still accepts a
+	// credential that was verified before, which reveals nothing new, so
+	// the account's own integrations keep working under attack.
+	client, account := ClientKey(a.o.ClientIP(r)), AccountKey(login)
+	if wait := a.o.Throttle.IPWait(client, now); wait > 0 {
+		a.o.Observe("throttled", "ip")
+		return nil, throttled(wait), nil
+	}
+	accountWait := a.o.Throttle.AccountWait(account, now)
+	fail := func(f *Failure) (*User, *Failure, error) {
+		a.o.Observe("failure", "")
+		for _, t := range a.o.Throttle.Failed(client, account, now) {
+			a.o.Log.Warn().Str("scope", t.Scope).Str("remote_ip", a.o.ClientIP(r)).Str("login", account).
+				Msg("authentication throttled: too many failed attempts")
+		}
+		if accountWait > 0 {
+			a.o.Observe("throttled", "account")
+			return nil, throttled(accountWait), nil
+		}
+		return nil, f, nil
+	}
 	u, err := a.o.Store.UserForAuth(ctx, login, store.LooksLikeEmail(login), a.metaKeys()...)
 	if errors.Is(err, store.ErrNotFound) {
 		if store.LooksLikeEmail(login) {
-			return nil, errUnknownE, nil
+			return fail(errUnknownE)
 		}
-		return nil, errUnknownU, nil
+		return fail(errUnknownU)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
+	verified := accountWait == 0
 	if appAvailable {
-		if uuid, lastUsed, ok := a.matchApplicationPassword(u, StripApplicationPassword(password), site.version); ok {
+		if uuid, lastUsed, ok := a.matchApplicationPassword(u, StripApplicationPassword(password), site.version, verified); ok {
 			// WordPress records a use at most once a day; the row just read
 			// says whether this one is due.
 			if lastUsed+86400 <= now.Unix() {
@@ -351,21 +389,28 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 			return a.user(u, site, "application_password"), nil, nil
 		}
 	}
-	if a.o.BasicAuthPasswords && a.checkCached("pw", u.ID, password, u.Pass, func() bool {
+	if a.o.BasicAuthPasswords && a.checkCached("pw", u.ID, password, u.Pass, verified, func() bool {
 		return CheckPassword(password, u.Pass, site.version)
 	}) {
 		return a.user(u, site, "basic_password"), nil, nil
 	}
 	if appAvailable {
-		return nil, errBadAppPW, nil
+		return fail(errBadAppPW)
 	}
-	return nil, &Failure{Code: "incorrect_password", Message: "<strong>Error:</strong> The password you entered for the username <strong>" +
-		html.EscapeString(u.Login) + "</strong> is incorrect. <a href=\"" + site.siteURL + "/wp-login.php?action=lostpassword\">Lost your password?</a>"}, nil
+	return fail(&Failure{Code: "incorrect_password", Message: "<strong>Error:</strong> The password you entered for the username <strong>" +
+		html.EscapeString(u.Login) + "</strong> is incorrect. <a href=\"" + site.siteURL + "/wp-login.php?action=lostpassword\">Lost your password?</a>"})
+}
+
+// throttled is the answer to a client or account out of attempts.
+func throttled(wait time.Duration) *Failure {
+	secs := int64((wait + time.Second - 1) / time.Second)
+	return &Failure{Code: "wpsidecar_too_many_attempts", Status: http.StatusTooManyRequests, RetryAfter: time.Duration(secs) * time.Second,
+		Message: fmt.Sprintf("Too many failed authentication attempts. Please try again in %d seconds.", secs)}
 }
 
 // matchApplicationPassword finds the stored item the password matches and
 // returns its uuid and last_used.
-func (a *Authenticator) matchApplicationPassword(u *store.User, password string, v Version) (string, int64, bool) {
+func (a *Authenticator) matchApplicationPassword(u *store.User, password string, v Version, verify bool) (string, int64, bool) {
 	list, err := phpserial.Unserialize(u.Meta[store.MetaApplicationPasswords])
 	if err != nil || list.Kind != phpserial.Array || password == "" {
 		return "", 0, false
@@ -375,7 +420,7 @@ func (a *Authenticator) matchApplicationPassword(u *store.User, password string,
 		if hash.Kind != phpserial.String || hash.Str == "" {
 			continue
 		}
-		if a.checkCached("app", u.ID, password, hash.Str, func() bool { return CheckApplicationPassword(password, hash.Str, v) }) {
+		if a.checkCached("app", u.ID, password, hash.Str, verify, func() bool { return CheckApplicationPassword(password, hash.Str, v) }) {
 			uuid, _ := item.Value.Get("uuid")
 			last, _ := item.Value.Get("last_used")
 			lastUsed, _ := last.AsInt()
@@ -419,13 +464,14 @@ const maxCachedCaps = 1024
 
 // checkCached runs an expensive hash check once per credential and stored
 // hash: a success is remembered under a keyed hash of the credential, never
-// the credential, and only while the stored hash is the same.
-func (a *Authenticator) checkCached(kind string, userID int64, password, stored string, check func() bool) bool {
+// the credential, and only while the stored hash is the same. Without
+// verify, only a remembered success counts.
+func (a *Authenticator) checkCached(kind string, userID int64, password, stored string, verify bool, check func() bool) bool {
 	key := a.checks.key(kind, userID, password, stored)
 	if a.checks.has(key) {
 		return true
 	}
-	if !check() {
+	if !verify || !check() {
 		return false
 	}
 	a.checks.add(key)

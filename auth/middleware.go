@@ -31,9 +31,9 @@ func (a *Authenticator) Require(capability func(*http.Request) string, unauthSta
 			u, err := a.Authenticate(r)
 			if err != nil {
 				if f, ok := err.(*Failure); ok {
-					status := unauthStatus
-					if f.Forbidden {
-						status = http.StatusForbidden
+					status := f.Status
+					if status == 0 {
+						status = unauthStatus
 					}
 					fail(w, r, status, f, nil)
 					return

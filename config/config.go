@@ -87,6 +87,9 @@ type Config struct {
 	// BasicAuthPasswords accepts HTTP Basic with account passwords.
 	BasicAuthPasswords bool
 
+	// AuthFailLimitIP and AuthFailLimitAccount throttle failed Basic
+	// authentication per client address and per account.
+	AuthFailLimitIP, AuthFailLimitAccount Rate
 	// MaxProcs is the sidecar's GOMAXPROCS; 0 means half the default.
 	MaxProcs int
 

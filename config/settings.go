@@ -72,6 +72,35 @@ func strSetter(field func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *field(c) = v; return nil }
 }
 
+// Rate is a token bucket: Burst at once, refilled at Burst per Per. A zero
+// Burst is no limit.
+type Rate struct {
+	Burst int
+	Per   time.Duration
+}
+
+// rateSetter reads "N/DURATION" (e.g. 30/10m), or 0 or off.
+func rateSetter(field func(*Config) *Rate) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		v = strings.TrimSpace(v)
+		if v == "0" || strings.EqualFold(v, "off") {
+			*field(c) = Rate{}
+			return nil
+		}
+		n, per, ok := strings.Cut(v, "/")
+		burst, err := strconv.Atoi(n)
+		if !ok || err != nil || burst < 1 {
+			return fmt.Errorf("not N/DURATION (e.g. 30/10m), 0 or off")
+		}
+		d, err := dur(per)
+		if err != nil {
+			return fmt.Errorf("not N/DURATION (e.g. 30/10m), 0 or off")
+		}
+		*field(c) = Rate{Burst: burst, Per: d}
+		return nil
+	}
+}
+
 // parseBool accepts what flags, shells and PHP's define() produce.
 func parseBool(v string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -272,6 +301,10 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.SiteURL })},
 		setting{name: "basic-auth-passwords", kind: kBool, def: "false", usage: "accept HTTP Basic with the account's login password (what the Basic-Auth plugin adds); application passwords need no switch",
 			set: func(c *Config, v string) (err error) { c.BasicAuthPasswords, err = parseBool(v); return err }},
+		setting{name: "auth-fail-limit-ip", def: "30/10m", usage: "failed Basic authentications a client address (IPv6: its /64) may make: N at once, refilled at N per DURATION; then 429 until a try is refilled; 0 turns it off",
+			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitIP })},
+		setting{name: "auth-fail-limit-account", def: "60/1h", usage: "failed Basic authentications for one login or e-mail, from all clients together, as N/DURATION; then only credentials verified before are accepted; 0 turns it off",
+			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitAccount })},
 		setting{name: "max-procs", kind: kInt, def: "0", usage: "CPUs the sidecar may use at once (GOMAXPROCS); 0: half of what Go would use, at least one, so PHP on the same host keeps the rest; the GOMAXPROCS variable, when set, wins",
 			set: intSetter(0, func(c *Config) *int { return &c.MaxProcs })},
 		setting{name: "log-level", def: DefaultLogLevel, usage: "debug, info, warn or error",

@@ -153,6 +153,31 @@ func SecureFunc(trusted []netip.Prefix) func(*http.Request) bool {
 	}
 }
 
+// ClientIPFunc is the client's address as the sidecar may believe it: the
+// peer's, or, when the peer is a trusted proxy, the last address in
+// X-Forwarded-For that is not itself a trusted proxy (the earlier entries
+// are the client's own claims).
+func ClientIPFunc(trusted []netip.Prefix) func(*http.Request) string {
+	return func(r *http.Request) string {
+		ip := remoteIP(r.RemoteAddr)
+		if !isTrusted(trusted, r.RemoteAddr) {
+			return ip
+		}
+		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+			if err != nil {
+				break
+			}
+			ip = a.Unmap().String()
+			if !isTrusted(trusted, netip.AddrPortFrom(a, 0).String()) {
+				break
+			}
+		}
+		return ip
+	}
+}
+
 func (h *Handler) markSidecar(r *http.Request) {
 	info := infoFrom(r.Context())
 	if info == nil {

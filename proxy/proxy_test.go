@@ -673,3 +673,29 @@ func metricsText(t *testing.T, m *Metrics) string {
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	return rec.Body.String()
 }
+
+func TestClientIPFunc(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
+	f := ClientIPFunc(trusted)
+	tests := []struct {
+		peer, xff, want string
+	}{
+		{"192.0.2.1:5000", "", "192.0.2.1"},
+		{"192.0.2.1:5000", "203.0.113.9", "192.0.2.1"},                     // an untrusted peer's claim is ignored
+		{"10.0.0.2:5000", "203.0.113.9", "203.0.113.9"},                    // a trusted proxy's client
+		{"10.0.0.2:5000", "6.6.6.6, 203.0.113.9, 10.0.0.3", "203.0.113.9"}, // the client's own claim (6.6.6.6) is not believed
+		{"10.0.0.2:5000", "", "10.0.0.2"},
+		{"[fd00::1]:5000", "2001:db8::7", "2001:db8::7"},
+		{"10.0.0.2:5000", "garbage, 203.0.113.9", "203.0.113.9"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = tt.peer
+		if tt.xff != "" {
+			r.Header.Set("X-Forwarded-For", tt.xff)
+		}
+		if got := f(r); got != tt.want {
+			t.Errorf("peer %s, X-Forwarded-For %q: %s, want %s", tt.peer, tt.xff, got, tt.want)
+		}
+	}
+}

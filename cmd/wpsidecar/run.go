@@ -86,10 +86,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
 	go settings.Run(ctx)
 
+	authObserve, authCollectors := authMetrics()
 	authn := auth.New(auth.Options{
 		Store: db, Settings: settings, Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 		BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
-		Log: logger.With().Str("component", "auth").Logger(),
+		ClientIP: proxy.ClientIPFunc(cfg.TrustedProxies),
+		Throttle: auth.NewThrottle(auth.Rate(cfg.AuthFailLimitIP), auth.Rate(cfg.AuthFailLimitAccount)),
+		Observe:  authObserve,
+		Log:      logger.With().Str("component", "auth").Logger(),
 	})
 	groups, err := db.FieldGroups(cfg.FieldmgrTable)
 	if err != nil {
@@ -126,6 +130,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	defer signal.Stop(hup)
 	go reloadOnHangup(ctx, hup, reload, logger)
 	metrics := proxy.NewMetrics(db.SQL())
+	metrics.Register(authCollectors...)
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}
@@ -234,6 +239,23 @@ func objectCacheMetrics(oc *objcache.Redis) []prometheus.Collector {
 		pass("ok", func(done, _ uint64) uint64 { return done }),
 		pass("failed", func(_, failed uint64) uint64 { return failed }),
 	}
+}
+
+// authMetrics count failed Basic authentications and the attempts the
+// throttle refused.
+func authMetrics() (func(event, scope string), []prometheus.Collector) {
+	failures := prometheus.NewCounter(prometheus.CounterOpts{Name: "wpsidecar_auth_failures_total",
+		Help: "Failed Basic authentications (wrong password, unknown login or e-mail)."})
+	throttled := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wpsidecar_auth_throttled_total",
+		Help: "Authentication attempts answered 429 without a check, by the limit that refused them (ip, account)."}, []string{"scope"})
+	observe := func(event, scope string) {
+		if event == "throttled" {
+			throttled.WithLabelValues(scope).Inc()
+		} else {
+			failures.Inc()
+		}
+	}
+	return observe, []prometheus.Collector{failures, throttled}
 }
 
 // redisLog sends go-redis's own messages to the sidecar's log.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -32,7 +34,11 @@ var ErrDBUnavailable = &Error{
 func AuthFail(w http.ResponseWriter, r *http.Request, status int, f *auth.Failure, err error) {
 	switch {
 	case f != nil:
-		WriteError(w, &Error{Status: status, Code: f.Code, Message: f.Message})
+		e := &Error{Status: status, Code: f.Code, Message: f.Message}
+		if f.RetryAfter > 0 {
+			e.Header = http.Header{"Retry-After": {strconv.Itoa(int(f.RetryAfter / time.Second))}}
+		}
+		WriteError(w, e)
 	case errors.Is(err, context.Canceled):
 		// The client went away; nobody reads an answer.
 	case errors.Is(err, store.ErrUnavailable):

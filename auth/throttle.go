@@ -1,0 +1,184 @@
+package auth
+
+import (
+	"math"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Rate is a token bucket: Burst failures at once, refilled at Burst per
+// Per. A zero Burst turns the limit off.
+type Rate struct {
+	Burst int
+	Per   time.Duration
+}
+
+// Throttled is what Throttle.Failed reports when a key has just run out of
+// attempts: the first time per episode, for one log line a fail2ban-style
+// tool can match.
+type Throttled struct {
+	Scope string // "ip" or "account"
+	Key   string
+}
+
+// maxThrottleKeys bounds each set of buckets: beyond it, refilled buckets
+// are dropped, then arbitrary ones (an attacker with many addresses gains
+// at most their forgetting).
+const maxThrottleKeys = 1 << 16
+
+// Throttle limits failed authentication per client address (IPv6 by /64,
+// the block a single host usually holds) and per account. Failures take a
+// token; a key without one is refused before any credential is checked.
+type Throttle struct {
+	ip, account *buckets
+}
+
+// NewThrottle builds the limits; a zero Rate turns one off.
+func NewThrottle(perIP, perAccount Rate) *Throttle {
+	return &Throttle{ip: newBuckets(perIP), account: newBuckets(perAccount)}
+}
+
+// ClientKey is the key of a client address.
+func ClientKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
+// AccountKey is the key of a login or e-mail as a client sent it:
+// WordPress finds logins and e-mails case-insensitively.
+func AccountKey(login string) string { return strings.ToLower(strings.TrimSpace(login)) }
+
+// IPWait is how long (a nil Throttle limits nothing) the client must wait before its next attempt, or 0.
+func (t *Throttle) IPWait(client string, now time.Time) time.Duration {
+	if t == nil {
+		return 0
+	}
+	return t.ip.wait(client, now)
+}
+
+// AccountWait is the same for an account.
+func (t *Throttle) AccountWait(account string, now time.Time) time.Duration {
+	if t == nil {
+		return 0
+	}
+	return t.account.wait(account, now)
+}
+
+// Failed records a failed attempt by client for account (account may be
+// empty) and reports the keys it has just run out of attempts.
+func (t *Throttle) Failed(client, account string, now time.Time) []Throttled {
+	if t == nil {
+		return nil
+	}
+	var out []Throttled
+	if t.ip.take(client, now) {
+		out = append(out, Throttled{"ip", client})
+	}
+	if account != "" && t.account.take(account, now) {
+		out = append(out, Throttled{"account", account})
+	}
+	return out
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+	empty  bool // reported as run out, until it refills
+}
+
+type buckets struct {
+	rate  Rate
+	perNS float64 // tokens per nanosecond
+	mu    sync.Mutex
+	m     map[string]*bucket
+}
+
+func newBuckets(r Rate) *buckets {
+	b := &buckets{rate: r, m: map[string]*bucket{}}
+	if r.Burst > 0 {
+		b.perNS = float64(r.Burst) / float64(r.Per)
+	}
+	return b
+}
+
+// refill brings k's tokens up to now; it reports a bucket that is full
+// again (and so worth forgetting).
+func (b *buckets) refill(k *bucket, now time.Time) bool {
+	if d := now.Sub(k.at); d > 0 {
+		k.tokens = math.Min(float64(b.rate.Burst), k.tokens+float64(d)*b.perNS)
+		k.at = now
+	}
+	if k.tokens >= 1 {
+		k.empty = false
+	}
+	return k.tokens >= float64(b.rate.Burst)
+}
+
+func (b *buckets) wait(key string, now time.Time) time.Duration {
+	if b.rate.Burst == 0 {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.m[key]
+	if k == nil {
+		return 0
+	}
+	b.refill(k, now)
+	if k.tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - k.tokens) / b.perNS)
+}
+
+// take spends one token of key; it reports the moment the bucket runs out.
+func (b *buckets) take(key string, now time.Time) bool {
+	if b.rate.Burst == 0 {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.m[key]
+	if k == nil {
+		if len(b.m) >= maxThrottleKeys {
+			b.forget(now)
+		}
+		k = &bucket{tokens: float64(b.rate.Burst), at: now}
+		b.m[key] = k
+	}
+	b.refill(k, now)
+	if k.tokens >= 1 {
+		k.tokens--
+	}
+	if k.tokens < 1 && !k.empty {
+		k.empty = true
+		return true
+	}
+	return false
+}
+
+// forget drops refilled buckets, then arbitrary ones down to three
+// quarters of the bound.
+func (b *buckets) forget(now time.Time) {
+	for key, k := range b.m {
+		if b.refill(k, now) {
+			delete(b.m, key)
+		}
+	}
+	for key := range b.m {
+		if len(b.m) <= maxThrottleKeys*3/4 {
+			break
+		}
+		delete(b.m, key)
+	}
+}

@@ -1,0 +1,160 @@
+package auth_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+)
+
+func TestThrottleBuckets(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	th := auth.NewThrottle(auth.Rate{Burst: 3, Per: 30 * time.Second}, auth.Rate{})
+	for i := 0; i < 2; i++ {
+		if out := th.Failed("a", "acct", t0); len(out) != 0 {
+			t.Fatalf("failure %d: %v", i+1, out)
+		}
+	}
+	if w := th.IPWait("a", t0); w != 0 {
+		t.Errorf("one try left, yet wait %s", w)
+	}
+	if out := th.Failed("a", "acct", t0); len(out) != 1 || out[0] != (auth.Throttled{Scope: "ip", Key: "a"}) {
+		t.Errorf("third failure: %v, want the client reported once", out)
+	}
+	if out := th.Failed("a", "acct", t0); len(out) != 0 {
+		t.Errorf("reported again: %v", out)
+	}
+	if w := th.IPWait("a", t0); w != 10*time.Second {
+		t.Errorf("wait %s, want 10s (one try per 10s)", w)
+	}
+	if w := th.IPWait("a", t0.Add(10*time.Second)); w != 0 {
+		t.Errorf("after 10s: wait %s", w)
+	}
+	if w := th.IPWait("b", t0); w != 0 || th.AccountWait("acct", t0) != 0 {
+		t.Error("another client, or an account with the limit off, waits")
+	}
+	var nilThrottle *auth.Throttle
+	if nilThrottle.IPWait("a", t0) != 0 || nilThrottle.Failed("a", "b", t0) != nil {
+		t.Error("a nil throttle limits")
+	}
+
+	for in, want := range map[string]string{
+		"192.0.2.7":                 "192.0.2.7",
+		"::ffff:192.0.2.7":          "192.0.2.7",
+		"2001:db8:1:2:3:4:5:6":      "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1":      "2001:db8:1:2::/64",
+		"not an address":            "not an address",
+		"2001:db8:1:3:3:4:5:6%eth0": "2001:db8:1:3::/64",
+	} {
+		if got := auth.ClientKey(in); got != want {
+			t.Errorf("ClientKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestThrottle_FailedBasicAuthentication: a client that keeps failing is
+// answered 429 before any check, right password or not, while other
+// clients are not; an account that many clients fail for accepts only
+// credentials verified before; every failure and refusal is observed, and
+// one log line names each throttled client.
+func TestThrottle_FailedBasicAuthentication(t *testing.T) {
+	tdb := testdb.New(t)
+	const password = "abcdEFGHijklMNOPqrstUVWX"
+	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: password})
+	now := time.Unix(1_800_000_000, 0)
+	var logs bytes.Buffer
+	events := map[string]int{}
+	o := auth.Options{Store: site.DB, Settings: site.Settings, Keys: map[string]string{"AUTH_KEY": "k"}, EnvironmentType: "local",
+		Throttle: auth.NewThrottle(auth.Rate{Burst: 3, Per: time.Minute}, auth.Rate{Burst: 5, Per: time.Hour}),
+		Observe:  func(event, scope string) { events[event+":"+scope]++ },
+		Log:      zerolog.New(&logs), Now: func() time.Time { return now }}
+	a := auth.New(o)
+	// restarted is a process that never verified the password, sharing
+	// the throttle's state.
+	restarted := auth.New(o)
+	try := func(ip, login, pw string) (*auth.User, error) {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
+		req.RemoteAddr = ip + ":40000"
+		req.SetBasicAuth(login, pw)
+		if login == "ADMIN" {
+			return restarted.Authenticate(req)
+		}
+		return a.Authenticate(req)
+	}
+	code := func(err error) string {
+		if f, ok := err.(*auth.Failure); ok {
+			return f.Code
+		}
+		return "no failure"
+	}
+
+	// The right password, verified once (remembered from now on).
+	if u, err := try("198.51.100.1", "admin", password); err != nil || u == nil {
+		t.Fatalf("right password: %+v %v", u, err)
+	}
+	// Client A: three wrong tries are WordPress's answers, the fourth
+	// attempt is refused unchecked, with the right password too.
+	for _, login := range []string{"admin", "nobody", "admin"} {
+		if _, err := try("192.0.2.1", login, "wrong-password"); code(err) == "wpsidecar_too_many_attempts" {
+			t.Fatalf("throttled before the limit: %v", err)
+		}
+	}
+	_, err := try("192.0.2.1", "admin", password)
+	f, ok := err.(*auth.Failure)
+	if !ok || f.Code != "wpsidecar_too_many_attempts" || f.Status != http.StatusTooManyRequests || f.RetryAfter != 20*time.Second ||
+		f.Message != "Too many failed authentication attempts. Please try again in 20 seconds." {
+		t.Fatalf("client out of tries: %#v", err)
+	}
+	if u, err := try("192.0.2.2", "admin", password); err != nil || u == nil {
+		t.Errorf("another client is not throttled: %+v %v", u, err)
+	}
+	if n := strings.Count(logs.String(), `"message":"authentication throttled: too many failed attempts"`); n != 1 ||
+		!strings.Contains(logs.String(), `"scope":"ip","remote_ip":"192.0.2.1"`) {
+		t.Errorf("%d throttle lines:\n%s", n, logs.String())
+	}
+	// Twenty seconds later one try is back.
+	now = now.Add(20 * time.Second)
+	if u, err := try("192.0.2.1", "admin", password); err != nil || u == nil {
+		t.Errorf("after Retry-After: %+v %v", u, err)
+	}
+
+	// The account: five failures from five clients empty it. A credential
+	// verified before still works; one never verified is refused, and a
+	// wrong one gets 429 as well.
+	for i := 0; i < 3; i++ {
+		try("203.0.113."+string(rune('1'+i)), "admin", "wrong-password")
+	}
+	if u, err := try("203.0.113.9", "admin", password); err != nil || u == nil {
+		t.Errorf("a credential verified before, account out of tries: %+v %v", u, err)
+	}
+	if _, err := try("203.0.113.9", "ADMIN", password); code(err) != "wpsidecar_too_many_attempts" {
+		t.Errorf("a credential this process never verified, account out of tries: %v", err)
+	}
+	if _, err := try("203.0.113.10", "admin", "wrong-password"); code(err) != "wpsidecar_too_many_attempts" {
+		t.Errorf("a wrong password, account out of tries: %v", err)
+	}
+	if !strings.Contains(logs.String(), `"scope":"account","remote_ip":"203.0.113.3","login":"admin"`) {
+		t.Errorf("no line for the account:\n%s", logs.String())
+	}
+	if events["failure:"] != 8 || events["throttled:ip"] != 1 || events["throttled:account"] != 2 {
+		t.Errorf("observed %v", events)
+	}
+
+	// Rendered as WordPress renders errors, with Retry-After.
+	rec := httptest.NewRecorder()
+	wpjson.AuthFail(rec, httptest.NewRequest(http.MethodGet, "/", nil), http.StatusTooManyRequests, f, nil)
+	if rec.Code != 429 || rec.Header().Get("Retry-After") != "20" ||
+		rec.Body.String() != `{"code":"wpsidecar_too_many_attempts","message":"Too many failed authentication attempts. Please try again in 20 seconds.","data":{"status":429}}` {
+		t.Errorf("rendered: %d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+}
