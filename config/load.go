@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"sort"
@@ -146,6 +147,8 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 			shown := strconv.Quote(v)
 			if s.secret {
 				shown = "(secret)"
+			} else if s.redact != nil {
+				shown = strconv.Quote(s.redact(v))
 			}
 			problems = append(problems, fmt.Sprintf("%s: %s from %s: %v", s.name, shown, src, err))
 		}
@@ -312,7 +315,36 @@ func (c *Config) Print(w io.Writer) {
 			val, src = "(unset)", "-"
 		case s.secret && val != "":
 			val = "****** (set)"
+		case s.redact != nil:
+			val = s.redact(val)
 		}
 		fmt.Fprintf(w, "%-22s %-40s %s\n", s.name, val, src)
 	}
+}
+
+// redactURLs masks the credentials of every URL in a comma-separated list.
+func redactURLs(v string) string {
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil {
+			parts[i] = RedactURL(u)
+		} else {
+			parts[i] = "(not a URL)"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// RedactURL is u fit to print: a password in it and the values of its query
+// (where receivers often take a token) are masked.
+func RedactURL(u *url.URL) string {
+	r := *u
+	if r.RawQuery != "" {
+		q := r.Query()
+		for k := range q {
+			q[k] = []string{"xxxxx"}
+		}
+		r.RawQuery = q.Encode()
+	}
+	return r.Redacted()
 }

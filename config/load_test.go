@@ -232,7 +232,7 @@ func TestLoad_EveryProblemAtOnce(t *testing.T) {
 		`db-max-open: "0" from flag: must be a whole number of at least 1`,
 		`db-host: ":" names no host or socket`,
 		`db-user: required; usually read from the site's wp-config.php (--wp-config PATH) or the official image's WORDPRESS_DB_* variables`,
-		`webhook-urls: "https://cdn.example/purge, ftp://x,nohost" from flag: not http(s) URLs: ftp://x, nohost`,
+		`webhook-urls: "https://cdn.example/purge, ftp://x, nohost" from flag: not http(s) URLs: ftp://x, nohost`,
 		`change-interval: "0s" from flag: must be positive`,
 		`webhook-secret: required when webhook-urls is set (receivers verify the signature with it)`,
 		`WPSIDECAR_NOT_A_SETTING: unknown setting`,
@@ -294,7 +294,8 @@ func TestLoad_FlagErrors(t *testing.T) {
 }
 
 func TestLoad_CheckConfigMasksSecrets(t *testing.T) {
-	cfg, check, err := Load([]string{"--upstream=http://php", "--check-config", "--trusted-proxies=10.0.0.1"},
+	cfg, check, err := Load([]string{"--upstream=http://php", "--check-config", "--trusted-proxies=10.0.0.1",
+		"--webhook-urls", "https://hook:topsecret-basic@hooks.example/purge?token=topsecret-token&zone=a, https://plain.example/h", "--webhook-secret", "topsecret-hmac"},
 		[]string{"WPSIDECAR_DB_USER=wp", "WORDPRESS_DB_PASSWORD=topsecret-pw", "WORDPRESS_AUTH_KEY=topsecret-key"}, io.Discard)
 	if err != nil || !check {
 		t.Fatalf("check=%v err=%v", check, err)
@@ -305,7 +306,8 @@ func TestLoad_CheckConfigMasksSecrets(t *testing.T) {
 	if strings.Contains(out, "topsecret") {
 		t.Errorf("secret printed:\n%s", out)
 	}
-	for _, want := range []string{"db-password", "****** (set)", "WORDPRESS_DB_PASSWORD", "upstream", "http://php", "10.0.0.1/32", "nonce-salt", "(unset)"} {
+	for _, want := range []string{"db-password", "****** (set)", "WORDPRESS_DB_PASSWORD", "upstream", "http://php", "10.0.0.1/32", "nonce-salt", "(unset)",
+		"https://hook:xxxxx@hooks.example/purge?token=xxxxx&zone=xxxxx, https://plain.example/h"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -31,6 +31,8 @@ type setting struct {
 	wpConst string
 	usage   string
 	set     func(c *Config, v string) error
+	// redact, when set, is the value fit to print (credentials masked).
+	redact func(v string) string
 }
 
 // EnvName is the WPSIDECAR_* variable of a setting.
@@ -195,7 +197,7 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.FieldmgrTable })},
 		{name: "change-interval", kind: kDuration, def: DefaultChangeInterval.String(), usage: "how often the field groups and the theme options row are checked for changes, when webhook-urls is set",
 			set: durSetter(func(c *Config) *time.Duration { return &c.ChangeInterval })},
-		{name: "webhook-urls", usage: "comma-separated URLs that get a signed POST naming what changed",
+		{name: "webhook-urls", usage: "comma-separated URLs that get a signed POST naming what changed", redact: redactURLs,
 			set: func(c *Config, v string) error {
 				c.WebhookURLs = nil
 				var bad []string
@@ -211,7 +213,7 @@ var settings = func() []setting {
 					c.WebhookURLs = append(c.WebhookURLs, u)
 				}
 				if len(bad) > 0 {
-					return fmt.Errorf("not http(s) URLs: %s", strings.Join(bad, ", "))
+					return fmt.Errorf("not http(s) URLs: %s", redactURLs(strings.Join(bad, ", ")))
 				}
 				return nil
 			}},
@@ -305,6 +307,8 @@ var settings = func() []setting {
 			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitIP })},
 		setting{name: "auth-fail-limit-account", def: "60/1h", usage: "failed Basic authentications for one login or e-mail, from all clients together, as N/DURATION; then only credentials verified before are accepted; 0 turns it off",
 			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitAccount })},
+		setting{name: "pprof", kind: kBool, def: "false", usage: "serve Go's profiles at /debug/pprof/ on the admin listener",
+			set: func(c *Config, v string) (err error) { c.Pprof, err = parseBool(v); return err }},
 		setting{name: "max-procs", kind: kInt, def: "0", usage: "CPUs the sidecar may use at once (GOMAXPROCS); 0: half of what Go would use, at least one, so PHP on the same host keeps the rest; the GOMAXPROCS variable, when set, wins",
 			set: intSetter(0, func(c *Config) *int { return &c.MaxProcs })},
 		setting{name: "log-level", def: DefaultLogLevel, usage: "debug, info, warn or error",

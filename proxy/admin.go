@@ -25,11 +25,14 @@ type AdminOptions struct {
 	Metrics  *Metrics
 	// CheckTimeout bounds each readiness check.
 	CheckTimeout time.Duration
+	// Pprof serves /debug/pprof/: profiles show memory and code paths, so
+	// they are served only when asked for.
+	Pprof bool
 }
 
 // NewAdmin serves /healthz (the process is alive), /readyz (the database
 // answers and the site settings are read, and the upstream answers),
-// /metrics and /debug/pprof/. It belongs on a private address.
+// /metrics and, with Pprof, /debug/pprof/. It belongs on a private address.
 func NewAdmin(o AdminOptions) http.Handler {
 	if o.CheckTimeout <= 0 {
 		o.CheckTimeout = 2 * time.Second
@@ -58,11 +61,12 @@ func NewAdmin(o AdminOptions) http.Handler {
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics.Handler())
 	}
-	// Profiles, for finding where time goes under load; the admin listener
-	// is private.
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if o.Pprof {
+		// Profiles, for finding where time goes under load.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
 

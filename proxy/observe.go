@@ -51,6 +51,8 @@ type reqInfo struct {
 	status     int
 	bytes      int64
 	clientGone bool
+	// body is the pass-through's view of the client's request body.
+	body *clientBody
 }
 
 type infoKey struct{}

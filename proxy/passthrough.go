@@ -3,12 +3,14 @@ package proxy
 import (
 	"context"
 	"errors"
+	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +47,7 @@ func newPassthrough(o upstreamOptions) http.Handler {
 		WriteBufferSize:    32 << 10,
 		ReadBufferSize:     32 << 10,
 	}
+	clientIP := ClientIPFunc(o.Trusted)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			in, out := pr.In, pr.Out
@@ -54,11 +57,17 @@ func newPassthrough(o upstreamOptions) http.Handler {
 				copyHeader(out.Header, in.Header, "X-Forwarded-For")
 			}
 			pr.SetURL(o.URL)
+			if !trusted {
+				dropProxyClaims(out.Header)
+			}
 			pr.SetXForwarded()
 			if trusted {
 				copyHeader(out.Header, in.Header, "X-Forwarded-Proto")
 				copyHeader(out.Header, in.Header, "X-Forwarded-Host")
 				copyHeader(out.Header, in.Header, "Forwarded")
+			}
+			if out.Header.Get("X-Real-Ip") == "" {
+				out.Header.Set("X-Real-Ip", clientIP(in))
 			}
 			out.Host = in.Host
 			// ReverseProxy drops query parameters Go cannot parse (those
@@ -71,12 +80,67 @@ func newPassthrough(o upstreamOptions) http.Handler {
 		ErrorHandler: upstreamError(o.Log, o.Metrics),
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if info := infoFrom(r.Context()); info != nil {
+		info := infoFrom(r.Context())
+		if info != nil {
 			info.servedBy = servedByPHP
 			info.route = routePHP
+			if r.Body != nil && r.Body != http.NoBody {
+				info.body = &clientBody{ReadCloser: r.Body}
+				r.Body = info.body
+			}
 		}
 		rp.ServeHTTP(w, r)
 	})
+}
+
+// proxyClaims are headers that PHP code and common wp-config.php snippets
+// read as "the proxy in front says so": the client's address, HTTPS, port,
+// scheme. From a client that is not a trusted proxy they are lies, and are
+// removed (Go's ReverseProxy already drops X-Forwarded-For/-Host/-Proto
+// and Forwarded). PHP sees a header under its name with dashes and
+// underscores alike, so both spellings go.
+var proxyClaims = func() map[string]bool {
+	m := map[string]bool{}
+	for _, h := range []string{
+		"X-Forwarded-Ssl", "X-Forwarded-Port", "X-Forwarded-Scheme", "X-Forwarded-Server", "X-Forwarded-Protocol",
+		"X-Forwarded", "Forwarded-For", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "Forwarded",
+		"X-Url-Scheme", "Front-End-Https", "X-Real-Ip", "Client-Ip", "X-Client-Ip", "True-Client-Ip",
+		"X-Cluster-Client-Ip", "Cf-Connecting-Ip", "Cf-Visitor", "Fastly-Client-Ip", "X-Original-Forwarded-For",
+		"X-Appengine-User-Ip", "X-Https", "Https",
+	} {
+		m[strings.ToLower(h)] = true
+	}
+	return m
+}()
+
+func dropProxyClaims(h http.Header) {
+	for name := range h {
+		if proxyClaims[strings.ToLower(strings.ReplaceAll(name, "_", "-"))] {
+			delete(h, name)
+		}
+	}
+}
+
+func (i *reqInfo) clientBody() *clientBody {
+	if i == nil {
+		return nil
+	}
+	return i.body
+}
+
+// clientBody remembers why reading a client's request body failed, so that
+// a body the client broke is answered as the client's fault, not PHP's.
+type clientBody struct {
+	io.ReadCloser
+	err error
+}
+
+func (b *clientBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
 }
 
 func copyHeader(dst, src http.Header, name string) {
@@ -128,6 +192,19 @@ func upstreamError(l zerolog.Logger, m *Metrics) func(http.ResponseWriter, *http
 			zerolog.Ctx(r.Context()).Info().Err(err).Msg("client went away before PHP answered")
 			return
 		}
+		if b := info.clientBody(); b != nil && b.err != nil {
+			// The client's body broke (bad chunking, too slow, cut off):
+			// nothing is wrong with PHP.
+			status, msg := http.StatusBadRequest, "400 Bad Request: the request body could not be read.\n"
+			var ne net.Error
+			if errors.As(b.err, &ne) && ne.Timeout() {
+				status, msg = http.StatusRequestTimeout, "408 Request Timeout: the request body did not arrive in time.\n"
+			}
+			zerolog.Ctx(r.Context()).Info().Err(b.err).Int("status", status).Msg("client sent a request body that could not be read")
+			w.Header().Set("Connection", "close")
+			writePlain(w, status, msg)
+			return
+		}
 		status, kind, msg := http.StatusBadGateway, "unreachable", "502 Bad Gateway: the WordPress upstream could not be reached.\n"
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
@@ -138,11 +215,15 @@ func upstreamError(l zerolog.Logger, m *Metrics) func(http.ResponseWriter, *http
 		}
 		m.upstreamError(kind)
 		zerolog.Ctx(r.Context()).Error().Err(err).Int("status", status).Msg("upstream request failed")
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(status)
-		w.Write([]byte(msg))
+		writePlain(w, status, msg)
 	}
+}
+
+func writePlain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	io.WriteString(w, msg)
 }
 
 // bufferPool lends the 32 KiB copy buffers ReverseProxy uses for bodies.

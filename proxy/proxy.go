@@ -82,7 +82,17 @@ func New(o Options) *Handler {
 	return h
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.root.ServeHTTP(w, r) }
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(r.TransferEncoding) > 0 {
+		// RFC 9112 §6.1: a request framed by Transfer-Encoding that also
+		// had a Content-Length must not leave its connection open (the
+		// two framings are how requests are smuggled). Go drops the
+		// Content-Length before a handler can see it, so every request
+		// with a Transfer-Encoding closes its connection after the answer.
+		w.Header().Set("Connection", "close")
+	}
+	h.root.ServeHTTP(w, r)
+}
 
 // intercept runs before every route of a namespace: with plain permalinks
 // the request is not a REST request and goes to PHP; without a database the

@@ -193,25 +193,6 @@ func (f *fixture) get(t *testing.T, path string) (*http.Response, string) {
 	return f.do(t, req)
 }
 
-// rawRequest sends bytes as they are, for paths and queries a client
-// library would normalise.
-func rawRequest(t *testing.T, addr, raw string) string {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	io.WriteString(c, raw)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return resp.Status + "\n" + string(b)
-}
-
 func TestPassthrough_KeepsHostRawPathAndRawQuery(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	addr := strings.TrimPrefix(f.front.URL, "http://")
@@ -223,7 +204,8 @@ func TestPassthrough_KeepsHostRawPathAndRawQuery(t *testing.T) {
 		"/%E2%9C%93/caf%C3%A9",
 	}
 	for _, uri := range tests {
-		out := rawRequest(t, addr, "GET "+uri+" HTTP/1.1\r\nHost: blog.example.com:8443\r\nConnection: close\r\n\r\n")
+		resp, body, _ := rawRequest(t, addr, "GET "+uri+" HTTP/1.1\r\nHost: blog.example.com:8443\r\nConnection: close\r\n\r\n")
+		out := resp.Status + "\n" + body
 		if want := "200 OK\nphp saw GET " + uri; out != want {
 			t.Errorf("%s: got %q, want %q", uri, out, want)
 		}
@@ -311,8 +293,28 @@ func TestPassthrough_ForwardedHeaders(t *testing.T) {
 			req.Header.Set("X-Forwarded-Host", "cdn.example")
 			req.Header.Set("Forwarded", "for=203.0.113.7;proto=https")
 			req.Header.Set("X-Request-Id", "from-client")
+			claims := []string{"X-Forwarded-Ssl", "X-Forwarded-Port", "X-Forwarded-Scheme", "X-Forwarded-Server", "Front-End-Https",
+				"X-Real-Ip", "Client-Ip", "True-Client-Ip", "X-Cluster-Client-Ip", "Cf-Connecting-Ip", "X_forwarded_proto", "X-Https"}
+			for _, h := range claims {
+				req.Header[h] = []string{"on"}
+			}
 			f.do(t, req)
 			got := f.rec.last(t).Header
+			trusted := tt.trusted != nil && tt.trusted[0].Contains(netip.MustParseAddr("127.0.0.1"))
+			// What PHP reads as "the proxy said so" comes only from a
+			// trusted proxy; X-Real-IP is the client the sidecar believes.
+			for _, h := range claims {
+				want := ""
+				if trusted || h == "X-Real-Ip" {
+					want = "on"
+				}
+				if !trusted && h == "X-Real-Ip" {
+					want = "127.0.0.1"
+				}
+				if v := strings.Join(got[h], ","); v != want {
+					t.Errorf("%s reached PHP as %q, want %q", h, v, want)
+				}
+			}
 			if got.Get("X-Forwarded-For") != tt.wantXFF || got.Get("X-Forwarded-Proto") != tt.wantProto ||
 				got.Get("X-Forwarded-Host") != tt.wantHost || got.Get("Forwarded") != tt.forwarded {
 				t.Errorf("XFF %q proto %q host %q fwd %q", got.Get("X-Forwarded-For"), got.Get("X-Forwarded-Proto"), got.Get("X-Forwarded-Host"), got.Get("Forwarded"))
@@ -696,6 +698,65 @@ func TestClientIPFunc(t *testing.T) {
 		}
 		if got := f(r); got != tt.want {
 			t.Errorf("peer %s, X-Forwarded-For %q: %s, want %s", tt.peer, tt.xff, got, tt.want)
+		}
+	}
+}
+
+// rawRequest sends bytes as they are (for paths, queries and framings a
+// client library would normalise) on a new connection, reads one answer,
+// and tells whether the server closed the connection after it.
+func rawRequest(t *testing.T, addr, raw string) (*http.Response, string, bool) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	_, err = br.ReadByte()
+	return resp, string(b), err == io.EOF
+}
+
+// TestPassthrough_MalformedBodyIsTheClients: a chunked body that breaks off
+// in a bad chunk is answered 400, not 502, and not counted against PHP.
+func TestPassthrough_MalformedBodyIsTheClients(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	resp, body, closed := rawRequest(t, f.front.Listener.Addr().String(),
+		"POST /wp-admin/admin-ajax.php HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n")
+	if resp.StatusCode != http.StatusBadRequest || body != "400 Bad Request: the request body could not be read.\n" || !closed {
+		t.Errorf("got %d %q, closed %v", resp.StatusCode, body, closed)
+	}
+	if m := metricsText(t, f.metrics); strings.Contains(m, `wpsidecar_upstream_errors_total{kind="unreachable"} 1`) {
+		t.Errorf("counted as an upstream error:\n%s", m)
+	}
+	if strings.Contains(f.log.String(), `"level":"error"`) {
+		t.Errorf("logged as an error:\n%s", f.log.String())
+	}
+}
+
+// TestRequestSmuggling_ContentLengthAndTransferEncoding: a request with both
+// framings is answered by Transfer-Encoding and its connection closed; a
+// plain request keeps its connection.
+func TestRequestSmuggling_ContentLengthAndTransferEncoding(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	addr := f.front.Listener.Addr().String()
+	for _, path := range []string{"/hello-world/", "/wp-json/test/v1/things/7"} {
+		resp, _, closed := rawRequest(t, addr, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+		if !closed || !resp.Close {
+			t.Errorf("%s, Content-Length and Transfer-Encoding: %d, connection left open", path, resp.StatusCode)
+		}
+		if _, _, closed := rawRequest(t, addr, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"); closed {
+			t.Errorf("%s, Content-Length alone: connection closed", path)
 		}
 	}
 }

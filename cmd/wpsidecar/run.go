@@ -149,7 +149,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		ErrorLog:          errorLog,
 	}
 	admin := &http.Server{
-		Handler:           proxy.NewAdmin(proxy.AdminOptions{DB: db, Settings: settings, Upstream: cfg.Upstream, Metrics: metrics}),
+		Handler:           proxy.NewAdmin(proxy.AdminOptions{DB: db, Settings: settings, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof}),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          errorLog,

@@ -114,6 +114,10 @@ func TestRun_EndToEnd(t *testing.T) {
 	if code, body := get(t, s.admin+"/healthz"); code != 200 || body != "{\"status\":\"ok\"}\n" {
 		t.Errorf("healthz: %d %q", code, body)
 	}
+	// Profiles are opt-in (--pprof).
+	if code, _ := get(t, s.admin+"/debug/pprof/"); code != 404 {
+		t.Errorf("/debug/pprof/ without --pprof: %d", code)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		code, body := get(t, s.admin+"/readyz")
@@ -225,7 +229,10 @@ func TestRun_TLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key, pool := selfSigned(t, dir)
 	args, env := sidecarArgs(t, tdb, php.URL)
-	s := start(t, append(args, "--tls-cert", cert, "--tls-key", key), env)
+	s := start(t, append(args, "--tls-cert", cert, "--tls-key", key, "--pprof"), env)
+	if code, body := get(t, s.admin+"/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile:") {
+		t.Errorf("/debug/pprof/goroutine with --pprof: %d %.40q", code, body)
+	}
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	resp, err := client.Get(strings.Replace(s.public, "http://", "https://", 1) + "/")
 	if err != nil {
