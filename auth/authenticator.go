@@ -89,6 +89,9 @@ type Options struct {
 	// Throttle, when set, limits failed Basic authentication per client
 	// and per account.
 	Throttle *Throttle
+	// Report, when set, is told of every failed Basic authentication, for
+	// the companion plugin; it must not block.
+	Report func(FailedAttempt)
 	// Observe, when set, hears of every failed Basic authentication
 	// ("failure", "") and every attempt refused by Throttle ("throttled",
 	// "ip" or "account"), for metrics.
@@ -118,6 +121,7 @@ type derived struct {
 	version   Version
 	siteURL   string
 	appPWs    bool   // the site's using_application_passwords flag
+	policy    Policy // the companion plugin's decisions
 	cookie    string // logged-in cookie name
 	auth      string
 	secure    string
@@ -133,6 +137,9 @@ func New(o Options) *Authenticator {
 	}
 	if o.Observe == nil {
 		o.Observe = func(string, string) {}
+	}
+	if o.Report == nil {
+		o.Report = func(FailedAttempt) {}
 	}
 	if o.ClientIP == nil {
 		o.ClientIP = func(r *http.Request) string {
@@ -159,7 +166,11 @@ func (a *Authenticator) site() (*derived, error) {
 	if s.Multisite {
 		h = CookieHash(s.NetworkSiteURL)
 	}
-	d := &derived{readAt: s.ReadAt, siteURL: s.SiteURL, appPWs: s.UsingAppPasswords, salts: NewSalts(a.o.Keys, s.SaltOptions), roles: roles, version: VersionOf(s.DBVersion),
+	policy, err := ParsePolicy(s.Companion)
+	if err != nil {
+		a.o.Log.Warn().Err(err).Msg("wpsidecar_companion option unreadable; the companion plugin's decisions are not applied")
+	}
+	d := &derived{readAt: s.ReadAt, siteURL: s.SiteURL, appPWs: s.UsingAppPasswords, policy: policy, salts: NewSalts(a.o.Keys, s.SaltOptions), roles: roles, version: VersionOf(s.DBVersion),
 		cookie: LoggedInCookieName(h), auth: AuthCookieName(h), secure: SecureAuthCookieName(h)}
 	if s.Multisite {
 		d.admins = map[string]bool{}
@@ -221,6 +232,12 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 	}
 	if !cookieOK && user != nil {
 		return user, nil
+	}
+	// A site closed to anonymous REST requests (a rest_authentication_errors
+	// filter, which runs before core's credential checks) answers its own
+	// error to anyone no cookie or password let in.
+	if anon := site.policy.anonymous(); anon != nil && user == nil && !cookieOK && (failure == nil || failure.Status != http.StatusTooManyRequests) {
+		return nil, anon
 	}
 	if failure != nil {
 		return nil, failure
@@ -332,7 +349,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	if !ok {
 		return nil, nil, nil
 	}
-	appAvailable := a.o.IsSecure(r) || a.o.EnvironmentType == "local"
+	appAvailable := (a.o.IsSecure(r) || a.o.EnvironmentType == "local") && site.policy.appPasswords()
 	if appAvailable && !site.appPWs {
 		// WordPress sets the flag when the site's first application password
 		// is made; read it now rather than refuse that password until the
@@ -356,8 +373,13 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		return nil, throttled(wait), nil
 	}
 	accountWait := a.o.Throttle.AccountWait(account, now)
+	kind := "password"
+	if appAvailable {
+		kind = "application_password"
+	}
 	fail := func(f *Failure) (*User, *Failure, error) {
 		a.o.Observe("failure", "")
+		a.o.Report(FailedAttempt{Login: login, IP: a.o.ClientIP(r), Kind: kind, Code: f.Code, Message: f.Message})
 		for _, t := range a.o.Throttle.Failed(client, account, now) {
 			a.o.Log.Warn().Str("scope", t.Scope).Str("remote_ip", a.o.ClientIP(r)).Str("login", account).
 				Msg("authentication throttled: too many failed attempts")
@@ -379,7 +401,10 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		return nil, nil, err
 	}
 	verified := accountWait == 0
-	if appAvailable {
+	appFailure := errBadAppPW
+	if appAvailable && !site.policy.appPasswordsFor(u.ID) {
+		appFailure = errAppPWsDisabledForUser
+	} else if appAvailable {
 		if uuid, lastUsed, ok := a.matchApplicationPassword(u, StripApplicationPassword(password), site.version, verified); ok {
 			// WordPress records a use at most once a day; the row just read
 			// says whether this one is due.
@@ -395,7 +420,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		return a.user(u, site, "basic_password"), nil, nil
 	}
 	if appAvailable {
-		return fail(errBadAppPW)
+		return fail(appFailure)
 	}
 	return fail(&Failure{Code: "incorrect_password", Message: "<strong>Error:</strong> The password you entered for the username <strong>" +
 		html.EscapeString(u.Login) + "</strong> is incorrect. <a href=\"" + site.siteURL + "/wp-login.php?action=lostpassword\">Lost your password?</a>"})

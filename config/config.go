@@ -90,6 +90,8 @@ type Config struct {
 	// AuthFailLimitIP and AuthFailLimitAccount throttle failed Basic
 	// authentication per client address and per account.
 	AuthFailLimitIP, AuthFailLimitAccount Rate
+	// CompanionSecret signs failure reports to the companion plugin.
+	CompanionSecret string
 	// Pprof serves /debug/pprof/ on the admin listener.
 	Pprof bool
 	// MaxProcs is the sidecar's GOMAXPROCS; 0 means half the default.

@@ -307,6 +307,8 @@ var settings = func() []setting {
 			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitIP })},
 		setting{name: "auth-fail-limit-account", def: "60/1h", usage: "failed Basic authentications for one login or e-mail, from all clients together, as N/DURATION; then only credentials verified before are accepted; 0 turns it off",
 			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitAccount })},
+		setting{name: "companion-secret", secret: true, wpConst: "WPSIDECAR_COMPANION_SECRET", usage: "secret shared with the companion plugin (wordpress/wpsidecar-companion.php): failed Basic authentications are reported to it, signed, so that PHP fires wp_login_failed and application_password_failed_authentication",
+			set: strSetter(func(c *Config) *string { return &c.CompanionSecret })},
 		setting{name: "pprof", kind: kBool, def: "false", usage: "serve Go's profiles at /debug/pprof/ on the admin listener",
 			set: func(c *Config, v string) (err error) { c.Pprof, err = parseBool(v); return err }},
 		setting{name: "max-procs", kind: kInt, def: "0", usage: "CPUs the sidecar may use at once (GOMAXPROCS); 0: half of what Go would use, at least one, so PHP on the same host keeps the rest; the GOMAXPROCS variable, when set, wins",

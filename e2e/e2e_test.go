@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	defer hooks.Close()
 	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
 	if err == nil {
-		site, err = wptest.Start(wptest.Options{RedisObjectCache: true, SidecarArgs: []string{"--themeopts-config", themeoptsConfig,
+		site, err = wptest.Start(wptest.Options{RedisObjectCache: true, Companion: true, SidecarArgs: []string{"--themeopts-config", themeoptsConfig,
 			"--webhook-urls", hooks.URL, "--webhook-secret", webhookSecret, "--change-interval", "100ms"}})
 	}
 	if err != nil {

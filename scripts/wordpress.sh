@@ -17,6 +17,7 @@
 #   WP_ENVIRONMENT_TYPE=local  WP_ADMIN_USER=admin WP_ADMIN_PASSWORD=admin-password
 #   WP_CONFIG_EXTRA=      PHP lines added to wp-config.php (e.g. WP_REDIS_* constants)
 #   WP_OBJECT_CACHE=      a file installed as wp-content/object-cache.php (none when empty)
+#   WP_MU_PLUGINS=        space-separated files installed in wp-content/mu-plugins (none when empty)
 set -euo pipefail
 
 cmd=${1:-}
@@ -117,6 +118,11 @@ EOF
     cp "$WP_OBJECT_CACHE" "$docroot/wp-content/object-cache.php"
   else
     rm -f "$docroot/wp-content/object-cache.php"
+  fi
+  rm -rf "$docroot/wp-content/mu-plugins"
+  if [ -n "${WP_MU_PLUGINS:-}" ]; then
+    mkdir -p "$docroot/wp-content/mu-plugins"
+    for f in $WP_MU_PLUGINS; do cp "$f" "$docroot/wp-content/mu-plugins/"; done
   fi
 
   cat > "$state/php-fpm.conf" <<EOF

@@ -24,6 +24,10 @@ type SiteSettings struct {
 	// UsingAppPasswords is the using_application_passwords flag WordPress
 	// sets when the first application password is made.
 	UsingAppPasswords bool
+	// Companion is the wpsidecar_companion option as stored: what the
+	// companion plugin publishes of PHP's authentication decisions (JSON),
+	// or "" without the plugin.
+	Companion string
 	// SaltOptions are the keys and salts stored as options ("logged_in_key",
 	// …), WordPress's fallback for unusable wp-config.php constants (network
 	// options on a multisite).
@@ -56,6 +60,10 @@ func (s SiteSettings) LocalTime(now time.Time) string {
 // /wp-json/ is not the REST API.
 func (s SiteSettings) PlainPermalinks() bool { return s.PermalinkStructure == "" }
 
+// CompanionOption is the option the companion plugin
+// (wordpress/wpsidecar-companion.php) publishes its decisions in.
+const CompanionOption = "wpsidecar_companion"
+
 // saltOptionNames are the options WordPress keeps keys and salts in.
 var saltOptionNames = []string{
 	"auth_key", "auth_salt", "secure_auth_key", "secure_auth_salt",
@@ -65,7 +73,7 @@ var saltOptionNames = []string{
 // siteOptionNames are read in one query per refresh.
 func (db *DB) siteOptionNames() []string {
 	return append([]string{"siteurl", "home", "permalink_structure", "timezone_string", "gmt_offset",
-		"db_version", db.Table("user_roles"), "using_application_passwords"}, saltOptionNames...)
+		"db_version", db.Table("user_roles"), "using_application_passwords", CompanionOption}, saltOptionNames...)
 }
 
 // ReadSiteSettings reads the snapshot's options in one query. overrides
@@ -87,6 +95,7 @@ func (db *DB) ReadSiteSettings(ctx context.Context, overrides SiteURLs) (SiteSet
 		GMTOffset:          m["gmt_offset"],
 		UserRoles:          m[db.Table("user_roles")],
 		UsingAppPasswords:  truthyOption(m["using_application_passwords"]),
+		Companion:          m[CompanionOption],
 		SaltOptions:        map[string]string{},
 		ReadAt:             time.Now(),
 	}

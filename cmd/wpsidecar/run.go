@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime"
@@ -87,12 +89,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	go settings.Run(ctx)
 
 	authObserve, authCollectors := authMetrics()
+	report := reportFailures(ctx, cfg, logger)
 	authn := auth.New(auth.Options{
 		Store: db, Settings: settings, Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 		BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
 		ClientIP: proxy.ClientIPFunc(cfg.TrustedProxies),
 		Throttle: auth.NewThrottle(auth.Rate(cfg.AuthFailLimitIP), auth.Rate(cfg.AuthFailLimitAccount)),
 		Observe:  authObserve,
+		Report:   report,
 		Log:      logger.With().Str("component", "auth").Logger(),
 	})
 	groups, err := db.FieldGroups(cfg.FieldmgrTable)
@@ -238,6 +242,24 @@ func objectCacheMetrics(oc *objcache.Redis) []prometheus.Collector {
 	return []prometheus.Collector{
 		pass("ok", func(done, _ uint64) uint64 { return done }),
 		pass("failed", func(_, failed uint64) uint64 { return failed }),
+	}
+}
+
+// reportFailures sends each failed Basic authentication to the companion
+// plugin through PHP (signed, queued, a few tries), when a companion secret
+// is set; otherwise it reports nothing.
+func reportFailures(ctx context.Context, cfg *config.Config, logger zerolog.Logger) func(auth.FailedAttempt) {
+	if cfg.CompanionSecret == "" {
+		return nil
+	}
+	u := cfg.Upstream.JoinPath("/")
+	u.RawQuery = "rest_route=/wpsidecar-companion/v1/failed-auth"
+	n := changes.NewNotifier(changes.NotifierOptions{URLs: []*url.URL{u}, Secret: cfg.CompanionSecret, QueueSize: 1024, Attempts: 3,
+		Timeout: 5 * time.Second, Log: logger.With().Str("component", "companion").Logger()})
+	go n.Run(ctx)
+	return func(a auth.FailedAttempt) {
+		b, _ := json.Marshal(a)
+		n.Send(b)
 	}
 }
 

@@ -63,6 +63,8 @@ type Site struct {
 	// salt before the site's keys, when Options.RedisObjectCache is set.
 	Redis       string
 	RedisPrefix string
+	// CompanionSecret is WPSIDECAR_COMPANION_SECRET, with Options.Companion.
+	CompanionSecret string
 }
 
 // Options adjust the site.
@@ -77,6 +79,11 @@ type Options struct {
 	// drop-in scripts/wp/object-cache-redis.php, with a WP_REDIS_PREFIX of
 	// the site's own (Site.RedisPrefix). The sidecar finds it by itself.
 	RedisObjectCache bool
+	// Companion installs the companion plugin (wordpress/) and the tests'
+	// switches for it (scripts/wp/companion-test.php) as must-use plugins,
+	// with a secret of the site's own (Site.CompanionSecret) in
+	// wp-config.php, which the sidecar reads from there.
+	Companion bool
 }
 
 // Start builds the sidecar, stands up WordPress and starts the sidecar in
@@ -124,6 +131,7 @@ func Start(o Options) (s *Site, err error) {
 		"WP_ENVIRONMENT_TYPE="+o.EnvironmentType, "MYSQL_ADMIN="+mysqlAdmin,
 		"WP_HTTP_HOST="+strings.TrimPrefix(s.URL, "http://"),
 	)
+	extra := ""
 	if o.RedisObjectCache {
 		s.Redis = os.Getenv("WPSIDECAR_TEST_REDIS")
 		if s.Redis == "" {
@@ -134,9 +142,15 @@ func Start(o Options) (s *Site, err error) {
 			return s, fmt.Errorf("WPSIDECAR_TEST_REDIS %q: %v", s.Redis, err)
 		}
 		s.RedisPrefix = "wpsidecar_e2e_" + randomHex(4) + "_"
-		s.env = append(s.env, "WP_OBJECT_CACHE="+filepath.Join(repo, "scripts", "wp", "object-cache-redis.php"),
-			fmt.Sprintf("WP_CONFIG_EXTRA=define( 'WP_REDIS_HOST', %q );\ndefine( 'WP_REDIS_PORT', %s );\ndefine( 'WP_REDIS_PREFIX', %q );", rhost, rport, s.RedisPrefix))
+		s.env = append(s.env, "WP_OBJECT_CACHE="+filepath.Join(repo, "scripts", "wp", "object-cache-redis.php"))
+		extra += fmt.Sprintf("define( 'WP_REDIS_HOST', %q );\ndefine( 'WP_REDIS_PORT', %s );\ndefine( 'WP_REDIS_PREFIX', %q );\n", rhost, rport, s.RedisPrefix)
 	}
+	if o.Companion {
+		s.CompanionSecret = randomHex(16)
+		s.env = append(s.env, "WP_MU_PLUGINS="+filepath.Join(repo, "wordpress", "wpsidecar-companion.php")+" "+filepath.Join(repo, "scripts", "wp", "companion-test.php"))
+		extra += fmt.Sprintf("define( 'WPSIDECAR_COMPANION_SECRET', %q );\ndefine( 'WPSIDECAR_COMPANION_INTERVAL', 0 );\n", s.CompanionSecret)
+	}
+	s.env = append(s.env, "WP_CONFIG_EXTRA="+extra)
 	admin := dbc.Clone()
 	admin.DBName = ""
 	if s.db, err = sql.Open("mysql", admin.FormatDSN()); err != nil {

@@ -80,8 +80,11 @@ func NewNotifier(o NotifierOptions) *Notifier {
 }
 
 // Notify queues c for every URL without waiting.
-func (n *Notifier) Notify(c Change) {
-	d := delivery{id: randomID(), body: c.JSON()}
+func (n *Notifier) Notify(c Change) { n.Send(c.JSON()) }
+
+// Send queues a JSON body for every URL without waiting.
+func (n *Notifier) Send(body []byte) {
+	d := delivery{id: randomID(), body: body}
 	for i, q := range n.queues {
 		select {
 		case q <- d:
