@@ -45,6 +45,11 @@ func FuzzParseBasic(f *testing.F) {
 		if ok && (l == "" || p == "") {
 			t.Errorf("%q: empty part accepted", h)
 		}
+		if ok && len(l)+len(p) > maxBasicEncoded {
+			t.Errorf("%d bytes of credentials decoded", len(l)+len(p))
+		}
+		ClientKey(l)
+		AccountKey(l)
 	})
 }
 

@@ -760,3 +760,21 @@ func TestRequestSmuggling_ContentLengthAndTransferEncoding(t *testing.T) {
 		}
 	}
 }
+
+func FuzzClientIP(f *testing.F) {
+	f.Add("10.0.0.2:5000", "6.6.6.6, 203.0.113.9, 10.0.0.3")
+	f.Add("[fd00::1]:1", "::ffff:1.2.3.4,,")
+	f.Add("garbage", "%zz")
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
+	clientIP := ClientIPFunc(trusted)
+	f.Fuzz(func(t *testing.T, peer, xff string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = peer
+		r.Header.Set("X-Forwarded-For", xff)
+		ip := clientIP(r)
+		// Only a trusted peer's header is believed.
+		if !isTrusted(trusted, peer) && ip != remoteIP(peer) {
+			t.Errorf("untrusted peer %q: client %q", peer, ip)
+		}
+	})
+}
