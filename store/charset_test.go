@@ -84,3 +84,48 @@ func TestInterpolationSafe(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLookupWithRead: the user lookup with a ride-along option read,
+// per connection charset: one round trip where parameters are interpolated
+// (utf8mb4), a prepared lookup and a separate read elsewhere (gbk).
+func BenchmarkLookupWithRead(b *testing.B) {
+	for _, cs := range []string{"utf8mb4", "gbk"} {
+		b.Run(cs, func(b *testing.B) {
+			tdb := testdb.New(b)
+			o := tdb.StoreOptions()
+			o.Charset, o.Collation = cs, ""
+			db, err := store.Open(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			tdb.AddUser(b, "admin", "admin@example.test", "$P$hash", [2]string{"wp_capabilities", `a:1:{s:13:"administrator";b:1;}`})
+			ctx := context.Background()
+			status := func() (q, c int64) {
+				var name string
+				tdb.SQL.QueryRow("SHOW GLOBAL STATUS LIKE 'Questions'").Scan(&name, &q)
+				tdb.SQL.QueryRow("SHOW GLOBAL STATUS LIKE 'Com_stmt_prepare'").Scan(&name, &c)
+				return q, c
+			}
+			q0, p0 := status()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var v string
+				var found bool
+				pb := db.OptionPiggyback("blogname", &v, &found)
+				if _, err := db.UserForAuth(store.WithPiggyback(ctx, pb), "admin", true, db.CapabilitiesKey()); err != nil {
+					b.Fatal(err)
+				}
+				if done, _ := pb.Done(); !done {
+					if v, err = db.Option(ctx, "blogname"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.StopTimer()
+			q1, p1 := status()
+			b.ReportMetric(float64(q1-q0-2)/float64(b.N), "statements/op")
+			b.ReportMetric(float64(p1-p0)/float64(b.N), "prepares/op")
+		})
+	}
+}
