@@ -18,6 +18,10 @@ type Error struct {
 	Message string
 	// Header holds extra headers for this error, e.g. Retry-After.
 	Header http.Header
+	// jsonCode and jsonMessage are PHP's json_last_error() and its
+	// message, for rest_invalid_json.
+	jsonCode    int
+	jsonMessage string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -29,7 +33,9 @@ type errorBody struct {
 }
 
 type errorData struct {
-	Status int `json:"status"`
+	Status           int    `json:"status"`
+	JSONErrorCode    int    `json:"json_error_code,omitempty"`
+	JSONErrorMessage string `json:"json_error_message,omitempty"`
 }
 
 // SetRESTHeaders adds the headers WordPress's REST server sends on every
@@ -65,7 +71,7 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	for k, v := range e.Header {
 		w.Header()[k] = v
 	}
-	WriteJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Data: errorData{Status: e.Status}})
+	WriteJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Data: errorData{Status: e.Status, JSONErrorCode: e.jsonCode, JSONErrorMessage: e.jsonMessage}})
 }
 
 // SetNoCache adds the no-cache headers WordPress (6.8+) sends to logged-in
