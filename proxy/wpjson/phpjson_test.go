@@ -48,7 +48,7 @@ func TestCheckJSON(t *testing.T) {
 		{`[1`, jsonErrSyntax},
 		{`'single'`, jsonErrSyntax},
 		{"\xef\xbf\xbd", jsonErrSyntax}, // U+FFFD itself is valid UTF-8
-		{"[\"\xff\" x", jsonErrUTF8},     // the first fault wins
+		{"[\"\xff\" x", jsonErrUTF8},    // the first fault wins
 		{strings.Repeat("[", 511) + strings.Repeat("]", 511), 0},
 		{strings.Repeat("[", 512) + strings.Repeat("]", 512), jsonErrDepth},
 		{strings.Repeat(`{"a":`, 511) + "1" + strings.Repeat("}", 511), 0},
