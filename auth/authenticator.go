@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -9,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,9 +34,6 @@ type User struct {
 	// Via says how: "cookie", "application_password" or "basic_password".
 	Via  string
 	caps Caps
-	// freshNonce is the wp_rest nonce WordPress hands back after a cookie
-	// and nonce authenticated the request.
-	freshNonce string
 }
 
 // Can tells whether the user has a capability.
@@ -193,9 +194,17 @@ func (a *Authenticator) metaKeys() []string {
 // error is an anonymous request. Database failures are returned as errors
 // wrapping store.ErrUnavailable.
 func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
+	u, _, err := a.authenticate(r)
+	return u, err
+}
+
+// authenticate is Authenticate, also giving the fresh wp_rest nonce
+// WordPress sends back whenever a request's nonce verified (for the
+// anonymous user too), or "".
+func (a *Authenticator) authenticate(r *http.Request) (*User, string, error) {
 	site, err := a.site()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ctx := r.Context()
 	now := a.o.Now()
@@ -212,51 +221,86 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 
 	user, cookieOK, err := a.cookieUser(ctx, r, site, cookies, now)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var failure *Failure
 	if user == nil {
 		user, failure, err = a.basicUser(ctx, r, site, now)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 
 	// rest_cookie_check_errors.
-	nonce, hasNonce := r.URL.Query()["_wpnonce"]
-	nonceValue := ""
-	if hasNonce {
-		nonceValue = nonce[0]
-	} else if h, ok := r.Header["X-Wp-Nonce"]; ok {
-		hasNonce, nonceValue = true, h[0]
-	}
 	if !cookieOK && user != nil {
-		return user, nil
+		return user, "", nil
 	}
 	// A site closed to anonymous REST requests (a rest_authentication_errors
 	// filter, which runs before core's credential checks) answers its own
 	// error to anyone no cookie or password let in.
 	if anon := site.policy.anonymous(); anon != nil && user == nil && !cookieOK && (failure == nil || failure.Status != http.StatusTooManyRequests) {
-		return nil, anon
+		return nil, "", anon
 	}
 	if failure != nil {
-		return nil, failure
+		return nil, "", failure
 	}
+	nonce, hasNonce := requestNonce(r)
 	if !hasNonce {
-		return nil, nil // a cookie without a nonce is not logged in
+		return nil, "", nil // a cookie without a nonce is not logged in
 	}
 	uid := int64(0)
 	if user != nil {
 		uid = user.ID
 	}
-	if site.salts.VerifyNonce(nonceValue, "wp_rest", uid, token, now) == 0 {
-		return nil, ErrBadNonce
+	if site.salts.VerifyNonce(nonce, "wp_rest", uid, token, now) == 0 {
+		return nil, "", ErrBadNonce
 	}
-	if user != nil {
-		user.freshNonce, _ = site.salts.Nonce(NonceTick(now), "wp_rest", uid, token)
-	}
-	return user, nil
+	fresh, _ := site.salts.Nonce(NonceTick(now), "wp_rest", uid, token)
+	return user, fresh, nil
 }
+
+// requestNonce is the REST nonce as WordPress reads it: _wpnonce from
+// $_REQUEST (a POST form body's, else the query's; the last of repeated
+// ones, as PHP keeps it), else the X-WP-Nonce header.
+func requestNonce(r *http.Request) (string, bool) {
+	if v, ok := formValue(r, "_wpnonce"); ok {
+		return v, true
+	}
+	if vs, ok := r.URL.Query()["_wpnonce"]; ok {
+		return vs[len(vs)-1], true
+	}
+	if h, ok := r.Header["X-Wp-Nonce"]; ok {
+		return h[0], true
+	}
+	return "", false
+}
+
+// formValue reads name from a POST's urlencoded form body, as PHP fills
+// $_POST, and leaves the body for the handler as it was.
+func formValue(r *http.Request, name string) (string, bool) {
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return "", false
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		return "", false
+	}
+	b, err := io.ReadAll(r.Body)
+	rest := io.Reader(bytes.NewReader(b))
+	if err != nil {
+		rest = io.MultiReader(rest, errReader{err})
+	}
+	r.Body = io.NopCloser(rest)
+	vals, _ := url.ParseQuery(string(b))
+	if vs, ok := vals[name]; ok && err == nil {
+		return vs[len(vs)-1], true
+	}
+	return "", false
+}
+
+// errReader replays a body's read error after what was read of it.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // cookieUser is determine_current_user's cookie part: the auth cookie for
 // the request's scheme, then the logged-in cookie. cookieOK reports that a
@@ -552,9 +596,9 @@ func (c *checkCache) add(k string) {
 // wrong application password.
 const maxBasicEncoded = 16 << 10
 
-// ParseBasic reads an Authorization: Basic header as WordPress does: the
-// scheme case-insensitive, standard base64, split at the first colon; both
-// parts present.
+// ParseBasic reads an Authorization: Basic header as PHP and WordPress do:
+// the scheme case-insensitive, standard base64, cut at the first NUL, split
+// at the first colon; both parts present.
 func ParseBasic(header string) (login, password string, ok bool) {
 	scheme, enc, found := strings.Cut(header, " ")
 	if !found || !strings.EqualFold(scheme, "Basic") || len(enc) > maxBasicEncoded {
@@ -563,6 +607,11 @@ func ParseBasic(header string) (login, password string, ok bool) {
 	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
 	if err != nil {
 		return "", "", false
+	}
+	// PHP hands the credentials over as C strings: everything from the
+	// first NUL on is gone, the colon included when it came after.
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
 	}
 	login, password, ok = strings.Cut(string(b), ":")
 	if !ok || login == "" || password == "" {

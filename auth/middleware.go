@@ -17,43 +17,64 @@ func UserFrom(ctx context.Context) *User {
 // contract gives it; err is set instead of f when the database failed.
 type Fail func(w http.ResponseWriter, r *http.Request, status int, f *Failure, err error)
 
-// Require authenticates every request and lets through only users with the
-// capability returned by capability(r), with the contract's answers
-// otherwise: unauthenticated is unauthStatus (401 for fieldmgr, 403 for
-// themeopts) with rest_forbidden or WordPress's credential code; a bad
-// nonce or a missing capability is 403. An empty capability lets anonymous
-// requests through too (WordPress's OPTIONS answers need no permission),
-// while bad credentials still fail. After a cookie and nonce, the response
-// carries a fresh X-WP-Nonce, as WordPress sends.
-func (a *Authenticator) Require(capability func(*http.Request) string, unauthStatus int, fail Fail) func(http.Handler) http.Handler {
+// Identify authenticates every request as WordPress does before it
+// dispatches (rest_authentication_errors): bad credentials, a bad nonce or
+// a throttled client fail at once; otherwise the user (nil when anonymous)
+// rides in the request's context for Permit. When the request's nonce
+// verified, the answer carries a fresh X-WP-Nonce, whatever comes next
+// (a rest_forbidden included), as WordPress sends one. Failures without a
+// status of their own (bad credentials) take unauthStatus.
+func (a *Authenticator) Identify(unauthStatus int, fail Fail) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			u, err := a.Authenticate(r)
-			if err != nil {
-				if f, ok := err.(*Failure); ok {
-					status := f.Status
-					if status == 0 {
-						status = unauthStatus
-					}
-					fail(w, r, status, f, nil)
-					return
+			u, fresh, err := a.authenticate(r)
+			if f, ok := err.(*Failure); ok {
+				status := f.Status
+				if status == 0 {
+					status = unauthStatus
 				}
+				fail(w, r, status, f, nil)
+				return
+			}
+			if err != nil {
 				fail(w, r, 0, nil, err)
 				return
 			}
-			need := capability(r)
-			if u == nil && need != "" {
-				fail(w, r, unauthStatus, ErrForbidden, nil)
-				return
-			}
-			if u != nil && need != "" && !u.Can(need) {
-				fail(w, r, http.StatusForbidden, errNoCap, nil)
-				return
-			}
-			if u != nil && u.freshNonce != "" {
-				w.Header().Set("X-WP-Nonce", u.freshNonce)
+			if fresh != "" {
+				w.Header().Set("X-WP-Nonce", fresh)
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
 		})
 	}
+}
+
+// Permit lets through only users Identify found with the capability
+// returned by capability(r), with the contract's answers otherwise:
+// unauthenticated is unauthStatus (401 for fieldmgr, 403 for themeopts)
+// with rest_forbidden, a missing capability 403. An empty capability lets
+// anonymous requests through too (WordPress's OPTIONS answers need no
+// permission).
+func (a *Authenticator) Permit(capability func(*http.Request) string, unauthStatus int, fail Fail) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u, need := UserFrom(r.Context()), capability(r)
+			switch {
+			case need == "":
+			case u == nil:
+				fail(w, r, unauthStatus, ErrForbidden, nil)
+				return
+			case !u.Can(need):
+				fail(w, r, http.StatusForbidden, errNoCap, nil)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Require is Identify then Permit, for routes that check no request body
+// in between.
+func (a *Authenticator) Require(capability func(*http.Request) string, unauthStatus int, fail Fail) func(http.Handler) http.Handler {
+	identify, permit := a.Identify(unauthStatus, fail), a.Permit(capability, unauthStatus, fail)
+	return func(next http.Handler) http.Handler { return identify(permit(next)) }
 }

@@ -21,6 +21,9 @@ func TestParseBasic(t *testing.T) {
 		{"basic " + enc("a@b.test:p:w"), "a@b.test", "p:w", true}, // split at the first colon
 		{"BASIC " + enc("u:p"), "u", "p", true},
 		{"Basic " + enc("nocolon"), "", "", false},
+		{"Basic " + enc("admin:abcd\x00efgh"), "admin", "abcd", true}, // PHP_AUTH_PW ends at the NUL
+		{"Basic " + enc("admin\x00:abcd"), "", "", false},             // so does everything, the colon included
+		{"Basic " + enc("admin:\x00abcd"), "", "", false},
 		{"Basic " + enc(":p"), "", "", false},
 		{"Basic " + enc("u:"), "", "", false},
 		{"Bearer " + enc("u:p"), "", "", false},

@@ -149,7 +149,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		Handler:           handler,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		MaxHeaderBytes:    goMaxHeaderBytes(cfg.MaxHeaderBytes),
 		ErrorLog:          errorLog,
 	}
 	admin := &http.Server{
@@ -262,6 +262,11 @@ func reportFailures(ctx context.Context, cfg *config.Config, logger zerolog.Logg
 		n.Send(b)
 	}
 }
+
+// goMaxHeaderBytes is what http.Server.MaxHeaderBytes must be for a header
+// block of limit bytes to be the most accepted: Go reads 4 KiB more than
+// that setting before it answers 431.
+func goMaxHeaderBytes(limit int) int { return max(limit-4096, 1) }
 
 // authMetrics count failed Basic authentications and the attempts the
 // throttle refused.

@@ -79,7 +79,8 @@ func (s *Service) Name() string { return "fieldmgr/v1" }
 // behind manage_options; OPTIONS describes a route as WordPress does. Other
 // paths and methods go to PHP.
 func (s *Service) Register(r *mux.Router) {
-	r.Use(s.prefetch, s.auth.Require(capability, http.StatusUnauthorized, wpjson.AuthFail), s.ensureTable)
+	r.Use(s.prefetch, s.auth.Identify(http.StatusUnauthorized, wpjson.AuthFail), wpjson.CheckBody,
+		s.auth.Permit(capability, http.StatusUnauthorized, wpjson.AuthFail), s.ensureTable)
 	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Permitted: func(r *http.Request) bool {
 		return auth.UserFrom(r.Context()).Can("manage_options")
 	}}, []wpjson.Route{
@@ -464,6 +465,9 @@ func readBody(r *http.Request) (node, error) {
 	}
 	if n.kind != 'o' {
 		return node{}, invalid("body: must be a JSON object")
+	}
+	if path, ok := beyondFloat(n, ""); ok {
+		return node{}, invalid("%s: number beyond what a PHP float holds", path)
 	}
 	return n, nil
 }

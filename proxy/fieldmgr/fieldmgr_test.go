@@ -157,12 +157,21 @@ func TestCreate_Errors(t *testing.T) {
 		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"price":{"type":"text","label":"P","choices":{}}}}}`, `config.fields.price.choices: not a setting of field type "text"`},
 		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"pic":{"type":"image","label":"P","return_format":"blob"}}}}`, "config.fields.pic.return_format: must be one of array, url, id"},
 		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"Bad-Name":{"type":"text","label":"P"}}}}`, `config.fields."Bad-Name": field names are 1-64 characters of a-z, 0-9 and _`},
-		{`not json`, "body: not valid JSON: invalid character 'o' in literal null (expecting 'u')"},
 		{`[1,2]`, "body: must be a JSON object"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","fields":{"n":{"type":"number","label":"N","max":1e400}}}}`, "config.fields.n.max: number beyond what a PHP float holds"},
+		{`{"group_key":"g","title":"t","config":{"type":"user","extra":[1,-1e400]}}`, "config.extra[1]: number beyond what a PHP float holds"},
 		{`{"group_key":"g","group_key":"h","title":"t"}`, `body: not valid JSON: duplicate key "group_key"`},
 	}
 	for _, tt := range tests {
 		f.expect(http.MethodPost, "/field-groups", tt.body, 400, `{"error":`+jsonString(tt.err)+`}`)
+	}
+	// What PHP's json_decode refuses never reaches the handler: WordPress's
+	// own error, with PHP's code and message.
+	for body, want := range map[string]string{
+		`not json`: `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400,"json_error_code":4,"json_error_message":"Syntax error"}}`,
+		"{\"group_key\":\"g\",\"title\":\"a\xff\xfe\xc3\x28b\"}": `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400,"json_error_code":5,"json_error_message":"Malformed UTF-8 characters, possibly incorrectly encoded"}}`,
+	} {
+		f.expect(http.MethodPost, "/field-groups", body, 400, want)
 	}
 	if n := f.count(); n != 1 {
 		t.Errorf("%d rows after refused creates, want 1", n)
@@ -464,5 +473,28 @@ func TestConditionalRequests(t *testing.T) {
 	}
 	if code, _, _ := f.send(http.MethodDelete, "/field-groups/g2", "", "If-Match", "*"); code != 200 {
 		t.Errorf("DELETE If-Match *: %d", code)
+	}
+}
+
+// TestBodyCheckedBetweenAuthenticationAndPermission: WordPress refuses bad
+// credentials before it reads a body, and a body PHP cannot decode before
+// it asks whether the user may use the route.
+func TestBodyCheckedBetweenAuthenticationAndPermission(t *testing.T) {
+	f := newFixture(t)
+	const bad = `{"group_key":`
+	const invalidJSON = `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400,"json_error_code":4,"json_error_message":"Syntax error"}}`
+	for _, c := range []struct {
+		who, pw    string
+		status     int
+		wantPrefix string
+	}{
+		{"", "", 400, invalidJSON},                              // anonymous: the body first
+		{"sub", subPW, 400, invalidJSON},                        // no capability: the body first
+		{"admin", "wrong", 401, `{"code":"incorrect_password"`}, // bad credentials first
+	} {
+		code, body, _ := f.do(http.MethodPost, "/field-groups", bad, c.who, c.pw)
+		if code != c.status || !strings.HasPrefix(body, c.wantPrefix) {
+			t.Errorf("%q: %d %s", c.who, code, body)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -99,6 +100,34 @@ func parseNode(d *json.Decoder, depth int) (node, error) {
 		return node{kind: 'z'}, nil
 	}
 	return node{}, fmt.Errorf("unexpected %v", t)
+}
+
+// beyondFloat finds a number PHP's json_decode would read as INF: stored,
+// it would make every later JSON answer of the group fail
+// (rest_encode_error). It names the first one's path.
+func beyondFloat(n node, path string) (string, bool) {
+	switch n.kind {
+	case 'n':
+		f, _ := strconv.ParseFloat(n.num.String(), 64)
+		return path, math.IsInf(f, 0)
+	case 'o':
+		for _, m := range n.members {
+			p := m.key
+			if path != "" {
+				p = path + "." + m.key
+			}
+			if p, bad := beyondFloat(m.val, p); bad {
+				return p, true
+			}
+		}
+	case 'a':
+		for i, e := range n.elems {
+			if p, bad := beyondFloat(e, fmt.Sprintf("%s[%d]", path, i)); bad {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 func (n node) get(key string) (node, bool) {

@@ -140,7 +140,8 @@ func (s *Service) Name() string { return "themeopts/v1" }
 // behind the configured capability; /dev-panel exists only in developer
 // mode (otherwise PHP answers it: rest_no_route).
 func (s *Service) Register(r *mux.Router) {
-	r.Use(s.prefetch, s.auth.Require(s.capability, http.StatusForbidden, wpjson.AuthFail))
+	r.Use(s.prefetch, s.auth.Identify(http.StatusForbidden, wpjson.AuthFail), wpjson.CheckBody,
+		s.auth.Permit(s.capability, http.StatusForbidden, wpjson.AuthFail))
 	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Permitted: func(r *http.Request) bool {
 		return auth.UserFrom(r.Context()).Can(s.Config().Capability)
 	}}, []wpjson.Route{

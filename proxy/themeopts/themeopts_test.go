@@ -199,9 +199,11 @@ func TestSave_InvalidNothingWritten(t *testing.T) {
 	}{
 		{`[]`, 400, `{"code":"themeopts_invalid_body","message":"The request body must be a JSON object.","data":{"status":400}}`},
 		{`"x"`, 400, `{"code":"themeopts_invalid_body","message":"The request body must be a JSON object.","data":{"status":400}}`},
-		{`{"tagline":`, 400, `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400}}`},
-		{`{"columns":1e999}`, 400, `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400}}`},
-		{" ", 400, `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400}}`},
+		{`{"tagline":`, 400, `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400,"json_error_code":4,"json_error_message":"Syntax error"}}`},
+		{"{\"tagline\":\"a\xff\xfe\xc3\x28b\"}", 400, `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400,"json_error_code":5,"json_error_message":"Malformed UTF-8 characters, possibly incorrectly encoded"}}`},
+		{`{"columns":1e999}`, 400, `{"code":"themeopts_invalid_option","message":"Invalid value for option \"columns\": must be a number.","data":{"status":400}}`},
+		{`{"columns":-1e999}`, 400, `{"code":"themeopts_invalid_option","message":"Invalid value for option \"columns\": must be a number.","data":{"status":400}}`},
+		{" ", 400, `{"code":"rest_invalid_json","message":"Invalid JSON body passed.","data":{"status":400,"json_error_code":4,"json_error_message":"Syntax error"}}`},
 	} {
 		f.expect(http.MethodPost, "/options", c.body, c.status, c.want)
 	}

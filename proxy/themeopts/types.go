@@ -1,6 +1,7 @@
 package themeopts
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,7 +24,9 @@ var fieldTypes = map[string]func(f *Field, v phpserial.Value) string{
 	"textarea":   checkString,
 	"editor":     checkString,
 	"number": func(_ *Field, v phpserial.Value) string {
-		return want(v.Kind == phpserial.Int || v.Kind == phpserial.Float, "must be a number")
+		// json_decode reads 1e400 as INF, which no PHP code can store or
+		// encode again as JSON.
+		return want(v.Kind == phpserial.Int || v.Kind == phpserial.Float && !math.IsInf(v.Float, 0) && !math.IsNaN(v.Float), "must be a number")
 	},
 	"typography": checkTypography,
 	"media":      func(_ *Field, v phpserial.Value) string { return checkObject(v, mediaShape, "an image object") },

@@ -1,7 +1,10 @@
 package wpjson
 
 import (
+	"bytes"
+	"io"
 	"net/http"
+	"regexp"
 	"unicode/utf8"
 )
 
@@ -331,3 +334,35 @@ func (p *jsonChecker) hex4(at int) (rune, bool) {
 	}
 	return u, true
 }
+
+// jsonMediaType is wp_is_json_media_type's pattern.
+var jsonMediaType = regexp.MustCompile(`(?i)(^|\s|,)application/([\w!#$&-^.+]+\+)?json(\+oembed)?($|\s|;|,)`)
+
+// CheckBody answers rest_invalid_json to a request whose JSON body PHP
+// would not decode, as WordPress does after authentication and before the
+// route's permission check; the body is left for the handler.
+func CheckBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || !jsonMediaType.MatchString(r.Header.Get("Content-Type")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			// Too large or cut off: the handler meets the same error.
+			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), errorReader{err}))
+			next.ServeHTTP(w, r)
+			return
+		}
+		if e := CheckJSON(b); e != nil {
+			WriteError(w, e)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		next.ServeHTTP(w, r)
+	})
+}
+
+type errorReader struct{ err error }
+
+func (e errorReader) Read([]byte) (int, error) { return 0, e.err }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -105,9 +104,11 @@ func jsonNumber(s string) (Value, error) {
 			return Value{Kind: Int, Int: n}, nil
 		}
 	}
+	// Beyond a float's range PHP's json_decode gives INF (or -INF), and
+	// 0.0 below it; what to make of such a value is the caller's business.
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) {
-		return Value{}, fmt.Errorf("%w: number %s is out of range", ErrJSON, s)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return Value{}, fmt.Errorf("%w: number %s: %v", ErrJSON, s, err)
 	}
 	return Value{Kind: Float, Float: f}, nil
 }

@@ -2,6 +2,7 @@ package phpserial
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -33,10 +34,21 @@ func TestFromJSON(t *testing.T) {
 }
 
 func TestFromJSON_Errors(t *testing.T) {
-	for _, in := range []string{``, `{`, `{"a":}`, `[1,]`, `{} {}`, `1e400`, `-1e400`, "\"\xff\"", `{"a" 1}`, `nul`,
+	for _, in := range []string{``, `{`, `{"a":}`, `[1,]`, `{} {}`, "\"\xff\"", `{"a" 1}`, `nul`,
 		strings.Repeat("[", MaxDepth+2) + strings.Repeat("]", MaxDepth+2)} {
 		if _, err := FromJSON([]byte(in)); !errors.Is(err, ErrJSON) {
 			t.Errorf("FromJSON(%q) = %v, want ErrJSON", in, err)
+		}
+	}
+}
+
+// TestFromJSON_BeyondFloat: as json_decode, 1e400 is INF, -1e400 -INF and
+// 1e-400 zero; the callers refuse what they cannot store.
+func TestFromJSON_BeyondFloat(t *testing.T) {
+	for in, want := range map[string]float64{`1e400`: math.Inf(1), `-1e400`: math.Inf(-1), `1e-400`: 0} {
+		v, err := FromJSON([]byte(in))
+		if err != nil || v.Kind != Float || v.Float != want {
+			t.Errorf("FromJSON(%s) = %+v, %v", in, v, err)
 		}
 	}
 }
