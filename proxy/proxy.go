@@ -56,6 +56,9 @@ type Handler struct {
 	ids         *requestIDs
 	passthrough http.Handler
 	root        http.Handler
+	router      *mux.Router
+	php         *mux.Route // the catch-all: everything else goes to PHP
+	templates   [][]string // the namespaces' route templates after /wp-json
 }
 
 // New builds the handler.
@@ -76,10 +79,26 @@ func New(o Options) *Handler {
 		ns.Register(sub)
 	}
 	// Last, so that everything no namespace route matched (other paths,
-	// other methods) goes to PHP through the same middleware.
-	r.PathPrefix("/").Handler(h.passthrough)
-	h.root = h.observe(r)
+	// other methods) goes to PHP, as the client sent it.
+	h.php = r.PathPrefix("/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.passthrough.ServeHTTP(w, originalRequest(r))
+	})
+	h.router, h.templates = r, routeTemplates(r)
+	h.root = h.observe(http.HandlerFunc(h.dispatch))
 	return h
+}
+
+// dispatch routes the REST view of a request (restView) to the sidecar's
+// own routes when one matches it, and the request as sent to PHP otherwise.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
+	if rr := h.restView(r); rr != nil {
+		var m mux.RouteMatch
+		if h.router.Match(rr, &m) && m.Route != h.php {
+			h.router.ServeHTTP(w, rr)
+			return
+		}
+	}
+	h.passthrough.ServeHTTP(w, r)
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -108,8 +127,10 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 			wpjson.WriteError(w, wpjson.ErrDBUnavailable)
 			return
 		}
-		if s.PlainPermalinks() {
-			h.passthrough.ServeHTTP(w, r)
+		if s.PlainPermalinks() && !viaRESTRoute(r) {
+			// /wp-json/… is no REST route without pretty permalinks;
+			// ?rest_route=… is, and stays the sidecar's.
+			h.passthrough.ServeHTTP(w, originalRequest(r))
 			return
 		}
 		h.markSidecar(r)
@@ -130,7 +151,11 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 // before dispatch: the API discovery link and, for a request with an
 // Origin, the CORS headers (rest_send_cors_headers).
 func restHeaders(h http.Header, r *http.Request, s store.SiteSettings) {
-	h.Set("Link", "<"+s.Home+"/wp-json/>; rel=\"https://api.w.org/\"")
+	root := s.Home + "/wp-json/"
+	if s.PlainPermalinks() {
+		root = s.Home + "/?rest_route=/"
+	}
+	h.Set("Link", "<"+root+">; rel=\"https://api.w.org/\"")
 	if origin := r.Header.Get("Origin"); origin != "" {
 		h.Set("Access-Control-Allow-Origin", sanitizeOrigin(origin))
 		h.Set("Access-Control-Allow-Methods", "OPTIONS, GET, POST, PUT, PATCH, DELETE")

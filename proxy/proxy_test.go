@@ -778,3 +778,47 @@ func FuzzClientIP(f *testing.F) {
 		}
 	})
 }
+
+// TestRESTRouting: which requests the sidecar answers, as WordPress's REST
+// server would route them, and that PHP gets every other one as sent.
+func TestRESTRouting(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	tests := []struct {
+		name, method, target string
+		header               [2]string
+		want                 string // the body: ours, or what PHP saw
+	}{
+		{"pretty path", "GET", "/wp-json/test/v1/things/7", [2]string{}, `{"id":"7"}`},
+		{"route matched without regard to case; the id keeps its case", "GET", "/wp-json/TEST/V1/Things/AbC", [2]string{}, `{"id":"AbC"}`},
+		{"/wp-json itself is case-sensitive (a page to WordPress)", "GET", "/WP-JSON/test/v1/things/7", [2]string{}, "php saw GET /WP-JSON/test/v1/things/7"},
+		{"?rest_route= on /", "GET", "/?rest_route=/test/v1/things/8", [2]string{}, `{"id":"8"}`},
+		{"?rest_route= on /index.php, encoded", "GET", "/index.php?rest_route=%2Ftest%2Fv1%2Fthings%2Fa%20b", [2]string{}, `{"id":"a%20b"}`}, // ids arrive escaped, as from a path,
+		{"?rest_route= wins over the path", "GET", "/wp-json/test/v1/things/7?rest_route=/wp/v2/users/me", [2]string{}, "php saw GET /wp-json/test/v1/things/7?rest_route=/wp/v2/users/me"},
+		{"?rest_route= naming our route wins over another path", "GET", "/wp-json/wp/v2/posts?rest_route=/test/v1/things/9", [2]string{}, `{"id":"9"}`},
+		{"the last rest_route wins, as in PHP", "GET", "/?rest_route=/wp/v2/posts&rest_route=/test/v1/things/10", [2]string{}, `{"id":"10"}`},
+		{"?rest_route= elsewhere is PHP's", "GET", "/hello-world/?rest_route=/test/v1/things/8", [2]string{}, "php saw GET /hello-world/?rest_route=/test/v1/things/8"},
+		{"_method turns a POST into a GET", "POST", "/wp-json/test/v1/things/7?_method=get", [2]string{}, `{"id":"7"}`},
+		{"X-HTTP-Method-Override too", "POST", "/wp-json/test/v1/things/7", [2]string{"X-HTTP-Method-Override", "GET"}, `{"id":"7"}`},
+		{"_method wins over the header", "GET", "/wp-json/test/v1/things?_method=POST", [2]string{"X-HTTP-Method-Override", "GET"}, `{"len":0}`},
+		{"a method no route has goes to PHP as sent", "GET", "/wp-json/test/v1/things/7?_method=DELETE", [2]string{}, "php saw GET /wp-json/test/v1/things/7?_method=DELETE"},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(tt.method, f.front.URL+tt.target, nil)
+		if tt.header[0] != "" {
+			req.Header.Set(tt.header[0], tt.header[1])
+		}
+		if _, body := f.do(t, req); body != tt.want {
+			t.Errorf("%s: %s %s: %q, want %q", tt.name, tt.method, tt.target, body, tt.want)
+		}
+	}
+
+	// Under plain permalinks /wp-json/… is PHP's, ?rest_route=… still ours.
+	f.settings.set(store.SiteSettings{PermalinkStructure: ""}, nil)
+	if _, body := f.get(t, "/wp-json/test/v1/things/7"); body != "php saw GET /wp-json/test/v1/things/7" {
+		t.Errorf("plain permalinks, pretty path: %q", body)
+	}
+	resp, body := f.get(t, "/?rest_route=/test/v1/things/7")
+	if body != `{"id":"7"}` || resp.Header.Get("Link") != `</?rest_route=/>; rel="https://api.w.org/"` {
+		t.Errorf("plain permalinks, ?rest_route=: %q, Link %q", body, resp.Header.Get("Link"))
+	}
+}
