@@ -75,7 +75,7 @@ func New(o Options) *Handler {
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	for _, ns := range o.Namespaces {
 		sub := r.PathPrefix("/wp-json/" + ns.Name() + "/").Subrouter()
-		sub.Use(h.intercept)
+		sub.Use(h.intercept, restGlobals)
 		ns.Register(sub)
 	}
 	// Last, so that everything no namespace route matched (other paths,

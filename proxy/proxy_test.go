@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -820,5 +821,39 @@ func TestRESTRouting(t *testing.T) {
 	resp, body := f.get(t, "/?rest_route=/test/v1/things/7")
 	if body != `{"id":"7"}` || resp.Header.Get("Link") != `</?rest_route=/>; rel="https://api.w.org/"` {
 		t.Errorf("plain permalinks, ?rest_route=: %q, Link %q", body, resp.Header.Get("Link"))
+	}
+}
+
+// TestRESTGlobals: _jsonp, _envelope, _pretty and _fields on a route of the
+// sidecar's, as WordPress's REST server applies them to every route.
+func TestRESTGlobals(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	tests := []struct {
+		query, status, ctype, body string
+	}{
+		{"", "200", "application/json; charset=UTF-8", `{"id":"7"}`},
+		{"_jsonp=cb.fn_1", "200", "application/javascript; charset=UTF-8", `/**/cb.fn_1({"id":"7"})`},
+		{"_jsonp=", "200", "application/json; charset=UTF-8", `{"id":"7"}`},
+		{"_jsonp=alert(1)", "400", "application/javascript; charset=UTF-8", `{"code":"rest_callback_invalid","message":"Invalid JSONP callback function."}`},
+		{"_envelope", "200", "application/json; charset=UTF-8", `{"body":{"id":"7"},"status":200,"headers":[]}`},
+		{"_envelope=0", "200", "application/json; charset=UTF-8", `{"body":{"id":"7"},"status":200,"headers":[]}`},
+		{"_pretty", "200", "application/json; charset=UTF-8", "{\n    \"id\": \"7\"\n}"},
+		{"_fields=nope", "200", "application/json; charset=UTF-8", `[]`},
+		{"_fields=id&_fields=nope", "200", "application/json; charset=UTF-8", `[]`}, // the last one counts
+		{"_fields[]=nope&_fields[]=id", "200", "application/json; charset=UTF-8", `{"id":"7"}`},
+		{"_envelope&_pretty&_jsonp=cb", "200", "application/javascript; charset=UTF-8", "/**/cb({\n    \"body\": {\n        \"id\": \"7\"\n    },\n    \"status\": 200,\n    \"headers\": []\n})"},
+	}
+	for _, tt := range tests {
+		resp, body := f.get(t, "/wp-json/test/v1/things/7?"+tt.query)
+		if strconv.Itoa(resp.StatusCode) != tt.status || resp.Header.Get("Content-Type") != tt.ctype || body != tt.body ||
+			resp.Header.Get("Content-Length") != strconv.Itoa(len(body)) {
+			t.Errorf("?%s: %d %q %q", tt.query, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	// Another status inside an envelope: 200 outside; _fields applies to
+	// every answer below 400.
+	resp, body := f.get(t, "/wp-json/test/v1/things?_envelope&_method=POST&_fields=x")
+	if resp.StatusCode != 200 || body != `{"body":[],"status":201,"headers":[]}` {
+		t.Errorf("envelope of a 201: %d %s", resp.StatusCode, body)
 	}
 }

@@ -498,3 +498,58 @@ func TestBodyCheckedBetweenAuthenticationAndPermission(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalParameters: WordPress's global parameters on a real route:
+// _fields on a group and a list, _envelope carrying the route's headers,
+// ETags that name the shape, _method deleting through a GET.
+func TestGlobalParameters(t *testing.T) {
+	f := newFixture(t)
+	f.expect(http.MethodPost, "/field-groups", `{"group_key":"g1","title":"One","config":{"type":"post","post_type":"post","fields":{"a":{"type":"text","label":"A"}}}}`, 201, `{"success":true,"message":"Field group created","id":"g1"}`)
+
+	f.expect(http.MethodGet, "/field-groups/g1?_fields=id,config.fields.a.label", "", 200, `{"id":"g1","config":{"fields":{"a":{"label":"A"}}}}`)
+	f.expect(http.MethodGet, "/field-groups?_fields=title", "", 200, `[{"title":"One"}]`)
+
+	_, _, plain := f.send(http.MethodGet, "/field-groups/g1", "")
+	code, body, h := f.send(http.MethodGet, "/field-groups/g1?_envelope&_fields=status", "")
+	// The route's own headers move into the envelope (the ETag naming
+	// this shape); the REST server's stay headers.
+	base := strings.Trim(plain.Get("ETag"), `"`)
+	wantHead := `{"body":{"status":"active"},"status":200,"headers":{"ETag":"\"` + base + `-v`
+	wantTail := `\"","Cache-Tag":"fieldmgr,fieldmgr:g1","Surrogate-Key":"fieldmgr fieldmgr:g1","Allow":"GET, PUT, DELETE"}}`
+	if code != 200 || !strings.HasPrefix(body, wantHead) || !strings.HasSuffix(body, wantTail) || len(body) != len(wantHead)+8+len(wantTail) ||
+		h.Get("Allow") != "" || h.Get("Cache-Tag") != "" || h.Get("ETag") != "" || h.Get("X-Robots-Tag") != "noindex" {
+		t.Errorf("envelope: %d %s %v", code, body, h)
+	}
+
+	// The shaped answer's tag is its own: it revalidates, the plain
+	// answer's tag does not.
+	_, _, shaped := f.send(http.MethodGet, "/field-groups/g1?_fields=id", "")
+	tag := shaped.Get("ETag")
+	if tag == plain.Get("ETag") || !strings.HasPrefix(tag, strings.TrimSuffix(plain.Get("ETag"), `"`)+"-v") {
+		t.Errorf("shaped tag %s, plain %s", tag, plain.Get("ETag"))
+	}
+	if code, _, h := f.send(http.MethodGet, "/field-groups/g1?_fields=id", "", "If-None-Match", tag); code != 304 || h.Get("ETag") != tag {
+		t.Errorf("If-None-Match with the shaped tag: %d %s", code, h.Get("ETag"))
+	}
+	if code, _, _ := f.send(http.MethodGet, "/field-groups/g1?_fields=id", "", "If-None-Match", plain.Get("ETag")); code != 200 {
+		t.Errorf("If-None-Match with the plain tag on a shaped request: %d", code)
+	}
+	if code, _, _ := f.send(http.MethodGet, "/field-groups/g1?_fields=title", "", "If-None-Match", tag); code != 200 {
+		t.Errorf("If-None-Match with another shape's tag: %d", code)
+	}
+
+	// A subscriber's GET …?_method=DELETE is a DELETE, refused as one; the
+	// administrator's deletes.
+	if code, _, _ := f.do(http.MethodGet, "/field-groups/g1?_method=DELETE", "", "sub", subPW); code != 403 || f.count() != 1 {
+		t.Errorf("subscriber's _method=DELETE: %d, %d rows", code, f.count())
+	}
+	f.expect(http.MethodGet, "/field-groups/g1?_method=DELETE", "", 200, `{"success":true,"message":"Field group deleted"}`)
+	if f.count() != 0 {
+		t.Error("_method=DELETE did not delete")
+	}
+	// POST with X-HTTP-Method-Override: GET lists and writes nothing.
+	code, body, _ = f.send(http.MethodPost, "/field-groups", `{"group_key":"g2","title":"Two"}`, "X-HTTP-Method-Override", "GET")
+	if code != 200 || body != "[]" || f.count() != 0 {
+		t.Errorf("POST as GET: %d %s, %d rows", code, body, f.count())
+	}
+}
