@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	defer hooks.Close()
 	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
 	if err == nil {
-		site, err = wptest.Start(wptest.Options{RedisObjectCache: true, Companion: true, SidecarArgs: []string{"--themeopts-config", themeoptsConfig,
+		site, err = wptest.Start(wptest.Options{RedisObjectCache: true, Companion: true, MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"}, SidecarArgs: []string{"--themeopts-config", themeoptsConfig,
 			"--webhook-urls", hooks.URL, "--webhook-secret", webhookSecret, "--change-interval", "100ms"}})
 	}
 	if err != nil {
@@ -225,6 +225,12 @@ func TestPlainPermalinksSendNamespacesToPHP(t *testing.T) {
 		if line := accessLog(t, resp); line["status"] != 301.0 || line["served_by"] != "php" || line["path"] != path {
 			t.Errorf("%s: access log %v, want 301 served by php", path, line)
 		}
+	}
+	// ?rest_route= is the REST API under plain permalinks: the sidecar
+	// answers it, as WordPress answers its own routes there.
+	ours := sameAsWordPress(t, http.MethodGet, "/?rest_route=/{ns}/field-groups&_fields=id", "", adminBasic()...)
+	if ours.status != 200 {
+		t.Errorf("?rest_route= under plain permalinks: %d %s", ours.status, ours.body)
 	}
 }
 

@@ -84,6 +84,8 @@ type Options struct {
 	// with a secret of the site's own (Site.CompanionSecret) in
 	// wp-config.php, which the sidecar reads from there.
 	Companion bool
+	// MUPlugins are more must-use plugins, paths relative to the repository.
+	MUPlugins []string
 }
 
 // Start builds the sidecar, stands up WordPress and starts the sidecar in
@@ -145,11 +147,17 @@ func Start(o Options) (s *Site, err error) {
 		s.env = append(s.env, "WP_OBJECT_CACHE="+filepath.Join(repo, "scripts", "wp", "object-cache-redis.php"))
 		extra += fmt.Sprintf("define( 'WP_REDIS_HOST', %q );\ndefine( 'WP_REDIS_PORT', %s );\ndefine( 'WP_REDIS_PREFIX', %q );\n", rhost, rport, s.RedisPrefix)
 	}
+	muPlugins := o.MUPlugins
 	if o.Companion {
 		s.CompanionSecret = randomHex(16)
-		s.env = append(s.env, "WP_MU_PLUGINS="+filepath.Join(repo, "wordpress", "wpsidecar-companion.php")+" "+filepath.Join(repo, "scripts", "wp", "companion-test.php"))
+		muPlugins = append(muPlugins, "wordpress/wpsidecar-companion.php", "scripts/wp/companion-test.php")
 		extra += fmt.Sprintf("define( 'WPSIDECAR_COMPANION_SECRET', %q );\ndefine( 'WPSIDECAR_COMPANION_INTERVAL', 0 );\n", s.CompanionSecret)
 	}
+	var mu []string
+	for _, p := range muPlugins {
+		mu = append(mu, filepath.Join(repo, p))
+	}
+	s.env = append(s.env, "WP_MU_PLUGINS="+strings.Join(mu, " "))
 	s.env = append(s.env, "WP_CONFIG_EXTRA="+extra)
 	admin := dbc.Clone()
 	admin.DBName = ""
