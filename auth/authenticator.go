@@ -23,6 +23,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
@@ -39,29 +40,14 @@ type User struct {
 // Can tells whether the user has a capability.
 func (u *User) Can(capability string) bool { return u != nil && u.caps.Can(capability) }
 
-// Failure is an authentication answer other than success, in WordPress's
-// terms. Unauthenticated failures take the status the namespace gives them.
-type Failure struct {
-	Code    string
-	Message string
-	// Status is the answer's status: 403 for a bad nonce or a missing
-	// capability, 429 for a throttled client. Zero is the namespace's "not
-	// authenticated" status (401 or 403).
-	Status int
-	// RetryAfter, when set, is how long the client must wait.
-	RetryAfter time.Duration
-}
-
-func (f *Failure) Error() string { return f.Code + ": " + f.Message }
-
 // The failures of the contract's table (docs/api.md §1).
 var (
-	ErrForbidden = &Failure{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that."}
-	ErrBadNonce  = &Failure{Code: "rest_cookie_invalid_nonce", Message: "Cookie check failed", Status: http.StatusForbidden}
-	errNoCap     = &Failure{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that.", Status: http.StatusForbidden}
-	errBadAppPW  = &Failure{Code: "incorrect_password", Message: "The provided password is an invalid application password."}
-	errUnknownU  = &Failure{Code: "invalid_username", Message: "<strong>Error:</strong> Unknown username. Check again or try your email address."}
-	errUnknownE  = &Failure{Code: "invalid_email", Message: "<strong>Error:</strong> Unknown email address. Check again or try your username."}
+	ErrForbidden = &wpjson.Error{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that."}
+	ErrBadNonce  = &wpjson.Error{Code: "rest_cookie_invalid_nonce", Message: "Cookie check failed", Status: http.StatusForbidden}
+	errNoCap     = &wpjson.Error{Code: "rest_forbidden", Message: "Sorry, you are not allowed to do that.", Status: http.StatusForbidden}
+	errBadAppPW  = &wpjson.Error{Code: "incorrect_password", Message: "The provided password is an invalid application password."}
+	errUnknownU  = &wpjson.Error{Code: "invalid_username", Message: "<strong>Error:</strong> Unknown username. Check again or try your email address."}
+	errUnknownE  = &wpjson.Error{Code: "invalid_email", Message: "<strong>Error:</strong> Unknown email address. Check again or try your username."}
 )
 
 // SiteSettings gives the current site settings snapshot.
@@ -223,7 +209,7 @@ func (a *Authenticator) authenticate(r *http.Request) (*User, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	var failure *Failure
+	var failure *wpjson.Error
 	if user == nil {
 		user, failure, err = a.basicUser(ctx, r, site, now)
 		if err != nil {
@@ -388,7 +374,7 @@ func sessionValid(raw, verifier string, now time.Time) bool {
 
 // basicUser handles HTTP Basic: an application password when they are
 // available, then the account password when enabled.
-func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *derived, now time.Time) (*User, *Failure, error) {
+func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *derived, now time.Time) (*User, *wpjson.Error, error) {
 	login, password, ok := ParseBasic(r.Header.Get("Authorization"))
 	if !ok {
 		return nil, nil, nil
@@ -421,7 +407,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	if appAvailable {
 		kind = "application_password"
 	}
-	fail := func(f *Failure) (*User, *Failure, error) {
+	fail := func(f *wpjson.Error) (*User, *wpjson.Error, error) {
 		a.o.Observe("failure", "")
 		a.o.Report(FailedAttempt{Login: login, IP: a.o.ClientIP(r), Kind: kind, Code: f.Code, Message: f.Message})
 		for _, t := range a.o.Throttle.Failed(client, account, now) {
@@ -466,14 +452,14 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	if appAvailable {
 		return fail(appFailure)
 	}
-	return fail(&Failure{Code: "incorrect_password", Message: "<strong>Error:</strong> The password you entered for the username <strong>" +
+	return fail(&wpjson.Error{Code: "incorrect_password", Message: "<strong>Error:</strong> The password you entered for the username <strong>" +
 		html.EscapeString(u.Login) + "</strong> is incorrect. <a href=\"" + site.siteURL + "/wp-login.php?action=lostpassword\">Lost your password?</a>"})
 }
 
 // throttled is the answer to a client or account out of attempts.
-func throttled(wait time.Duration) *Failure {
+func throttled(wait time.Duration) *wpjson.Error {
 	secs := int64((wait + time.Second - 1) / time.Second)
-	return &Failure{Code: "wpsidecar_too_many_attempts", Status: http.StatusTooManyRequests, RetryAfter: time.Duration(secs) * time.Second,
+	return &wpjson.Error{Code: "wpsidecar_too_many_attempts", Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {strconv.FormatInt(secs, 10)}},
 		Message: fmt.Sprintf("Too many failed authentication attempts. Please try again in %d seconds.", secs)}
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 )
 
 // Policy is what the companion plugin (wordpress/wpsidecar-companion.php)
@@ -45,7 +47,7 @@ func (p Policy) appPasswordsFor(userID int64) bool {
 }
 
 // anonymous is the failure an anonymous request gets, or nil.
-func (p Policy) anonymous() *Failure {
+func (p Policy) anonymous() *wpjson.Error {
 	e := p.AnonymousError
 	if e == nil || e.Code == "" {
 		return nil
@@ -54,12 +56,12 @@ func (p Policy) anonymous() *Failure {
 	if status < 400 || status > 599 {
 		status = http.StatusUnauthorized
 	}
-	return &Failure{Code: e.Code, Message: e.Message, Status: status}
+	return &wpjson.Error{Code: e.Code, Message: e.Message, Status: status}
 }
 
 // errAppPWsDisabledForUser is WordPress's answer when a filter refuses a
 // user's application passwords.
-var errAppPWsDisabledForUser = &Failure{Code: "application_passwords_disabled_for_user",
+var errAppPWsDisabledForUser = &wpjson.Error{Code: "application_passwords_disabled_for_user",
 	Message: "Application Passwords are not available for your account. Please contact the site administrator for assistance."}
 
 // FailedAttempt is a failed Basic authentication, as the companion plugin

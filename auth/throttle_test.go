@@ -92,7 +92,7 @@ func TestThrottle_FailedBasicAuthentication(t *testing.T) {
 		return a.Authenticate(req)
 	}
 	code := func(err error) string {
-		if f, ok := err.(*auth.Failure); ok {
+		if f, ok := err.(*wpjson.Error); ok {
 			return f.Code
 		}
 		return "no failure"
@@ -110,8 +110,8 @@ func TestThrottle_FailedBasicAuthentication(t *testing.T) {
 		}
 	}
 	_, err := try("192.0.2.1", "admin", password)
-	f, ok := err.(*auth.Failure)
-	if !ok || f.Code != "wpsidecar_too_many_attempts" || f.Status != http.StatusTooManyRequests || f.RetryAfter != 20*time.Second ||
+	f, ok := err.(*wpjson.Error)
+	if !ok || f.Code != "wpsidecar_too_many_attempts" || f.Status != http.StatusTooManyRequests || f.Header.Get("Retry-After") != "20" ||
 		f.Message != "Too many failed authentication attempts. Please try again in 20 seconds." {
 		t.Fatalf("client out of tries: %#v", err)
 	}
@@ -152,7 +152,7 @@ func TestThrottle_FailedBasicAuthentication(t *testing.T) {
 
 	// Rendered as WordPress renders errors, with Retry-After.
 	rec := httptest.NewRecorder()
-	wpjson.AuthFail(rec, httptest.NewRequest(http.MethodGet, "/", nil), http.StatusTooManyRequests, f, nil)
+	wpjson.Render(rec, httptest.NewRequest(http.MethodGet, "/", nil), f)
 	if rec.Code != 429 || rec.Header().Get("Retry-After") != "20" ||
 		rec.Body.String() != `{"code":"wpsidecar_too_many_attempts","message":"Too many failed authentication attempts. Please try again in 20 seconds.","data":{"status":429}}` {
 		t.Errorf("rendered: %d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)

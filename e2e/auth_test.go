@@ -69,8 +69,8 @@ func protected(t *testing.T, environmentType string, trusted []netip.Prefix, adj
 		wpjson.WriteJSON(w, http.StatusOK, map[string]any{"id": u.ID, "via": u.Via})
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/fieldmgr", a.Require(func(*http.Request) string { return "manage_options" }, http.StatusUnauthorized, wpjson.AuthFail)(who))
-	mux.Handle("/themeopts", a.Require(func(*http.Request) string { return "edit_theme_options" }, http.StatusForbidden, wpjson.AuthFail)(who))
+	mux.Handle("/fieldmgr", a.Require(func(*http.Request) string { return "manage_options" }, http.StatusUnauthorized)(who))
+	mux.Handle("/themeopts", a.Require(func(*http.Request) string { return "edit_theme_options" }, http.StatusForbidden)(who))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
-	"github.com/wpsidecar/wpsidecar/proxy/changes"
 )
 
 // switchPolicy sets one of companion-test.php's switches through PHP,

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
-	"github.com/wpsidecar/wpsidecar/proxy/changes"
 )
 
 const webhookSecret = "e2e-webhook-secret"

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"database/sql"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,9 +18,9 @@ type Metrics struct {
 	upstreams *prometheus.CounterVec
 }
 
-// NewMetrics registers the sidecar's metrics, the Go runtime's and, when db
-// is not nil, the database pool's.
-func NewMetrics(db *sql.DB) *Metrics {
+// NewMetrics registers the sidecar's metrics, the Go runtime's and the
+// other parts' collectors (the database pool's, built by cmd).
+func NewMetrics(others ...prometheus.Collector) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -40,9 +39,7 @@ func NewMetrics(db *sql.DB) *Metrics {
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.upstreams,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if db != nil {
-		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "wordpress"))
-	}
+	m.reg.MustRegister(others...)
 	for _, k := range []string{"unreachable", "timeout", "client_gone"} {
 		m.upstreams.WithLabelValues(k)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
@@ -35,12 +36,16 @@ func TestDatabaseOutage_RecoversByItself(t *testing.T) {
 	defer cancel()
 	go watcher.Run(ctx)
 
+	site := SiteFunc(func() (SiteREST, error) {
+		s, err := watcher.Current()
+		return SiteREST{Home: s.Home, PlainPermalinks: s.PlainPermalinks()}, err
+	})
 	rec := newRecorder(t, nil)
 	u, _ := url.Parse(rec.srv.URL)
 	front := httptest.NewServer(New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Settings: watcher, Namespaces: []Namespace{testNS{}}, Log: zerolog.Nop()}))
+		Site: site, Namespaces: []Namespace{testNS{}}, Log: zerolog.Nop()}))
 	defer front.Close()
-	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Settings: watcher, Upstream: u}))
+	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Site: site, Upstream: u}))
 	defer admin.Close()
 
 	status := func(base, path string) int {
@@ -88,7 +93,7 @@ func TestAdmin_ReadyzNamesWhatIsDown(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
 	dead, _ := url.Parse("http://127.0.0.1:1")
-	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Upstream: dead, Metrics: NewMetrics(db.SQL())}))
+	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Upstream: dead, Metrics: NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))}))
 	defer admin.Close()
 	get := func(path string) (int, string) {
 		resp, err := http.Get(admin.URL + path)

@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
-	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // DefaultMaxBodyBytes bounds request bodies on the sidecar's own routes.
@@ -28,10 +27,33 @@ type Namespace interface {
 	Register(r *mux.Router)
 }
 
-// SiteSettings gives the current site settings, or an error wrapping
-// store.ErrUnavailable while the database does not answer.
-type SiteSettings interface {
-	Current() (store.SiteSettings, error)
+// Site tells the router what it needs to know of the site, as last read
+// from its database: the home URL and whether it uses plain permalinks.
+// An error means the database cannot be used now: the sidecar's routes
+// answer 503 until it can.
+type Site interface {
+	REST() (SiteREST, error)
+}
+
+// SiteFunc is a Site made of a function.
+type SiteFunc func() (SiteREST, error)
+
+// REST calls f.
+func (f SiteFunc) REST() (SiteREST, error) { return f() }
+
+// SiteREST is what the REST routing depends on.
+type SiteREST struct {
+	Home            string
+	PlainPermalinks bool
+}
+
+// unavailable is the mark of an error that means "the database cannot be
+// used now" (store.ErrUnavailable has it), as opposed to a fault.
+type unavailable interface{ Unavailable() bool }
+
+func isUnavailable(err error) bool {
+	var u unavailable
+	return errors.As(err, &u) && u.Unavailable()
 }
 
 // Options configures the handler.
@@ -42,7 +64,7 @@ type Options struct {
 	UpstreamDial    time.Duration
 	BodyTimeout     time.Duration
 	MaxBodyBytes    int64 // on the sidecar's own routes; DefaultMaxBodyBytes when 0
-	Settings        SiteSettings
+	Site            Site
 	Namespaces      []Namespace
 	Log             zerolog.Logger
 	Metrics         *Metrics
@@ -118,16 +140,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answer is 503; bodies are bounded.
 func (h *Handler) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := h.opts.Settings.Current()
+		s, err := h.opts.Site.REST()
 		if err != nil {
 			h.markSidecar(r)
-			if !errors.Is(err, store.ErrUnavailable) {
+			if !isUnavailable(err) {
 				zerolog.Ctx(r.Context()).Error().Err(err).Msg("site settings")
 			}
 			wpjson.WriteError(w, wpjson.ErrDBUnavailable)
 			return
 		}
-		if s.PlainPermalinks() && !viaRESTRoute(r) {
+		if s.PlainPermalinks && !viaRESTRoute(r) {
 			// /wp-json/… is no REST route without pretty permalinks;
 			// ?rest_route=… is, and stays the sidecar's.
 			h.passthrough.ServeHTTP(w, originalRequest(r))
@@ -135,6 +157,9 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 		}
 		h.markSidecar(r)
 		restHeaders(w.Header(), r, s)
+		// Every answer is for one user (docs/api.md §6), errors and 304s
+		// included.
+		wpjson.SetNoCache(w.Header())
 		// Answers depend on who asks: no cache may give one user's answer
 		// to another (docs/api.md §5); and on Origin, for CORS.
 		w.Header().Set("Vary", "Origin, Authorization, Cookie")
@@ -150,9 +175,9 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 // restHeaders adds what WordPress's REST server sends on every answer
 // before dispatch: the API discovery link and, for a request with an
 // Origin, the CORS headers (rest_send_cors_headers).
-func restHeaders(h http.Header, r *http.Request, s store.SiteSettings) {
+func restHeaders(h http.Header, r *http.Request, s SiteREST) {
 	root := s.Home + "/wp-json/"
-	if s.PlainPermalinks() {
+	if s.PlainPermalinks {
 		root = s.Home + "/?rest_route=/"
 	}
 	h.Set("Link", "<"+root+">; rel=\"https://api.w.org/\"")

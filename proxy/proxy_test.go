@@ -81,20 +81,20 @@ func (rec *recorder) count() int {
 	return len(rec.reqs)
 }
 
-// settings is a SiteSettings whose answer a test sets.
+// settings is a Site whose answer a test sets.
 type settings struct {
 	mu  sync.Mutex
-	s   store.SiteSettings
+	s   SiteREST
 	err error
 }
 
-func (f *settings) Current() (store.SiteSettings, error) {
+func (f *settings) REST() (SiteREST, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s, f.err
 }
 
-func (f *settings) set(s store.SiteSettings, err error) {
+func (f *settings) set(s SiteREST, err error) {
 	f.mu.Lock()
 	f.s, f.err = s, err
 	f.mu.Unlock()
@@ -155,7 +155,7 @@ type fixtureOpts struct {
 
 func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	t.Helper()
-	f := &fixture{settings: &settings{s: store.SiteSettings{PermalinkStructure: "/%postname%/"}}, log: &syncBuffer{}}
+	f := &fixture{settings: &settings{s: SiteREST{}}, log: &syncBuffer{}}
 	f.rec = newRecorder(t, o.upstream)
 	up := f.rec.srv.URL
 	if o.upstreamURL != "" {
@@ -165,10 +165,10 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	if o.upstreamTimeout == 0 {
 		o.upstreamTimeout = 5 * time.Second
 	}
-	f.metrics = NewMetrics(nil)
+	f.metrics = NewMetrics()
 	h := New(Options{
 		Upstream: u, TrustedProxies: o.trusted, UpstreamTimeout: o.upstreamTimeout, UpstreamDial: time.Second,
-		BodyTimeout: time.Minute, Settings: f.settings, Namespaces: []Namespace{testNS{}},
+		BodyTimeout: time.Minute, Site: f.settings, Namespaces: []Namespace{testNS{}},
 		Log: zerolog.New(f.log), Metrics: f.metrics,
 	})
 	f.front = httptest.NewServer(h)
@@ -566,12 +566,12 @@ func TestNamespace_RoutesAndFallThrough(t *testing.T) {
 
 func TestNamespace_PlainPermalinksGoToPHP(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
-	f.settings.set(store.SiteSettings{PermalinkStructure: ""}, nil)
+	f.settings.set(SiteREST{PlainPermalinks: true}, nil)
 	resp, body := f.get(t, "/wp-json/test/v1/things/42")
 	if resp.StatusCode != 200 || body != "php saw GET /wp-json/test/v1/things/42" {
 		t.Errorf("plain permalinks: %d %q", resp.StatusCode, body)
 	}
-	f.settings.set(store.SiteSettings{PermalinkStructure: "/%year%/%postname%/"}, nil)
+	f.settings.set(SiteREST{}, nil)
 	if _, body := f.get(t, "/wp-json/test/v1/things/42"); body != `{"id":"42"}` {
 		t.Errorf("pretty permalinks again: %q", body)
 	}
@@ -579,7 +579,7 @@ func TestNamespace_PlainPermalinksGoToPHP(t *testing.T) {
 
 func TestNamespace_DatabaseDownIs503(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
-	f.settings.set(store.SiteSettings{}, fmt.Errorf("%w: dial tcp: refused", store.ErrUnavailable))
+	f.settings.set(SiteREST{}, fmt.Errorf("%w: dial tcp: refused", store.ErrUnavailable))
 	resp, body := f.get(t, "/wp-json/test/v1/things/42")
 	want := `{"code":"wpsidecar_db_unavailable","message":"The WordPress database is not available right now. Please try again shortly.","data":{"status":503}}`
 	if resp.StatusCode != 503 || body != want || resp.Header.Get("Retry-After") != "5" {
@@ -588,7 +588,7 @@ func TestNamespace_DatabaseDownIs503(t *testing.T) {
 	if resp, body := f.get(t, "/hello-world/"); resp.StatusCode != 200 || body != "php saw GET /hello-world/" {
 		t.Errorf("pass-through with the database down: %d %q", resp.StatusCode, body)
 	}
-	f.settings.set(store.SiteSettings{PermalinkStructure: "/%postname%/"}, nil)
+	f.settings.set(SiteREST{}, nil)
 	if resp, _ := f.get(t, "/wp-json/test/v1/things/42"); resp.StatusCode != 200 {
 		t.Errorf("after recovery: %d", resp.StatusCode)
 	}
@@ -814,7 +814,7 @@ func TestRESTRouting(t *testing.T) {
 	}
 
 	// Under plain permalinks /wp-json/… is PHP's, ?rest_route=… still ours.
-	f.settings.set(store.SiteSettings{PermalinkStructure: ""}, nil)
+	f.settings.set(SiteREST{PlainPermalinks: true}, nil)
 	if _, body := f.get(t, "/wp-json/test/v1/things/7"); body != "php saw GET /wp-json/test/v1/things/7" {
 		t.Errorf("plain permalinks, pretty path: %q", body)
 	}

@@ -21,9 +21,15 @@ var (
 	// ErrNotFound: the row asked for does not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrUnavailable: the database could not be reached or refused the
-	// connection; the request may succeed later.
-	ErrUnavailable = errors.New("database unavailable")
+	// connection; the request may succeed later. Packages that must not
+	// import store recognise it by its Unavailable method.
+	ErrUnavailable error = unavailableError{}
 )
+
+type unavailableError struct{}
+
+func (unavailableError) Error() string     { return "database unavailable" }
+func (unavailableError) Unavailable() bool { return true }
 
 // Options says how to reach WordPress's database.
 type Options struct {

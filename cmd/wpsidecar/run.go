@@ -19,13 +19,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy"
-	"github.com/wpsidecar/wpsidecar/proxy/changes"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -88,6 +89,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
 	go settings.Run(ctx)
 
+	site := proxy.SiteFunc(func() (proxy.SiteREST, error) {
+		s, err := settings.Current()
+		return proxy.SiteREST{Home: s.Home, PlainPermalinks: s.PlainPermalinks()}, err
+	})
 	authObserve, authCollectors := authMetrics()
 	report := reportFailures(ctx, cfg, logger)
 	authn := auth.New(auth.Options{
@@ -133,7 +138,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	go reloadOnHangup(ctx, hup, reload, logger)
-	metrics := proxy.NewMetrics(db.SQL())
+	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
 	metrics.Register(authCollectors...)
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
@@ -141,7 +146,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	handler := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
-		Settings: settings, Namespaces: namespaces, Log: logger, Metrics: metrics,
+		Site: site, Namespaces: namespaces, Log: logger, Metrics: metrics,
 	})
 
 	errorLog := proxy.StdLogger(logger)
@@ -153,7 +158,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		ErrorLog:          errorLog,
 	}
 	admin := &http.Server{
-		Handler:           proxy.NewAdmin(proxy.AdminOptions{DB: db, Settings: settings, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof}),
+		Handler:           proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: site, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof}),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          errorLog,

@@ -76,7 +76,11 @@ func (s *Site) Serve(t testing.TB, namespaces ...proxy.Namespace) string {
 	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
 	t.Cleanup(php.Close)
 	u, _ := url.Parse(php.URL)
-	h := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, Settings: s.Settings,
+	site := proxy.SiteFunc(func() (proxy.SiteREST, error) {
+		st, err := s.Settings.Current()
+		return proxy.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
+	})
+	h := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, Site: site,
 		Namespaces: namespaces, Log: zerolog.Nop()})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -58,7 +58,7 @@ func (s *Service) ensureTable(next http.Handler) http.Handler {
 				created, err := s.groups.EnsureTable(r.Context())
 				if err != nil {
 					s.tableMu.Unlock()
-					s.fail(w, r, err)
+					wpjson.Render(w, r, err)
 					return
 				}
 				if created {
@@ -79,9 +79,8 @@ func (s *Service) Name() string { return "fieldmgr/v1" }
 // behind manage_options; OPTIONS describes a route as WordPress does. Other
 // paths and methods go to PHP.
 func (s *Service) Register(r *mux.Router) {
-	r.Use(s.prefetch, s.auth.Identify(http.StatusUnauthorized, wpjson.AuthFail), wpjson.CheckBody,
-		s.auth.Permit(capability, http.StatusUnauthorized, wpjson.AuthFail), s.ensureTable)
-	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Permitted: func(r *http.Request) bool {
+	r.Use(s.prefetch, s.auth.Identify(http.StatusUnauthorized), wpjson.CheckBody, s.auth.Permit(capability, http.StatusUnauthorized), s.ensureTable)
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, Permitted: func(r *http.Request) bool {
 		return auth.UserFrom(r.Context()).Can("manage_options")
 	}}, []wpjson.Route{
 		{Path: "/field-groups", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleList}, {Method: http.MethodPost, Fn: s.handleCreate}}},
@@ -210,15 +209,14 @@ type toggleResult struct {
 }
 
 // handleList is GET /field-groups.
-func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	var list []store.FieldGroup
 	if p := prefetchedFrom(r); p != nil {
 		list = p.list
 	} else {
 		var err error
 		if list, err = s.groups.List(r.Context()); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
 	parts := make([]string, 0, 6*len(list))
@@ -228,8 +226,8 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
 		tags = append(tags, "fieldmgr:"+g.Key)
 	}
 	httpcond.SetTags(w.Header(), tags...)
-	if notModified(w, r, httpcond.ETag("fieldmgr:list", parts...)) {
-		return
+	if httpcond.NotModified(w, r, httpcond.ETag("fieldmgr:list", parts...)) {
+		return nil
 	}
 	var b bytes.Buffer
 	b.WriteByte('[')
@@ -240,7 +238,8 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) {
 		writeGroup(&b, g)
 	}
 	b.WriteByte(']')
-	writeRaw(w, http.StatusOK, b.Bytes())
+	wpjson.WriteRaw(w, http.StatusOK, b.Bytes())
+	return nil
 }
 
 // groupETag is a group's entity tag: GET answers it, If-Match is checked
@@ -258,174 +257,152 @@ func ifMatch(r *http.Request) func(store.FieldGroup) error {
 	return func(g store.FieldGroup) error { return p.Check(groupETag(g)) }
 }
 
-// notModified sets the ETag and answers 304 when If-None-Match has it.
-func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
-	wpjson.SetNoCache(w.Header())
-	return httpcond.NotModified(w, r, etag)
-}
-
 // handleGet is GET /field-groups/{id}.
-func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		s.fail(w, r, store.ErrNotFound)
-		return
+		return store.ErrNotFound
 	}
 	var g store.FieldGroup
 	if p := prefetchedFrom(r); p != nil {
 		if !p.found {
-			s.fail(w, r, store.ErrNotFound)
-			return
+			return store.ErrNotFound
 		}
 		g = p.group
 	} else {
 		var err error
 		if g, err = s.groups.Get(r.Context(), key); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
 	httpcond.SetTags(w.Header(), "fieldmgr", "fieldmgr:"+g.Key)
-	if notModified(w, r, groupETag(g)) {
-		return
+	if httpcond.NotModified(w, r, groupETag(g)) {
+		return nil
 	}
 	var b bytes.Buffer
 	writeGroup(&b, g)
-	writeRaw(w, http.StatusOK, b.Bytes())
+	wpjson.WriteRaw(w, http.StatusOK, b.Bytes())
+	return nil
 }
 
 // handleCreate is POST /field-groups.
-func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	keyNode, ok := body.get("group_key")
 	if !ok || keyNode.kind != 's' || !groupKeyRe.MatchString(keyNode.str) {
-		s.fail(w, r, invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -"))
-		return
+		return invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -")
 	}
 	key := keyNode.str
 	rawTitle, ok := body.get("title")
 	if !ok {
-		s.fail(w, r, invalid("title: required"))
-		return
+		return invalid("title: required")
 	}
 	title, err := validTitle(rawTitle)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	config := defaultConfig
 	if raw, ok := body.get("config"); ok {
 		if config, err = validateConfig(raw); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
 	now, err := s.localNow()
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if err := s.groups.Create(r.Context(), key, title, config, now); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusCreated, result{Success: true, Message: "Field group created", ID: key})
+	wpjson.WriteJSON(w, http.StatusCreated, result{Success: true, Message: "Field group created", ID: key})
+	return nil
 }
 
 // handleUpdate is PUT /field-groups/{id}: title and/or config.
-func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		s.fail(w, r, store.ErrNotFound)
-		return
+		return store.ErrNotFound
 	}
 	body, err := readBody(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	var title, config *string
 	if raw, ok := body.get("title"); ok {
 		t, err := validTitle(raw)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		title = &t
 	}
 	if raw, ok := body.get("config"); ok {
 		c, err := validateConfig(raw)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		config = &c
 	}
 	if title == nil && config == nil {
-		s.fail(w, r, invalid("title or config: at least one is required"))
-		return
+		return invalid("title or config: at least one is required")
 	}
 	now, err := s.localNow()
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if err := s.groups.Update(r.Context(), key, title, config, now, ifMatch(r)); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, result{Success: true, Message: "Field group updated"})
+	wpjson.WriteJSON(w, http.StatusOK, result{Success: true, Message: "Field group updated"})
+	return nil
 }
 
 // handleDelete is DELETE /field-groups/{id}.
-func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		s.fail(w, r, store.ErrNotFound)
-		return
+		return store.ErrNotFound
 	}
 	if err := s.groups.Delete(r.Context(), key, ifMatch(r)); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, result{Success: true, Message: "Field group deleted"})
+	wpjson.WriteJSON(w, http.StatusOK, result{Success: true, Message: "Field group deleted"})
+	return nil
 }
 
 // handleToggle is POST /field-groups/{id}/toggle.
-func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		s.fail(w, r, store.ErrNotFound)
-		return
+		return store.ErrNotFound
 	}
 	now, err := s.localNow()
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	status, err := s.groups.Toggle(r.Context(), key, now, ifMatch(r))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	msg := "Field group activated"
 	if status == store.StatusInactive {
 		msg = "Field group deactivated"
 	}
-	writeJSON(w, http.StatusOK, toggleResult{Success: true, Status: status, Message: msg})
+	wpjson.WriteJSON(w, http.StatusOK, toggleResult{Success: true, Status: status, Message: msg})
+	return nil
 }
 
 // handleSchemas is GET /field-schemas.
-func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) error {
 	httpcond.SetTags(w.Header(), "fieldmgr", "fieldmgr:schemas")
-	if notModified(w, r, schemasETag) {
-		return
+	if httpcond.NotModified(w, r, schemasETag) {
+		return nil
 	}
-	writeRaw(w, http.StatusOK, schemasJSON)
+	wpjson.WriteRaw(w, http.StatusOK, schemasJSON)
+	return nil
 }
 
 // groupKey is the {id} of the path, decoded; false when it cannot be a key
@@ -473,41 +450,25 @@ func readBody(r *http.Request) (node, error) {
 }
 
 var (
-	errMediaType = errors.New("unsupported media type")
-	errTooLarge  = errors.New("body too large")
+	errMediaType = &wpjson.Error{Status: http.StatusUnsupportedMediaType, Message: "The request body must be JSON (Content-Type: application/json).", Bare: true}
+	errTooLarge  = &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Message: "The request body is too large.", Bare: true}
 )
 
 // fail maps an error to the contract's answer, in one place.
-func (s *Service) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var v *validationError
+// answerOf names the namespace's errors as the contract answers them, in
+// its own {"error": …} shape; the rest (a database that is down, a stale
+// If-Match, faults) the REST server's renderer answers.
+func answerOf(err error) error {
 	switch {
-	case errors.As(err, &v):
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": v.msg})
-	case errors.Is(err, errMediaType):
-		writeJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": "The request body must be JSON (Content-Type: application/json)."})
-	case errors.Is(err, errTooLarge):
-		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "The request body is too large."})
 	case errors.Is(err, store.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Field group not found"})
+		return errNotFound
 	case errors.Is(err, store.ErrDuplicate):
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "A field group with this key already exists"})
-	case errors.Is(err, store.ErrUnavailable):
-		wpjson.WriteError(w, wpjson.ErrDBUnavailable)
-	case errors.Is(err, httpcond.ErrPreconditionFailed):
-		wpjson.SetNoCache(w.Header())
-		wpjson.WriteError(w, wpjson.ErrPreconditionFailed)
-	default:
-		zerolog.Ctx(r.Context()).Error().Err(err).Msg("fieldmgr: database operation failed")
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "The database operation failed."})
+		return errDuplicate
 	}
+	return err
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	wpjson.SetNoCache(w.Header())
-	wpjson.WriteJSON(w, status, v)
-}
-
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	wpjson.SetNoCache(w.Header())
-	wpjson.WriteRaw(w, status, b)
-}
+var (
+	errNotFound  = &wpjson.Error{Status: http.StatusNotFound, Message: "Field group not found", Bare: true}
+	errDuplicate = &wpjson.Error{Status: http.StatusBadRequest, Message: "A field group with this key already exists", Bare: true}
+)

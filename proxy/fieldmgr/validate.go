@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 )
 
 // node is a JSON value that keeps the order of object keys, which the
@@ -213,12 +216,10 @@ var (
 // defaultConfig is the config of a group created without one.
 const defaultConfig = `{"type":"post","post_type":"post","position":"normal","fields":{}}`
 
-// validationError is a client mistake, reported as 400 with its message.
-type validationError struct{ msg string }
-
-func (e *validationError) Error() string { return e.msg }
-
-func invalid(format string, a ...any) error { return &validationError{fmt.Sprintf(format, a...)} }
+// invalid is a client mistake, answered 400 with its message.
+func invalid(format string, a ...any) error {
+	return &wpjson.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, a...), Bare: true}
+}
 
 func oneOf(s string, set []string) bool {
 	for _, v := range set {

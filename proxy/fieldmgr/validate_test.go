@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 )
 
 func FuzzValidateConfig(f *testing.F) {
@@ -17,7 +19,7 @@ func FuzzValidateConfig(f *testing.F) {
 			return
 		}
 		out, err := validateConfig(n)
-		var v *validationError
+		var v *wpjson.Error
 		if err != nil {
 			if !errors.As(err, &v) {
 				t.Fatalf("%q: error %v is not a client error", in, err)

@@ -7,13 +7,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"strings"
-)
 
-// ErrPreconditionFailed: an If-Match that does not match what is stored.
-var ErrPreconditionFailed = errors.New("precondition failed")
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+)
 
 // ETag is a strong entity tag over parts of stored data (not over rendered
 // bytes, so that a change of rendering alone does not change it, and data
@@ -63,7 +61,7 @@ func IfMatch(r *http.Request) *Precondition {
 	return &Precondition{tags: list(strings.Join(v, ","))}
 }
 
-// Check is ErrPreconditionFailed unless etag, the stored state's tag, is
+// Check is wpjson.ErrPreconditionFailed unless etag, the stored state's tag, is
 // one of the If-Match tags (strong comparison: a weak tag never matches)
 // or If-Match is "*". A nil Precondition always holds.
 func (p *Precondition) Check(etag string) error {
@@ -75,7 +73,7 @@ func (p *Precondition) Check(etag string) error {
 			return nil
 		}
 	}
-	return ErrPreconditionFailed
+	return wpjson.ErrPreconditionFailed
 }
 
 // list splits an entity-tag list; a comma inside a quoted tag stays.

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 )
 
 func TestETag(t *testing.T) {
@@ -73,9 +75,9 @@ func TestIfMatch(t *testing.T) {
 	}{
 		{[]string{tag}, nil},
 		{[]string{`"old"`, tag}, nil},
-		{[]string{`"old"`}, ErrPreconditionFailed},
-		{[]string{`"old"`, tag[:10]}, ErrPreconditionFailed},
-		{[]string{"W/" + tag}, ErrPreconditionFailed}, // strong comparison for If-Match
+		{[]string{`"old"`}, wpjson.ErrPreconditionFailed},
+		{[]string{`"old"`, tag[:10]}, wpjson.ErrPreconditionFailed},
+		{[]string{"W/" + tag}, wpjson.ErrPreconditionFailed}, // strong comparison for If-Match
 		{[]string{"*"}, nil},
 		{[]string{`"a"`, tag}, nil}, // two header lines
 	} {

@@ -6,16 +6,17 @@ import (
 	"strconv"
 
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // handleDevPanel is GET /dev-panel (developer mode only): every field of
 // the configuration with its default and stored value, and statistics.
-func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
-	d, ok := s.savedSet(w, r, c)
-	if !ok || notModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(d.found), d.raw)) {
-		return
+	d, err := s.savedSet(w, r, c)
+	if err != nil || httpcond.NotModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(d.found), d.raw)) {
+		return err
 	}
 	set := d.set
 	str := func(s string) []byte { return phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: s}) }
@@ -86,5 +87,6 @@ func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) {
 		n++
 	}
 	b.WriteString(`]}}`)
-	writeRaw(w, http.StatusOK, b.Bytes())
+	wpjson.WriteRaw(w, http.StatusOK, b.Bytes())
+	return nil
 }

@@ -140,8 +140,7 @@ func (s *Service) Name() string { return "themeopts/v1" }
 // behind the configured capability; /dev-panel exists only in developer
 // mode (otherwise PHP answers it: rest_no_route).
 func (s *Service) Register(r *mux.Router) {
-	r.Use(s.prefetch, s.auth.Identify(http.StatusForbidden, wpjson.AuthFail), wpjson.CheckBody,
-		s.auth.Permit(s.capability, http.StatusForbidden, wpjson.AuthFail))
+	r.Use(s.prefetch, s.auth.Identify(http.StatusForbidden), wpjson.CheckBody, s.auth.Permit(s.capability, http.StatusForbidden))
 	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Permitted: func(r *http.Request) bool {
 		return auth.UserFrom(r.Context()).Can(s.Config().Capability)
 	}}, []wpjson.Route{
@@ -206,8 +205,10 @@ func (s *Service) stored(r *http.Request, optName string) (raw string, found boo
 	return raw, err == nil, err
 }
 
-// errCorrupt: the row holds serialized data PHP itself could not read.
-var errCorrupt = errors.New("the saved theme options are corrupt")
+// errCorrupt: the row holds serialized data PHP itself could not read; a
+// write refuses to overwrite it (a reset replaces it).
+var errCorrupt = &wpjson.Error{Status: http.StatusInternalServerError, Code: "themeopts_corrupt_option",
+	Message: "The saved theme options cannot be read, so they were not changed. Reset all options to start again."}
 
 // decodeSet is the option set a row holds, as themeopts_get_option sees
 // it: missing, empty or not an array is the empty set.
@@ -233,25 +234,25 @@ func setJSON(set phpserial.Value) []byte {
 }
 
 // handleGet is GET /options.
-func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.savedSet(w, r, s.Config())
-	if !ok || notModified(w, r, d.etag) {
-		return
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.savedSet(w, r, s.Config())
+	if err != nil || httpcond.NotModified(w, r, d.etag) {
+		return err
 	}
-	writeRaw(w, http.StatusOK, d.json)
+	wpjson.WriteRaw(w, http.StatusOK, d.json)
+	return nil
 }
 
 // savedSet reads the saved set for a GET and names the namespace and every
 // saved id (themeopts:<id>, as the change webhooks name them) in the cache
-// tags. A corrupt row reads as empty, as PHP's get_option gives false. When
-// ok is false the error has been answered.
-func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (d *derivedSet, ok bool) {
+// tags. A corrupt row reads as empty, as PHP's get_option gives false.
+func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (*derivedSet, error) {
 	raw, found, err := s.stored(r, c.OptName)
 	if err != nil {
-		s.fail(w, r, err)
-		return nil, false
+		return nil, err
 	}
-	if d = s.last.Load(); d == nil || d.raw != raw || d.found != found {
+	d := s.last.Load()
+	if d == nil || d.raw != raw || d.found != found {
 		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{"themeopts"}}
 		if d.set, err = decodeSet(raw, found); err != nil {
 			zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
@@ -263,7 +264,7 @@ func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (d
 		s.last.Store(d)
 	}
 	httpcond.SetTags(w.Header(), d.tags...)
-	return d, true
+	return d, nil
 }
 
 // optionsETag tags the option row as stored: GET /options answers it, the
@@ -272,31 +273,22 @@ func optionsETag(raw string, found bool) string {
 	return httpcond.ETag("themeopts:options", strconv.FormatBool(found), raw)
 }
 
-// notModified sets the ETag and answers 304 when If-None-Match has it.
-func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
-	wpjson.SetNoCache(w.Header())
-	return httpcond.NotModified(w, r, etag)
-}
-
 // handleSave is POST /options: the body's ids replace their saved values in
 // place, new ids are appended in request order (array_replace).
-func (s *Service) handleSave(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleSave(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
 	body, err := readBody(r, true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	for _, e := range body.Entries {
 		id := e.Key.String()
 		f, ok := c.Field(id)
 		if !ok {
-			s.fail(w, r, invalidOption(id, "is not an option of the theme options configuration"))
-			return
+			return invalidOption(id, "is not an option of the theme options configuration")
 		}
 		if msg := f.check(e.Value); msg != "" {
-			s.fail(w, r, invalidOption(id, msg))
-			return
+			return invalidOption(id, msg)
 		}
 	}
 	set, err := s.modify(w, r, c, func(set *phpserial.Value) {
@@ -305,15 +297,15 @@ func (s *Service) handleSave(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeResult(w, "Options saved", "", set)
+	return nil
 }
 
 // handleReset is POST /options/reset: every field's default, in
 // configuration order; nothing else stays.
-func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
 	set, err := s.write(w, r, c, func(cur phpserial.Value, _ error) (phpserial.Value, error) {
 		next := phpserial.Value{Kind: phpserial.Array}
@@ -328,25 +320,23 @@ func (s *Service) handleReset(w http.ResponseWriter, r *http.Request) {
 		return next, nil
 	})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeResult(w, "All options reset to defaults", "", set)
+	return nil
 }
 
 // handleResetSection is POST /options/reset-section: the section's fields
 // with a default take it, in place or appended in configuration order.
-func (s *Service) handleResetSection(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleResetSection(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
 	id, err := sectionParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	sec, ok := c.Section(id)
 	if !ok {
-		s.fail(w, r, &wpjson.Error{Status: http.StatusNotFound, Code: "themeopts_unknown_section", Message: "Unknown section " + strconv.Quote(id) + "."})
-		return
+		return &wpjson.Error{Status: http.StatusNotFound, Code: "themeopts_unknown_section", Message: "Unknown section " + strconv.Quote(id) + "."}
 	}
 	set, err := s.modify(w, r, c, func(set *phpserial.Value) {
 		for _, f := range sec.Fields {
@@ -356,10 +346,10 @@ func (s *Service) handleResetSection(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeResult(w, "Section reset to defaults", id, set)
+	return nil
 }
 
 // sectionParam is the section of a reset-section request: the body's
@@ -420,8 +410,11 @@ func (s *Service) write(w http.ResponseWriter, r *http.Request, c *Config, next 
 		out, stored = set, phpserial.Serialize(set)
 		return stored, nil
 	})
-	if err == nil {
+	switch {
+	case err == nil:
 		w.Header().Set("ETag", optionsETag(stored, true))
+	case errors.Is(err, errCorrupt):
+		zerolog.Ctx(r.Context()).Error().Str("option", c.OptName).Msg("saved theme options are corrupt; write refused")
 	}
 	return out, err
 }
@@ -438,13 +431,14 @@ func put(set *phpserial.Value, key phpserial.Key, v phpserial.Value) {
 }
 
 // handleConfig is GET /config: the configuration file as it is.
-func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) {
+func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
 	httpcond.SetTags(w.Header(), "themeopts", "themeopts:config")
-	if notModified(w, r, c.etag) {
-		return
+	if httpcond.NotModified(w, r, c.etag) {
+		return nil
 	}
-	writeRaw(w, http.StatusOK, c.raw)
+	wpjson.WriteRaw(w, http.StatusOK, c.raw)
+	return nil
 }
 
 func invalidOption(id, msg string) error {
@@ -487,36 +481,6 @@ func readBody(r *http.Request, required bool) (phpserial.Value, error) {
 	return v, nil
 }
 
-// fail maps an error to the contract's answer, in one place.
-func (s *Service) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var we *wpjson.Error
-	switch {
-	case errors.As(err, &we):
-		writeError(w, we)
-	case errors.Is(err, store.ErrUnavailable):
-		writeError(w, wpjson.ErrDBUnavailable)
-	case errors.Is(err, httpcond.ErrPreconditionFailed):
-		writeError(w, wpjson.ErrPreconditionFailed)
-	case errors.Is(err, errCorrupt):
-		zerolog.Ctx(r.Context()).Error().Str("option", s.Config().OptName).Msg("saved theme options are corrupt; write refused")
-		writeError(w, &wpjson.Error{Status: http.StatusInternalServerError, Code: "themeopts_corrupt_option",
-			Message: "The saved theme options cannot be read, so they were not changed. Reset all options to start again."})
-	default:
-		zerolog.Ctx(r.Context()).Error().Err(err).Msg("themeopts: database operation failed")
-		writeError(w, &wpjson.Error{Status: http.StatusInternalServerError, Code: "wpsidecar_db_error", Message: "The database operation failed."})
-	}
-}
-
-func writeError(w http.ResponseWriter, e *wpjson.Error) {
-	wpjson.SetNoCache(w.Header())
-	wpjson.WriteError(w, e)
-}
-
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	wpjson.SetNoCache(w.Header())
-	wpjson.WriteRaw(w, status, b)
-}
-
 // writeResult writes a write's answer: success, message, the section for
 // a section reset, and the whole saved set.
 func writeResult(w http.ResponseWriter, message, section string, set phpserial.Value) {
@@ -530,5 +494,5 @@ func writeResult(w http.ResponseWriter, message, section string, set phpserial.V
 	b.WriteString(`,"options":`)
 	b.Write(setJSON(set))
 	b.WriteByte('}')
-	writeRaw(w, http.StatusOK, b.Bytes())
+	wpjson.WriteRaw(w, http.StatusOK, b.Bytes())
 }

@@ -20,7 +20,7 @@ type Route struct {
 // MethodHandler handles one method of a route.
 type MethodHandler struct {
 	Method string
-	Fn     http.HandlerFunc
+	Fn     HandlerFunc
 }
 
 // RouteInfo is what an OPTIONS answer needs to know of its namespace.
@@ -31,6 +31,9 @@ type RouteInfo struct {
 	// Permitted tells whether the request's user may use the routes: only
 	// then does the OPTIONS answer carry Allow.
 	Permitted func(*http.Request) bool
+	// Errors, when set, turns the namespace's own errors (its store's
+	// sentinels) into answers before they are rendered.
+	Errors func(error) error
 }
 
 // Register adds routes to r as WordPress's REST server matches them: a
@@ -50,7 +53,7 @@ func Register(r *mux.Router, info RouteInfo, routes []Route) {
 				if h.Method == http.MethodGet {
 					ms = append(ms, http.MethodHead)
 				}
-				when(r.Handle(path, withAllow(allow, h.Fn)).Methods(ms...), rt.When)
+				when(r.Handle(path, withAllow(allow, translate(info.Errors, h.Fn))).Methods(ms...), rt.When)
 			}
 			when(r.Handle(path, options(info, methods)).Methods(http.MethodOptions), rt.When)
 		}
@@ -63,10 +66,23 @@ func when(route *mux.Route, cond func() bool) {
 	}
 }
 
-func withAllow(allow string, next http.HandlerFunc) http.Handler {
+// translate renders what fn returns after errs has named it.
+func translate(errs func(error) error, fn HandlerFunc) http.Handler {
+	if errs == nil {
+		return fn
+	}
+	return HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		if err := fn(w, r); err != nil {
+			return errs(err)
+		}
+		return nil
+	})
+}
+
+func withAllow(allow string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		next(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -18,6 +18,9 @@ type Error struct {
 	Message string
 	// Header holds extra headers for this error, e.g. Retry-After.
 	Header http.Header
+	// Bare renders the error as {"error": Message}, the fieldmgr
+	// namespace's own shape, instead of WordPress's.
+	Bare bool
 	// jsonCode and jsonMessage are PHP's json_last_error() and its
 	// message, for rest_invalid_json.
 	jsonCode    int
@@ -70,6 +73,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 func WriteError(w http.ResponseWriter, e *Error) {
 	for k, v := range e.Header {
 		w.Header()[k] = v
+	}
+	if e.Bare {
+		WriteJSON(w, e.Status, struct {
+			Error string `json:"error"`
+		}{e.Message})
+		return
 	}
 	WriteJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Data: errorData{Status: e.Status, JSONErrorCode: e.jsonCode, JSONErrorMessage: e.jsonMessage}})
 }

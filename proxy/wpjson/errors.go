@@ -1,0 +1,76 @@
+package wpjson
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/rs/zerolog"
+)
+
+// The sidecar's own answers, the same on every route.
+var (
+	// ErrDBUnavailable is the answer while the database is down.
+	ErrDBUnavailable = &Error{
+		Status:  http.StatusServiceUnavailable,
+		Code:    "wpsidecar_db_unavailable",
+		Message: "The WordPress database is not available right now. Please try again shortly.",
+		Header:  http.Header{"Retry-After": {"5"}},
+	}
+	// ErrPreconditionFailed is the answer to a write whose If-Match names
+	// a state that is no longer stored (docs/api.md §5).
+	ErrPreconditionFailed = &Error{
+		Status:  http.StatusPreconditionFailed,
+		Code:    "wpsidecar_precondition_failed",
+		Message: "The resource has changed since it was read (If-Match does not match its current ETag); read it again and retry.",
+	}
+	// ErrTooLarge is the answer to a body over the sidecar's limit.
+	ErrTooLarge = &Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."}
+	// ErrInternal is the answer to anything the sidecar cannot name.
+	ErrInternal = &Error{Status: http.StatusInternalServerError, Code: "wpsidecar_internal_error", Message: "The sidecar failed to answer this request."}
+)
+
+// WithStatus is e with another status (e itself is shared, not changed).
+func (e *Error) WithStatus(status int) *Error {
+	c := *e
+	c.Status = status
+	return &c
+}
+
+// unavailable marks an error that means "the database cannot be used
+// now" (store.ErrUnavailable has the method) rather than a fault.
+type unavailable interface{ Unavailable() bool }
+
+// IsUnavailable tells whether err is, or wraps, such an error.
+func IsUnavailable(err error) bool {
+	var u unavailable
+	return errors.As(err, &u) && u.Unavailable()
+}
+
+// Render answers err: an *Error as it says, a database that cannot be
+// used as ErrDBUnavailable, a client that went away not at all, anything
+// else as ErrInternal, logged. It is the one place errors become answers.
+func Render(w http.ResponseWriter, r *http.Request, err error) {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+	case IsUnavailable(err):
+		e = ErrDBUnavailable
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return // nobody reads an answer
+	default:
+		zerolog.Ctx(r.Context()).Error().Err(err).Msg("request failed on a server error")
+		e = ErrInternal
+	}
+	WriteError(w, e)
+}
+
+// HandlerFunc is a handler that returns its failure instead of writing it.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// ServeHTTP runs f and renders what it returns.
+func (f HandlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := f(w, r); err != nil {
+		Render(w, r, err)
+	}
+}
