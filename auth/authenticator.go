@@ -90,6 +90,7 @@ type Options struct {
 // Authenticator verifies requests as WordPress does.
 type Authenticator struct {
 	o       Options
+	touches sync.WaitGroup // application-password uses being recorded
 	derived atomic.Pointer[derived]
 	checks  *checkCache
 }
@@ -485,11 +486,17 @@ func (a *Authenticator) matchApplicationPassword(u *store.User, password string,
 	return "", 0, false
 }
 
+// Wait waits for the uses of application passwords still being recorded
+// (each is bounded by five seconds), before the database closes.
+func (a *Authenticator) Wait() { a.touches.Wait() }
+
 // touch records the use in the background: a request never waits for it
 // nor fails because of it.
 func (a *Authenticator) touch(ctx context.Context, r *http.Request, userID int64, uuid string, now time.Time) {
 	ip := a.o.ClientIP(r)
+	a.touches.Add(1)
 	go func() {
+		defer a.touches.Done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if _, err := a.o.Store.TouchApplicationPassword(ctx, userID, uuid, ip, now); err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testlog"
 )
 
 func TestChangeJSON(t *testing.T) {
@@ -213,5 +215,42 @@ func TestVerify(t *testing.T) {
 	}
 	if err := changes.Verify("k", ts, sig, body, now.Add(10*time.Minute), 5*time.Minute); err == nil {
 		t.Error("an old delivery was accepted")
+	}
+}
+
+// TestNotifier_DrainAtShutdown: what is queued, or being retried, when Run
+// stops is delivered by Drain; what the drain's deadline leaves is logged
+// as dropped, never lost silently.
+func TestNotifier_DrainAtShutdown(t *testing.T) {
+	const secret = "s3cret"
+	flaky := &receiver{failFor: 1, secret: secret, t: t}
+	fs := httptest.NewServer(flaky)
+	defer fs.Close()
+	var logs testlog.Buffer
+	n := changes.NewNotifier(changes.NotifierOptions{URLs: []*url.URL{urlOf(t, fs.URL)}, Secret: secret, QueueSize: 8,
+		Attempts: 5, Backoff: time.Hour, Timeout: time.Minute, Log: zerolog.New(&logs)})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { n.Run(ctx); close(ran) }()
+	for _, k := range []string{"a", "b", "c"} {
+		n.Notify(changes.Change{Namespace: "fieldmgr", Keys: []string{k}})
+	}
+	waitFor(t, "the first, failed attempt", func() bool { return flaky.calls.Load() == 1 })
+	cancel() // Run is waiting an hour to retry "a"
+	<-ran
+	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer dcancel()
+	n.Drain(dctx)
+	if got := flaky.got(); len(got) != 3 || got[0] != `{"namespace":"fieldmgr","keys":["a"]}` || got[2] != `{"namespace":"fieldmgr","keys":["c"]}` {
+		t.Errorf("drained: %q", got)
+	}
+
+	// A drain out of time drops and says so.
+	n.Notify(changes.Change{Namespace: "fieldmgr", Keys: []string{"late"}})
+	expired, ecancel := context.WithCancel(context.Background())
+	ecancel()
+	n.Drain(expired)
+	if !strings.Contains(logs.String(), `"message":"shutting down: queued delivery dropped"`) || !strings.Contains(logs.String(), `"late"`) {
+		t.Errorf("log:\n%s", logs.String())
 	}
 }

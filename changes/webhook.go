@@ -48,6 +48,9 @@ type Notifier struct {
 	o      NotifierOptions
 	client *http.Client
 	queues []chan delivery
+	// cut are the deliveries Run was making when it was stopped, per URL,
+	// for Drain to finish first.
+	cut []*delivery
 }
 
 type delivery struct {
@@ -72,7 +75,7 @@ func NewNotifier(o NotifierOptions) *Notifier {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	n := &Notifier{o: o, client: &http.Client{Timeout: o.Timeout}}
+	n := &Notifier{o: o, client: &http.Client{Timeout: o.Timeout}, cut: make([]*delivery, len(o.URLs))}
 	for range o.URLs {
 		n.queues = append(n.queues, make(chan delivery, o.QueueSize))
 	}
@@ -106,7 +109,42 @@ func (n *Notifier) Run(ctx context.Context) {
 				case <-ctx.Done():
 					return
 				case d := <-n.queues[i]:
-					n.deliver(ctx, n.o.URLs[i], d)
+					if !n.deliver(ctx, n.o.URLs[i], d) {
+						n.cut[i] = &d
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range n.queues {
+		<-done
+	}
+}
+
+// Drain delivers what is still queued once Run has returned, each URL's
+// queue in order, until ctx ends; what is left then is logged as dropped.
+func (n *Notifier) Drain(ctx context.Context) {
+	done := make(chan struct{})
+	for i, q := range n.queues {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			next := func() (delivery, bool) {
+				if d := n.cut[i]; d != nil {
+					n.cut[i] = nil
+					return *d, true
+				}
+				select {
+				case d := <-q:
+					return d, true
+				default:
+					return delivery{}, false
+				}
+			}
+			for d, ok := next(); ok; d, ok = next() {
+				if ctx.Err() != nil || !n.deliver(ctx, n.o.URLs[i], d) {
+					n.o.Log.Error().Str("url", n.o.URLs[i].Redacted()).Str("delivery", d.id).RawJSON("change", d.body).
+						Msg("shutting down: queued delivery dropped")
 				}
 			}
 		}()
@@ -120,23 +158,26 @@ func (n *Notifier) Run(ctx context.Context) {
 // than 408 and 429); retrying would not help.
 var errPermanent = errors.New("refused")
 
-func (n *Notifier) deliver(ctx context.Context, u *url.URL, d delivery) {
+// deliver makes d's attempts; false when ctx ended first (d is not done).
+func (n *Notifier) deliver(ctx context.Context, u *url.URL, d delivery) bool {
 	log := n.o.Log.With().Str("url", u.Redacted()).Str("delivery", d.id).Logger()
 	pause := n.o.Backoff
 	for attempt := 1; ; attempt++ {
 		err := n.post(ctx, u, d)
-		if err == nil {
+		switch {
+		case err == nil:
 			log.Info().Int("attempt", attempt).Msg("webhook delivered")
-			return
-		}
-		if errors.Is(err, errPermanent) || attempt == n.o.Attempts || ctx.Err() != nil {
+			return true
+		case ctx.Err() != nil:
+			return false
+		case errors.Is(err, errPermanent) || attempt == n.o.Attempts:
 			log.Error().Err(err).Int("attempt", attempt).RawJSON("change", d.body).Msg("webhook not delivered; given up")
-			return
+			return true
 		}
 		log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", pause).Msg("webhook failed; will retry")
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, n.o.MaxBackoff)

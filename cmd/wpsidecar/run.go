@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/changes"
@@ -84,17 +85,36 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	logger.Info().Str("db_net", network).Str("db_addr", addr).Str("db_name", cfg.DB.Name).
 		Str("table_prefix", cfg.TablePrefix).Msg("database configured")
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// Background work runs until the servers have drained (it outlives the
+	// signal: in-flight requests still need fresh settings), and is waited
+	// for before the database and the cache close. Notifiers then deliver
+	// what is queued, within the shutdown timeout.
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	var workers errgroup.Group
+	background := func(f func(context.Context)) { workers.Go(func() error { f(work); return nil }) }
+	var notifiers []*changes.Notifier
+	defer func() {
+		stopWork()
+		workers.Wait()
+		dctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		for _, n := range notifiers {
+			n.Drain(dctx)
+		}
+	}()
 	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
-	go settings.Run(ctx)
+	background(settings.Run)
 
 	site := proxy.SiteFunc(func() (proxy.SiteREST, error) {
 		s, err := settings.Current()
 		return proxy.SiteREST{Home: s.Home, PlainPermalinks: s.PlainPermalinks()}, err
 	})
 	authObserve, authCollectors := authMetrics()
-	report := reportFailures(ctx, cfg, logger)
+	report, reporter := reportFailures(cfg, logger)
+	if reporter != nil {
+		notifiers = append(notifiers, reporter)
+		background(reporter.Run)
+	}
 	authn := auth.New(auth.Options{
 		Store: db, Settings: settings, Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 		BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
@@ -104,6 +124,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		Report:   report,
 		Log:      logger.With().Str("component", "auth").Logger(),
 	})
+	defer authn.Wait() // before the database closes
 	groups, err := db.FieldGroups(cfg.FieldmgrTable)
 	if err != nil {
 		return err
@@ -121,7 +142,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		c := opts.Config()
 		logger.Info().Str("path", cfg.ThemeoptsConfig).Str("opt_name", c.OptName).Int("fields", len(c.Fields)).
 			Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
-		go opts.Watch(ctx, time.Second)
+		background(func(ctx context.Context) { opts.Watch(ctx, time.Second) })
 		reload = opts.Reload
 		optName = func() string { return opts.Config().OptName }
 		namespaces = append(namespaces, opts)
@@ -129,15 +150,17 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	if len(cfg.WebhookURLs) > 0 {
 		clog := logger.With().Str("component", "changes").Logger()
 		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, Log: clog})
-		go notifier.Run(ctx)
-		go changes.NewDetector(db, groups, optName, notifier.Notify, clog).Run(ctx, cfg.ChangeInterval)
+		notifiers = append(notifiers, notifier)
+		background(notifier.Run)
+		detector := changes.NewDetector(db, groups, optName, notifier.Notify, clog)
+		background(func(ctx context.Context) { detector.Run(ctx, cfg.ChangeInterval) })
 		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Dur("interval", cfg.ChangeInterval).Msg("change detection on")
 	}
 	// Registered before serving, so that no SIGHUP can end the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	go reloadOnHangup(ctx, hup, reload, logger)
+	background(func(ctx context.Context) { reloadOnHangup(ctx, hup, reload, logger) })
 	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
 	metrics.Register(authCollectors...)
 	if oc, ok := cache.(*objcache.Redis); ok {
@@ -164,6 +187,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		ErrorLog:          errorLog,
 	}
 
+	return serve(ctx, cfg, logger, public, admin, listening)
+}
+
+// serve listens, serves until ctx ends or a server fails, then drains
+// in-flight requests for up to the shutdown timeout.
+func serve(ctx context.Context, cfg *config.Config, logger zerolog.Logger, public, admin *http.Server, listening func(public, admin net.Addr)) error {
 	publicLn, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -188,27 +217,33 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		listening(publicLn.Addr(), adminLn.Addr())
 	}
 
-	errc := make(chan error, 2)
-	go func() { errc <- public.Serve(publicLn) }()
-	go func() { errc <- admin.Serve(adminLn) }()
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		public.Close()
-		admin.Close()
-		return fmt.Errorf("serve: %w", err)
-	}
+	servers, sctx := errgroup.WithContext(ctx)
+	servers.Go(func() error { return served(public.Serve(publicLn)) })
+	servers.Go(func() error { return served(admin.Serve(adminLn)) })
+	<-sctx.Done() // the signal, or a server that failed
 
 	logger.Info().Dur("timeout", cfg.ShutdownTimeout).Msg("shutting down: draining in-flight requests")
-	sctx, scancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer scancel()
-	admin.Shutdown(sctx)
-	if err := public.Shutdown(sctx); err != nil {
-		logger.Warn().Err(err).Msg("shutdown timed out; closing remaining connections")
-		public.Close()
+	dctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	for name, srv := range map[string]*http.Server{"public": public, "admin": admin} {
+		if err := srv.Shutdown(dctx); err != nil {
+			logger.Warn().Err(err).Str("listener", name).Msg("shutdown timed out; closing remaining connections")
+			srv.Close()
+		}
+	}
+	if err := servers.Wait(); err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	logger.Info().Msg("stopped")
 	return nil
+}
+
+// served is a server's end: closed by Shutdown is no error.
+func served(err error) error {
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
 }
 
 // openObjectCache connects to the site's Redis object cache. A cache that
@@ -253,19 +288,18 @@ func objectCacheMetrics(oc *objcache.Redis) []prometheus.Collector {
 // reportFailures sends each failed Basic authentication to the companion
 // plugin through PHP (signed, queued, a few tries), when a companion secret
 // is set; otherwise it reports nothing.
-func reportFailures(ctx context.Context, cfg *config.Config, logger zerolog.Logger) func(auth.FailedAttempt) {
+func reportFailures(cfg *config.Config, logger zerolog.Logger) (func(auth.FailedAttempt), *changes.Notifier) {
 	if cfg.CompanionSecret == "" {
-		return nil
+		return nil, nil
 	}
 	u := cfg.Upstream.JoinPath("/")
 	u.RawQuery = "rest_route=/wpsidecar-companion/v1/failed-auth"
 	n := changes.NewNotifier(changes.NotifierOptions{URLs: []*url.URL{u}, Secret: cfg.CompanionSecret, QueueSize: 1024, Attempts: 3,
 		Timeout: 5 * time.Second, Log: logger.With().Str("component", "companion").Logger()})
-	go n.Run(ctx)
 	return func(a auth.FailedAttempt) {
 		b, _ := json.Marshal(a)
 		n.Send(b)
-	}
+	}, n
 }
 
 // goMaxHeaderBytes is what http.Server.MaxHeaderBytes must be for a header
@@ -353,7 +387,7 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reload func() err
 				continue
 			}
 			logger.Info().Msg("SIGHUP: reloading the theme options configuration")
-			reload()
+			_ = reload() // a failed reload is logged by it, and the previous configuration stays
 		}
 	}
 }
