@@ -23,7 +23,10 @@ import (
 func TestMultisite_SuperAdminsAndNetworkOptions(t *testing.T) {
 	tdb := testdb.New(t)
 	tdb.AddSitemeta(t)
-	roles, _ := os.ReadFile("testdata/user_roles_6.1.txt")
+	roles, err := os.ReadFile("testdata/user_roles_6.1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tdb.SetOption(t, "wp_user_roles", strings.TrimSpace(string(roles)))
 	tdb.SetOption(t, "db_version", "61833")
 	addMeta := func(k, v string) {
@@ -59,7 +62,9 @@ func TestMultisite_SuperAdminsAndNetworkOptions(t *testing.T) {
 	if err != nil || u == nil || u.Can("manage_options") {
 		t.Fatalf("subscriber on the network: %+v %v", u, err)
 	}
-	tdb.SQL.Exec("UPDATE wp_sitemeta SET meta_value = ? WHERE meta_key = 'site_admins'", `a:2:{i:0;s:5:"admin";i:1;s:9:"siteadmin";}`)
+	if _, err := tdb.SQL.Exec("UPDATE wp_sitemeta SET meta_value = ? WHERE meta_key = 'site_admins'", `a:2:{i:0;s:5:"admin";i:1;s:9:"siteadmin";}`); err != nil {
+		t.Fatal(err)
+	}
 	refresh()
 	if u, err := a.Authenticate(req); err != nil || !u.Can("manage_options") || !u.Can("edit_theme_options") {
 		t.Errorf("super admin: %+v %v", u, err)

@@ -1,6 +1,5 @@
-// Package e2e runs the sidecar in front of a real WordPress (Debian's
-// packages, PHP-FPM and nginx on loopback) and checks what a browser or a
-// REST client sees through it.
+//go:build e2e
+
 package e2e
 
 import (

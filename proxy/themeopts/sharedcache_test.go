@@ -95,7 +95,9 @@ func writeCached(w http.ResponseWriter, e cached) {
 // password — whatever the order of requests.
 func TestSharedCache_NeverServesOneUsersAnswerToAnother(t *testing.T) {
 	f := newFixture(t)
-	f.tdb.SQL.Exec("INSERT INTO "+testdb.Prefix+"options (option_name, option_value, autoload) VALUES (?, ?, 'yes')", optName, `a:1:{s:7:"tagline";s:6:"secret";}`)
+	if _, err := f.tdb.SQL.Exec("INSERT INTO "+testdb.Prefix+"options (option_name, option_value, autoload) VALUES (?, ?, 'yes')", optName, `a:1:{s:7:"tagline";s:6:"secret";}`); err != nil {
+		t.Fatal(err)
+	}
 	origin, _ := url.Parse(f.url)
 	cdn := httptest.NewServer(&sharedCache{origin: origin, store: map[string]cached{}})
 	defer cdn.Close()
