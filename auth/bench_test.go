@@ -125,7 +125,7 @@ func BenchmarkUserQueryAlone(b *testing.B) {
 	q0, c0 := questions(b, tdb), cpuTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := db.UserForAuth(ctx, "bench", true, db.CapabilitiesKey(), store.MetaSessionTokens, store.MetaApplicationPasswords); err != nil {
+		if _, err := db.UserForAuth(ctx, "bench", true, nil, db.CapabilitiesKey(), store.MetaSessionTokens, store.MetaApplicationPasswords); err != nil {
 			b.Fatal(err)
 		}
 	}

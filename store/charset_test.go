@@ -41,8 +41,8 @@ func TestMultibyteCharsetsCannotInject(t *testing.T) {
 			for _, p := range probes {
 				var v string
 				var found bool
-				pctx := store.WithPiggyback(ctx, db.OptionPiggyback("blogname", &v, &found))
-				if u, err := db.UserForAuth(pctx, p.login, p.byEmail, keys...); !errors.Is(err, store.ErrNotFound) {
+				ride := db.OptionPiggyback("blogname", &v, &found)
+				if u, err := db.UserForAuth(ctx, p.login, p.byEmail, ride, keys...); !errors.Is(err, store.ErrNotFound) {
 					t.Errorf("%q: %+v %v, want not found", p.login, u, err)
 				}
 			}
@@ -51,7 +51,7 @@ func TestMultibyteCharsetsCannotInject(t *testing.T) {
 				t.Errorf("blogname = %q, %v: a stacked statement ran", got, err)
 			}
 			for _, login := range []string{"admin", "admin@example.test"} {
-				if u, err := db.UserForAuth(ctx, login, true, keys...); err != nil || u.ID != admin {
+				if u, err := db.UserForAuth(ctx, login, true, nil, keys...); err != nil || u.ID != admin {
 					t.Errorf("%s: %+v %v", login, u, err)
 				}
 			}
@@ -113,7 +113,7 @@ func BenchmarkLookupWithRead(b *testing.B) {
 				var v string
 				var found bool
 				pb := db.OptionPiggyback("blogname", &v, &found)
-				if _, err := db.UserForAuth(store.WithPiggyback(ctx, pb), "admin", true, db.CapabilitiesKey()); err != nil {
+				if _, err := db.UserForAuth(ctx, "admin", true, pb, db.CapabilitiesKey()); err != nil {
 					b.Fatal(err)
 				}
 				if done, _ := pb.Done(); !done {

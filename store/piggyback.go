@@ -1,12 +1,10 @@
 package store
 
-import (
-	"context"
-	"database/sql"
-)
+import "database/sql"
 
 // Piggyback is a read that rides along with the user lookup of the same
-// request, in the same round trip (a second statement of one query): the
+// request (UserForAuth's ride), in the same round trip (a second
+// statement of one query): the
 // sidecar's reads cost one database round trip together with
 // authentication instead of two. The read still sees the database as it is
 // at the request; its result is used only if authentication lets the
@@ -17,18 +15,6 @@ type Piggyback struct {
 	scan  func(*sql.Rows) error
 	done  bool
 	err   error
-}
-
-type piggybackKey struct{}
-
-// WithPiggyback attaches p to ctx.
-func WithPiggyback(ctx context.Context, p *Piggyback) context.Context {
-	return context.WithValue(ctx, piggybackKey{}, p)
-}
-
-func piggybackFrom(ctx context.Context) *Piggyback {
-	p, _ := ctx.Value(piggybackKey{}).(*Piggyback)
-	return p
 }
 
 // Done reports whether the read ran, and its error.

@@ -85,8 +85,9 @@ func LooksLikeEmail(s string) bool { return len(s) >= 6 && reEmail.MatchString(s
 // UserForAuth finds a user by login (sanitized as WordPress does; the
 // collation makes it case-insensitive) or, when byEmail and no login
 // matches, by e-mail address, with the meta values named by metaKeys: one
-// database round trip. A user that does not exist is ErrNotFound.
-func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, metaKeys ...string) (*User, error) {
+// database round trip, which also carries ride (when not nil and not run
+// yet). A user that does not exist is ErrNotFound.
+func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride *Piggyback, metaKeys ...string) (*User, error) {
 	login = strings.TrimSpace(login)
 	clean := SanitizeUser(login)
 	email := ""
@@ -116,7 +117,7 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, metaK
 		args = append(args, email)
 	}
 
-	pb := piggybackFrom(ctx)
+	pb := ride
 	if pb != nil && !pb.done && db.piggyback {
 		q += "; " + pb.query
 		args = append(args, pb.args...)

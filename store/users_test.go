@@ -25,7 +25,7 @@ func TestUserForAuth(t *testing.T) {
 	ctx := context.Background()
 	keys := []string{db.CapabilitiesKey(), store.MetaSessionTokens, store.MetaApplicationPasswords}
 
-	u, err := db.UserForAuth(ctx, " Admin ", false, keys...)
+	u, err := db.UserForAuth(ctx, " Admin ", false, nil, keys...)
 	if err != nil || u.ID != admin || u.Login != "admin" || u.Pass != "$P$hash" || u.Matched != "login" {
 		t.Fatalf("by login: %+v %v", u, err)
 	}
@@ -33,16 +33,16 @@ func TestUserForAuth(t *testing.T) {
 		t.Errorf("meta %q: want the lowest umeta_id and only the keys asked for", u.Meta)
 	}
 	// A login that is also someone's e-mail: the login wins.
-	if u, err := db.UserForAuth(ctx, "other@example.test", true, keys...); err != nil || u.ID != other || u.Matched != "login" {
+	if u, err := db.UserForAuth(ctx, "other@example.test", true, nil, keys...); err != nil || u.ID != other || u.Matched != "login" {
 		t.Errorf("login before e-mail: %+v %v", u, err)
 	}
-	if u, err := db.UserForAuth(ctx, "shared@example.test", true, keys...); err != nil || u.ID != other || u.Matched != "email" {
+	if u, err := db.UserForAuth(ctx, "shared@example.test", true, nil, keys...); err != nil || u.ID != other || u.Matched != "email" {
 		t.Errorf("by e-mail: %+v %v", u, err)
 	}
-	if _, err := db.UserForAuth(ctx, "shared@example.test", false, keys...); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "shared@example.test", false, nil, keys...); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("e-mail not allowed: %v", err)
 	}
-	if _, err := db.UserForAuth(ctx, "nobody", true); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "nobody", true, nil); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown: %v", err)
 	}
 	_ = mailer
@@ -181,7 +181,7 @@ func TestPiggyback(t *testing.T) {
 	var list []store.FieldGroup
 	pb := groups.ListPiggyback(&list)
 	// The table does not exist yet: the lookup still works, the ride-along reports it.
-	if u, err := db.UserForAuth(store.WithPiggyback(ctx, pb), "rider", false); err != nil || u.Login != "rider" {
+	if u, err := db.UserForAuth(ctx, "rider", false, pb); err != nil || u.Login != "rider" {
 		t.Fatalf("lookup with a failing ride-along: %+v %v", u, err)
 	}
 	if done, err := pb.Done(); !done || err == nil {
@@ -194,7 +194,7 @@ func TestPiggyback(t *testing.T) {
 		t.Fatal(err)
 	}
 	pb = groups.ListPiggyback(&list)
-	if _, err := db.UserForAuth(store.WithPiggyback(ctx, pb), "rider", false); err != nil {
+	if _, err := db.UserForAuth(ctx, "rider", false, pb); err != nil {
 		t.Fatal(err)
 	}
 	if done, err := pb.Done(); !done || err != nil || len(list) != 1 || list[0].Key != "g1" {
@@ -203,7 +203,7 @@ func TestPiggyback(t *testing.T) {
 	var g store.FieldGroup
 	found := false
 	pb = groups.GetPiggyback("g1", &g, &found)
-	if _, err := db.UserForAuth(store.WithPiggyback(ctx, pb), "nobody", false); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "nobody", false, pb); !errors.Is(err, store.ErrNotFound) {
 		t.Fatal(err)
 	}
 	if done, err := pb.Done(); !done || err != nil || !found || g.Title != "T" {

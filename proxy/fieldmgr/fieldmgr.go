@@ -83,8 +83,8 @@ func (s *Service) Register(r *mux.Router) {
 	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, Permitted: func(r *http.Request) bool {
 		return auth.UserFrom(r.Context()).Can("manage_options")
 	}}, []wpjson.Route{
-		{Path: "/field-groups", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleList}, {Method: http.MethodPost, Fn: s.handleCreate}}},
-		{Path: "/field-groups/{id}", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleGet}, {Method: http.MethodPut, Fn: s.handleUpdate}, {Method: http.MethodDelete, Fn: s.handleDelete}}},
+		{Name: "list", Path: "/field-groups", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleList}, {Method: http.MethodPost, Fn: s.handleCreate}}},
+		{Name: "group", Path: "/field-groups/{id}", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleGet}, {Method: http.MethodPut, Fn: s.handleUpdate}, {Method: http.MethodDelete, Fn: s.handleDelete}}},
 		{Path: "/field-groups/{id}/toggle", Handlers: []wpjson.MethodHandler{{Method: http.MethodPost, Fn: s.handleToggle}}},
 		{Path: "/field-schemas", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleSchemas}}},
 	})
@@ -105,8 +105,9 @@ type prefetched struct {
 
 type prefetchKey struct{}
 
-// prefetch attaches the read of a GET to the user lookup of the same
-// request, so that the answer costs one database round trip in all.
+// prefetch has the user lookup of a GET carry the read its route
+// declares (by name: "list", "group"), so that the answer costs one
+// database round trip in all.
 func (s *Service) prefetch(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -114,11 +115,10 @@ func (s *Service) prefetch(next http.Handler) http.Handler {
 			return
 		}
 		p := &prefetched{}
-		tmpl, _ := mux.CurrentRoute(r).GetPathTemplate()
-		switch {
-		case strings.HasSuffix(strings.TrimSuffix(tmpl, "/"), "/field-groups"):
+		switch mux.CurrentRoute(r).GetName() {
+		case "list":
 			p.pb = s.groups.ListPiggyback(&p.list)
-		case strings.HasSuffix(strings.TrimSuffix(tmpl, "/"), "/field-groups/{id}"):
+		case "group":
 			key, ok := groupKey(r)
 			if !ok {
 				next.ServeHTTP(w, r)
@@ -129,8 +129,8 @@ func (s *Service) prefetch(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ctx := store.WithPiggyback(context.WithValue(r.Context(), prefetchKey{}, p), p.pb)
-		next.ServeHTTP(w, r.WithContext(ctx))
+		r = auth.WithRead(r, p.pb)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), prefetchKey{}, p)))
 	})
 }
 

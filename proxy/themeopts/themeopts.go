@@ -169,6 +169,7 @@ func (s *Service) capability(r *http.Request) string {
 // prefetched is the option row a GET read along with authentication.
 type prefetched struct {
 	pb    *store.Piggyback
+	name  string // the row read: the configuration may change meanwhile
 	raw   string
 	found bool
 }
@@ -183,17 +184,18 @@ func (s *Service) prefetch(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p := &prefetched{}
-		p.pb = s.db.OptionPiggyback(s.Config().OptName, &p.raw, &p.found)
-		ctx := store.WithPiggyback(context.WithValue(r.Context(), prefetchKey{}, p), p.pb)
-		next.ServeHTTP(w, r.WithContext(ctx))
+		p := &prefetched{name: s.Config().OptName}
+		p.pb = s.db.OptionPiggyback(p.name, &p.raw, &p.found)
+		r = auth.WithRead(r, p.pb)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), prefetchKey{}, p)))
 	})
 }
 
 // stored is the saved option set as stored: the prefetched row when the
-// request has one, else a read of its own.
+// request has one of optName (a reload may have changed opt_name since),
+// else a read of its own.
 func (s *Service) stored(r *http.Request, optName string) (raw string, found bool, err error) {
-	if p, _ := r.Context().Value(prefetchKey{}).(*prefetched); p != nil {
+	if p, _ := r.Context().Value(prefetchKey{}).(*prefetched); p != nil && p.name == optName {
 		if done, err := p.pb.Done(); done && err == nil {
 			return p.raw, p.found, nil
 		}

@@ -10,6 +10,9 @@ import (
 // Route is one REST route: its path inside the namespace and its handlers
 // in WordPress's registration order.
 type Route struct {
+	// Name names the route for the namespace's own middleware
+	// (mux.CurrentRoute(r).GetName()); optional.
+	Name     string
 	Path     string
 	Handlers []MethodHandler
 	// When, if set, must hold for the route to exist on a request; when it
@@ -53,7 +56,11 @@ func Register(r *mux.Router, info RouteInfo, routes []Route) {
 				if h.Method == http.MethodGet {
 					ms = append(ms, http.MethodHead)
 				}
-				when(r.Handle(path, withAllow(allow, translate(info.Errors, h.Fn))).Methods(ms...), rt.When)
+				route := r.Handle(path, withAllow(allow, translate(info.Errors, h.Fn))).Methods(ms...)
+				if rt.Name != "" {
+					route.Name(rt.Name)
+				}
+				when(route, rt.When)
 			}
 			when(r.Handle(path, options(info, methods)).Methods(http.MethodOptions), rt.When)
 		}
