@@ -159,17 +159,17 @@ func capability(r *http.Request) string {
 // the bulk of a list, on every request.
 func writeGroup(b *bytes.Buffer, g store.FieldGroup) {
 	b.WriteString(`{"id":`)
-	encodeString(b, g.Key)
+	phpserial.JSONString(b, g.Key)
 	b.WriteString(`,"title":`)
-	encodeString(b, g.Title)
+	phpserial.JSONString(b, g.Title)
 	b.WriteString(`,"config":`)
 	b.Write(configJSON(g.Config))
 	b.WriteString(`,"status":`)
-	encodeString(b, g.Status)
+	phpserial.JSONString(b, g.Status)
 	b.WriteString(`,"created_at":`)
-	encodeString(b, g.CreatedAt)
+	phpserial.JSONString(b, g.CreatedAt)
 	b.WriteString(`,"updated_at":`)
-	encodeString(b, g.UpdatedAt)
+	phpserial.JSONString(b, g.UpdatedAt)
 	b.WriteByte('}')
 }
 
@@ -291,12 +291,12 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	keyNode, ok := body.get("group_key")
-	if !ok || keyNode.kind != 's' || !groupKeyRe.MatchString(keyNode.str) {
+	keyNode, ok := body.Get("group_key")
+	if !ok || keyNode.Kind != phpserial.String || !groupKeyRe.MatchString(keyNode.Str) {
 		return invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -")
 	}
-	key := keyNode.str
-	rawTitle, ok := body.get("title")
+	key := keyNode.Str
+	rawTitle, ok := body.Get("title")
 	if !ok {
 		return invalid("title: required")
 	}
@@ -305,7 +305,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	config := defaultConfig
-	if raw, ok := body.get("config"); ok {
+	if raw, ok := body.Get("config"); ok {
 		if config, err = validateConfig(raw); err != nil {
 			return err
 		}
@@ -332,14 +332,14 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var title, config *string
-	if raw, ok := body.get("title"); ok {
+	if raw, ok := body.Get("title"); ok {
 		t, err := validTitle(raw)
 		if err != nil {
 			return err
 		}
 		title = &t
 	}
-	if raw, ok := body.get("config"); ok {
+	if raw, ok := body.Get("config"); ok {
 		c, err := validateConfig(raw)
 		if err != nil {
 			return err
@@ -440,7 +440,7 @@ func readBody(r *http.Request) (node, error) {
 	if err != nil {
 		return node{}, invalid("body: not valid JSON: %v", err)
 	}
-	if n.kind != 'o' {
+	if !isObject(n) {
 		return node{}, invalid("body: must be a JSON object")
 	}
 	if path, ok := beyondFloat(n, ""); ok {

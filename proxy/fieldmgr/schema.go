@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
+	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // setting is one per-type setting of a field definition: its JSON type and,
@@ -65,17 +66,17 @@ var schemasJSON = func() []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeString(&b, t.name)
+		phpserial.JSONString(&b, t.name)
 		b.WriteString(`:{"label":`)
-		writeString(&b, t.label)
+		phpserial.JSONString(&b, t.label)
 		b.WriteString(`,"settings":{`)
 		for j, s := range t.settings {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			writeString(&b, s.name)
+			phpserial.JSONString(&b, s.name)
 			b.WriteString(`:{"type":`)
-			writeString(&b, s.typ)
+			phpserial.JSONString(&b, s.typ)
 			if s.enum != nil {
 				e, _ := json.Marshal(s.enum)
 				b.WriteString(`,"enum":`)
@@ -88,11 +89,6 @@ var schemasJSON = func() []byte {
 	b.WriteByte('}')
 	return b.Bytes()
 }()
-
-func writeString(b *bytes.Buffer, s string) {
-	e, _ := json.Marshal(s)
-	b.Write(e)
-}
 
 // schemasETag tags the field schemas, which are the program's, not stored.
 var schemasETag = httpcond.ETag("fieldmgr:schemas", string(schemasJSON))

@@ -18,16 +18,23 @@ var ErrJSON = errors.New("phpserial: invalid JSON")
 // become arrays with their keys in order (a key that is a canonical integer
 // becomes an integer key; a repeated key keeps its first place and takes its
 // last value), integer literals become int (float when they do not fit in
-// 64 bits), other numbers float, lists arrays with keys 0..n-1. Unlike PHP
-// it refuses numbers too large for a float, which json_encode could not
-// write back. Nesting is limited to MaxDepth.
-func FromJSON(data []byte) (Value, error) {
+// 64 bits), other numbers float (INF beyond a float's range, as in PHP),
+// lists arrays with keys 0..n-1. Nesting is limited to MaxDepth.
+func FromJSON(data []byte) (Value, error) { return readJSON(data, false) }
+
+// FromJSONStrict reads JSON keeping it as sent, for data stored as JSON
+// rather than as PHP values: objects stay objects (stdClass, so {} and []
+// differ and no key becomes an integer), a key given twice is an error, and
+// numbers keep their text (JSONText) for JSON to write back.
+func FromJSONStrict(data []byte) (Value, error) { return readJSON(data, true) }
+
+func readJSON(data []byte, strict bool) (Value, error) {
 	if !utf8.Valid(data) {
 		return Value{}, fmt.Errorf("%w: not valid UTF-8", ErrJSON)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := fromJSON(dec, 0)
+	v, err := fromJSON(dec, 0, strict)
 	if err != nil {
 		return Value{}, err
 	}
@@ -37,7 +44,7 @@ func FromJSON(data []byte) (Value, error) {
 	return v, nil
 }
 
-func fromJSON(dec *json.Decoder, depth int) (Value, error) {
+func fromJSON(dec *json.Decoder, depth int, strict bool) (Value, error) {
 	if depth > MaxDepth {
 		return Value{}, fmt.Errorf("%w: nested deeper than %d", ErrJSON, MaxDepth)
 	}
@@ -53,18 +60,25 @@ func fromJSON(dec *json.Decoder, depth int) (Value, error) {
 	case string:
 		return Value{Kind: String, Str: t}, nil
 	case json.Number:
-		return jsonNumber(string(t))
+		v, err := jsonNumber(string(t))
+		if strict {
+			v.JSONText = string(t)
+		}
+		return v, err
 	case json.Delim:
 		v := Value{Kind: Array}
 		if t == '[' {
 			for i := int64(0); dec.More(); i++ {
-				e, err := fromJSON(dec, depth+1)
+				e, err := fromJSON(dec, depth+1, strict)
 				if err != nil {
 					return Value{}, err
 				}
 				v.Entries = append(v.Entries, Entry{Key: IntKey(i), Value: e})
 			}
 			return v, closing(dec)
+		}
+		if strict {
+			v.Kind, v.Class = Object, "stdClass"
 		}
 		index := map[Key]int{}
 		for dec.More() {
@@ -73,11 +87,17 @@ func fromJSON(dec *json.Decoder, depth int) (Value, error) {
 				return Value{}, fmt.Errorf("%w: %v", ErrJSON, err)
 			}
 			k := StrKey(kt.(string))
-			e, err := fromJSON(dec, depth+1)
+			if strict {
+				k = Key{Str: kt.(string)}
+			}
+			e, err := fromJSON(dec, depth+1, strict)
 			if err != nil {
 				return Value{}, err
 			}
 			if i, seen := index[k]; seen {
+				if strict {
+					return Value{}, fmt.Errorf("%w: duplicate key %q", ErrJSON, k.Str)
+				}
 				v.Entries[i].Value = e
 				continue
 			}

@@ -95,3 +95,25 @@ func normalizeJSON(v Value) Value {
 	}
 	return v
 }
+
+// TestFromJSONStrict: JSON kept as sent: objects stay objects ({} is not
+// []), integer-like keys stay strings, numbers keep their text, a key given
+// twice is refused.
+func TestFromJSONStrict(t *testing.T) {
+	for _, in := range []string{
+		`{"a":{},"b":[],"10":1.50,"c":[1e2,-0,12345678901234567890],"d":{"x":"é/<>"}}`,
+		`[]`, `{}`, `"x"`, `1.0`,
+	} {
+		v, err := FromJSONStrict([]byte(in))
+		if err != nil || string(JSON(v)) != in {
+			t.Errorf("FromJSONStrict(%s) renders as %s (%v)", in, JSON(v), err)
+		}
+	}
+	if _, err := FromJSONStrict([]byte(`{"a":1,"a":2}`)); err == nil || !errors.Is(err, ErrJSON) || !strings.Contains(err.Error(), `duplicate key "a"`) {
+		t.Errorf("duplicate key: %v", err)
+	}
+	v, _ := FromJSONStrict([]byte(`{"10":true}`))
+	if k := v.Entries[0].Key; k.IsInt || k.Str != "10" {
+		t.Errorf("key %+v", k)
+	}
+}

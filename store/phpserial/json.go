@@ -36,16 +36,20 @@ func writeJSON(b *bytes.Buffer, v Value) {
 		b.WriteString("null")
 	case Bool:
 		b.WriteString(strconv.FormatBool(v.Bool))
-	case Int:
-		b.WriteString(strconv.FormatInt(v.Int, 10))
-	case Float:
-		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
+	case Int, Float:
+		if v.JSONText != "" {
+			b.WriteString(v.JSONText)
+			return
+		}
+		if v.Kind == Int {
+			b.WriteString(strconv.FormatInt(v.Int, 10))
+		} else if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
 			b.WriteString("null")
 		} else {
 			b.WriteString(FormatFloat(v.Float, 'e'))
 		}
 	case String, Enum:
-		jsonString(b, v.Str)
+		JSONString(b, v.Str)
 	case Array, Object:
 		if v.Custom {
 			b.WriteString("{}")
@@ -67,7 +71,7 @@ func writeJSON(b *bytes.Buffer, v Value) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			jsonString(b, e.Key.String())
+			JSONString(b, e.Key.String())
 			b.WriteByte(':')
 			writeJSON(b, e.Value)
 		}
@@ -75,9 +79,22 @@ func writeJSON(b *bytes.Buffer, v Value) {
 	}
 }
 
-// jsonString writes s as a JSON string. Bytes that are not UTF-8 become
-// "?", as wp_json_encode's fallback makes them (json_encode itself fails).
-func jsonString(b *bytes.Buffer, s string) {
+// JSONString writes s as a JSON string, as the sidecar writes every
+// string: <, > and & as they are, bytes that are not UTF-8 as "?" (what
+// wp_json_encode's fallback makes of them; json_encode itself fails).
+func JSONString(b *bytes.Buffer, s string) {
+	plain := true
+	for i := 0; plain && i < len(s); i++ {
+		c := s[i]
+		// 0xe2 starts U+2028 and U+2029, which encoding/json escapes.
+		plain = c >= 0x20 && c < 0x80 && c != '"' && c != '\\' || c >= 0x80 && c != 0xe2
+	}
+	if plain && utf8.ValidString(s) {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	if !utf8.ValidString(s) {
 		var v strings.Builder
 		for i := 0; i < len(s); {

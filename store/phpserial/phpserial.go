@@ -38,6 +38,9 @@ type Value struct {
 	// gives the same bytes.
 	Str       string
 	FloatText string
+	// JSONText is a number's text as FromJSONStrict read it: JSON writes
+	// it back as the client sent it.
+	JSONText string
 	// Class names an object's class.
 	Class string
 	// Custom marks a C: (Serializable) object, whose payload is Str.
