@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -39,11 +38,9 @@ type FieldGroups struct {
 	table string
 }
 
-var tableRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
-
 // FieldGroups returns the table named table (validated).
 func (db *DB) FieldGroups(table string) (*FieldGroups, error) {
-	if !tableRe.MatchString(table) {
+	if !identRe.MatchString(table) {
 		return nil, fmt.Errorf("store: invalid field-group table name %q", table)
 	}
 	return &FieldGroups{db: db, table: table}, nil
@@ -296,17 +293,5 @@ func (f *FieldGroups) Versions(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: field group versions: %w", classify(err))
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("store: field group versions: %w", classify(err))
-		}
-		out[k] = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: field group versions: %w", classify(err))
-	}
-	return out, nil
+	return pairs(rows, "field group versions")
 }

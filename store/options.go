@@ -48,17 +48,12 @@ func (db *DB) Options(ctx context.Context, names ...string) (map[string]string, 
 	if err != nil {
 		return nil, fmt.Errorf("store: options: %w", classify(err))
 	}
-	defer rows.Close()
-	out := make(map[string]string, len(names))
-	for rows.Next() {
-		var n, v string
-		if err := rows.Scan(&n, &v); err != nil {
-			return nil, fmt.Errorf("store: options: %w", classify(err))
-		}
-		out[n] = optionFilter(n, v)
+	out, err := pairs(rows, "options")
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: options: %w", classify(err))
+	for n, v := range out {
+		out[n] = optionFilter(n, v)
 	}
 	if h, ok := out["home"]; ok && h == "" {
 		if s, ok := out["siteurl"]; ok {

@@ -151,21 +151,7 @@ func (db *DB) networkOptions(ctx context.Context, names ...string) (map[string]s
 	if err != nil {
 		return nil, fmt.Errorf("store: network options: %w", classify(err))
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("store: network options: %w", classify(err))
-		}
-		if _, seen := out[k]; !seen {
-			out[k] = v
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: network options: %w", classify(err))
-	}
-	return out, nil
+	return pairs(rows, "network options")
 }
 
 // truthyOption is PHP's truthiness of an option as stored: "", "0" and a

@@ -72,11 +72,13 @@ type DB struct {
 	cache     CacheInvalidator
 }
 
-var prefixRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+// identRe is what a table name or prefix may be: the sidecar puts them
+// into SQL itself (identifiers cannot be placeholders), so nothing else.
+var identRe = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 
 // Open builds the connection pool. It does not connect: WaitReady does.
 func Open(o Options) (*DB, error) {
-	if !prefixRe.MatchString(o.TablePrefix) {
+	if !identRe.MatchString(o.TablePrefix) {
 		return nil, fmt.Errorf("store: invalid table prefix %q", o.TablePrefix)
 	}
 	c := mysql.NewConfig()
@@ -201,4 +203,25 @@ type mysqlLogger struct{ l zerolog.Logger }
 
 func (m mysqlLogger) Print(v ...any) {
 	m.l.Warn().Str("component", "mysql").Msg(fmt.Sprint(v...))
+}
+
+// pairs reads two-column rows (name, value) into a map: the first row of a
+// name wins (get_network_option's rule; other callers' names are unique).
+// what names the read in errors. The rows are closed.
+func pairs(rows *sql.Rows, what string) (map[string]string, error) {
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("store: %s: %w", what, classify(err))
+		}
+		if _, seen := out[k]; !seen {
+			out[k] = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, classify(err))
+	}
+	return out, nil
 }

@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -424,17 +422,12 @@ func (s *Service) localNow() (string, error) {
 // sidecar's body limit (enforced by the proxy), an object at the top
 // without duplicate keys.
 func readBody(r *http.Request) (node, error) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return node{}, errMediaType
-	}
-	b, err := io.ReadAll(r.Body)
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return node{}, errTooLarge
-	}
+	b, err := wpjson.ReadBody(r, bodyErrors)
 	if err != nil {
-		return node{}, invalid("body: could not be read")
+		return node{}, err
+	}
+	if b == nil && !wpjson.IsJSONMediaType(r.Header.Get("Content-Type")) {
+		return node{}, errMediaType
 	}
 	n, err := parseJSON(b)
 	if err != nil {
@@ -452,6 +445,7 @@ func readBody(r *http.Request) (node, error) {
 var (
 	errMediaType = &wpjson.Error{Status: http.StatusUnsupportedMediaType, Message: "The request body must be JSON (Content-Type: application/json).", Bare: true}
 	errTooLarge  = &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Message: "The request body is too large.", Bare: true}
+	bodyErrors   = wpjson.BodyErrors{MediaType: errMediaType, TooLarge: errTooLarge, Unread: invalid("body: could not be read").(*wpjson.Error)}
 )
 
 // fail maps an error to the contract's answer, in one place.

@@ -8,12 +8,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -457,20 +454,13 @@ var (
 // readBody reads a JSON object body as json_decode($body, true) would.
 // An empty body is an error only when required.
 func readBody(r *http.Request, required bool) (phpserial.Value, error) {
-	b, err := io.ReadAll(r.Body)
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return phpserial.Value{}, errTooLarge
-	}
-	if err != nil {
-		return phpserial.Value{}, errBadJSON
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 && !required {
+	b, err := wpjson.ReadBody(r, wpjson.BodyErrors{MediaType: errMediaType, TooLarge: errTooLarge, Unread: errBadJSON})
+	switch {
+	case err != nil:
+		return phpserial.Value{}, err
+	case b == nil && !required:
 		return phpserial.Value{Kind: phpserial.Array}, nil
-	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+	case b == nil && !wpjson.IsJSONMediaType(r.Header.Get("Content-Type")):
 		return phpserial.Value{}, errMediaType
 	}
 	v, err := phpserial.FromJSON(b)

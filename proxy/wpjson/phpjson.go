@@ -2,6 +2,7 @@ package wpjson
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"regexp"
@@ -338,12 +339,15 @@ func (p *jsonChecker) hex4(at int) (rune, bool) {
 // jsonMediaType is wp_is_json_media_type's pattern.
 var jsonMediaType = regexp.MustCompile(`(?i)(^|\s|,)application/([\w!#$&-^.+]+\+)?json(\+oembed)?($|\s|;|,)`)
 
+// IsJSONMediaType is wp_is_json_media_type.
+func IsJSONMediaType(contentType string) bool { return jsonMediaType.MatchString(contentType) }
+
 // CheckBody answers rest_invalid_json to a request whose JSON body PHP
 // would not decode, as WordPress does after authentication and before the
 // route's permission check; the body is left for the handler.
 func CheckBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody || !jsonMediaType.MatchString(r.Header.Get("Content-Type")) {
+		if r.Body == nil || r.Body == http.NoBody || !IsJSONMediaType(r.Header.Get("Content-Type")) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -366,3 +370,31 @@ func CheckBody(next http.Handler) http.Handler {
 type errorReader struct{ err error }
 
 func (e errorReader) Read([]byte) (int, error) { return 0, e.err }
+
+// BodyErrors are a namespace's answers to a body it cannot take.
+type BodyErrors struct {
+	MediaType *Error // 415: not a JSON media type
+	TooLarge  *Error // 413: past the limit the proxy set
+	Unread    *Error // the client broke off
+}
+
+// ReadBody reads a request body, trimmed of white space; a non-empty one
+// must come as JSON (wp_is_json_media_type's rule). An empty body is nil,
+// for the caller to require or not.
+func ReadBody(r *http.Request, errs BodyErrors) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, errs.TooLarge
+	case err != nil:
+		return nil, errs.Unread
+	}
+	if b = bytes.TrimSpace(b); len(b) == 0 {
+		return nil, nil
+	}
+	if !IsJSONMediaType(r.Header.Get("Content-Type")) {
+		return nil, errs.MediaType
+	}
+	return b, nil
+}
