@@ -15,6 +15,10 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// defaultCheckTimeout bounds each /readyz check: well under the probe
+// periods of orchestrators (Compose's and Kubernetes' default to 5-10 s).
+const defaultCheckTimeout = 2 * time.Second
+
 // AdminOptions configures the admin listener's handler.
 type AdminOptions struct {
 	DB Pinger
@@ -35,7 +39,7 @@ type AdminOptions struct {
 // /metrics and, with Pprof, /debug/pprof/. It belongs on a private address.
 func NewAdmin(o AdminOptions) http.Handler {
 	if o.CheckTimeout <= 0 {
-		o.CheckTimeout = 2 * time.Second
+		o.CheckTimeout = defaultCheckTimeout
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

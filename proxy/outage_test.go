@@ -42,8 +42,12 @@ func TestDatabaseOutage_RecoversByItself(t *testing.T) {
 	})
 	rec := newRecorder(t, nil)
 	u, _ := url.Parse(rec.srv.URL)
-	front := httptest.NewServer(New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Site: site, Namespaces: []Namespace{testNS{}}, Log: zerolog.Nop()}))
+	h, err := New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
+		Site: site, Namespaces: []Namespace{testNS{}}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(h)
 	defer front.Close()
 	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Site: site, Upstream: u}))
 	defer admin.Close()

@@ -28,24 +28,45 @@ type upstreamOptions struct {
 	MaxIdlePerHost int
 }
 
+// The transport to PHP.
+const (
+	// upstreamIdleConns: keep-alive connections kept per PHP server; PHP-FPM
+	// pools are rarely larger, and a new connection per request costs a
+	// handshake on every pass-through.
+	upstreamIdleConns = 256
+	// upstreamKeepAlive: TCP keep-alive probes on idle connections, so a
+	// PHP server that vanished is noticed.
+	upstreamKeepAlive = 30 * time.Second
+	// upstreamIdleTimeout: an unused connection is closed after this (PHP's
+	// web server may close it sooner: nginx after 75 s by default, which
+	// the transport notices and redials).
+	upstreamIdleTimeout = 90 * time.Second
+	// expectContinueWait: how long a body with Expect: 100-continue waits
+	// for PHP's go-ahead before it is sent anyway.
+	expectContinueWait = time.Second
+	// copyBufferSize: one read of a body streamed either way; PHP writes in
+	// pieces of about 4 KiB, larger uploads and downloads fill it.
+	copyBufferSize = 32 << 10
+)
+
 // newPassthrough builds the reverse proxy that carries every request the
 // sidecar does not answer to PHP unchanged: Host, raw path and raw query are
 // kept; X-Forwarded-* are added, and believed from trusted proxies only.
 func newPassthrough(o upstreamOptions) http.Handler {
-	dialer := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}
+	dialer := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: upstreamKeepAlive}
 	transport := &http.Transport{
 		Proxy:                 nil, // never an environment proxy
 		DialContext:           dialer.DialContext,
 		MaxIdleConns:          o.MaxIdlePerHost,
 		MaxIdleConnsPerHost:   o.MaxIdlePerHost,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       upstreamIdleTimeout,
 		ResponseHeaderTimeout: o.HeaderTimeout,
-		ExpectContinueTimeout: time.Second,
+		ExpectContinueTimeout: expectContinueWait,
 		// Bodies pass as they are; the transport must not add gzip of its
 		// own and decompress behind the client's back.
 		DisableCompression: true,
-		WriteBufferSize:    32 << 10,
-		ReadBufferSize:     32 << 10,
+		WriteBufferSize:    copyBufferSize,
+		ReadBufferSize:     copyBufferSize,
 	}
 	clientIP := ClientIPFunc(o.Trusted)
 	rp := &httputil.ReverseProxy{
@@ -230,7 +251,7 @@ func writePlain(w http.ResponseWriter, status int, msg string) {
 type bufferPool struct{ pool sync.Pool }
 
 func newBufferPool() *bufferPool {
-	return &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
+	return &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}}
 }
 
 func (p *bufferPool) Get() []byte  { return *(p.pool.Get().(*[]byte)) }

@@ -4,6 +4,7 @@ package proxy
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -83,8 +84,9 @@ type Handler struct {
 	templates   [][]string // the namespaces' route templates after /wp-json
 }
 
-// New builds the handler.
-func New(o Options) *Handler {
+// New builds the handler. It fails when a namespace registered a route
+// the router cannot use (a bad path template).
+func New(o Options) (*Handler, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -92,7 +94,7 @@ func New(o Options) *Handler {
 	h.passthrough = newPassthrough(upstreamOptions{
 		URL: o.Upstream, Trusted: o.TrustedProxies,
 		HeaderTimeout: o.UpstreamTimeout, DialTimeout: o.UpstreamDial,
-		Log: o.Log, Metrics: o.Metrics, MaxIdlePerHost: 256,
+		Log: o.Log, Metrics: o.Metrics, MaxIdlePerHost: upstreamIdleConns,
 	})
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	for _, ns := range o.Namespaces {
@@ -105,9 +107,12 @@ func New(o Options) *Handler {
 	h.php = r.PathPrefix("/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.passthrough.ServeHTTP(w, originalRequest(r))
 	})
+	if err := r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error { return route.GetError() }); err != nil {
+		return nil, fmt.Errorf("proxy: route: %w", err)
+	}
 	h.router, h.templates = r, routeTemplates(r)
 	h.root = h.observe(http.HandlerFunc(h.dispatch))
-	return h
+	return h, nil
 }
 
 // dispatch routes the REST view of a request (restView) to the sidecar's

@@ -166,11 +166,14 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 		o.upstreamTimeout = 5 * time.Second
 	}
 	f.metrics = NewMetrics()
-	h := New(Options{
+	h, err := New(Options{
 		Upstream: u, TrustedProxies: o.trusted, UpstreamTimeout: o.upstreamTimeout, UpstreamDial: time.Second,
 		BodyTimeout: time.Minute, Site: f.settings, Namespaces: []Namespace{testNS{}},
 		Log: zerolog.New(f.log), Metrics: f.metrics,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.front = httptest.NewServer(h)
 	t.Cleanup(f.front.Close)
 	return f

@@ -166,11 +166,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}
-	handler := proxy.New(proxy.Options{
+	handler, err := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
 		Site: site, Namespaces: namespaces, Log: logger, Metrics: metrics,
 	})
+	if err != nil {
+		return err
+	}
 
 	errorLog := proxy.StdLogger(logger)
 	public := &http.Server{

@@ -80,8 +80,11 @@ func (s *Site) Serve(t testing.TB, namespaces ...proxy.Namespace) string {
 		st, err := s.Settings.Current()
 		return proxy.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
-	h := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, Site: site,
+	h, err := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, Site: site,
 		Namespaces: namespaces, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
