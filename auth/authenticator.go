@@ -146,7 +146,7 @@ func (a *Authenticator) site() (*derived, error) {
 	if d := a.derived.Load(); d != nil && d.readAt.Equal(s.ReadAt) {
 		return d, nil
 	}
-	roles, err := ParseRoles(s.UserRoles)
+	roles, err := parseRoles(s.UserRoles)
 	if err != nil {
 		a.o.Log.Warn().Err(err).Msg("user_roles option unreadable; no role grants any capability")
 	}
@@ -154,15 +154,15 @@ func (a *Authenticator) site() (*derived, error) {
 	if s.Multisite {
 		h = CookieHash(s.NetworkSiteURL)
 	}
-	policy, err := ParsePolicy(s.Companion)
+	policy, err := parsePolicy(s.Companion)
 	if err != nil {
 		a.o.Log.Warn().Err(err).Msg("wpsidecar_companion option unreadable; the companion plugin's decisions are not applied")
 	}
-	d := &derived{readAt: s.ReadAt, siteURL: s.SiteURL, appPWs: s.UsingAppPasswords, policy: policy, salts: NewSalts(a.o.Keys, s.SaltOptions), roles: roles, version: VersionOf(s.DBVersion),
-		cookie: LoggedInCookieName(h), auth: AuthCookieName(h), secure: SecureAuthCookieName(h)}
+	d := &derived{readAt: s.ReadAt, siteURL: s.SiteURL, appPWs: s.UsingAppPasswords, policy: policy, salts: NewSalts(a.o.Keys, s.SaltOptions), roles: roles, version: versionOf(s.DBVersion),
+		cookie: LoggedInCookieName(h), auth: authCookieName(h), secure: secureAuthCookieName(h)}
 	if s.Multisite {
 		d.admins = map[string]bool{}
-		for _, login := range SiteAdmins(s.SiteAdmins, s.HasSiteAdmins) {
+		for _, login := range siteAdmins(s.SiteAdmins, s.HasSiteAdmins) {
 			d.admins[login] = true
 		}
 	}
@@ -216,8 +216,8 @@ func (a *Authenticator) authenticate(r *http.Request) (*User, string, error) {
 	// The nonce's token comes from the logged-in cookie even when that
 	// cookie does not validate.
 	token := ""
-	if raw, ok := CookieValue(cookies, site.cookie); ok {
-		if c, err := ParseAuthCookie(raw); err == nil {
+	if raw, ok := cookieValue(cookies, site.cookie); ok {
+		if c, err := parseAuthCookie(raw); err == nil {
 			token = c.Token
 		}
 	}
@@ -315,7 +315,7 @@ func (a *Authenticator) cookieUser(ctx context.Context, r *http.Request, site *d
 	}
 	cookieOK := false
 	for _, c := range []struct{ name, scheme string }{{authName, authScheme}, {site.cookie, SchemeLoggedIn}} {
-		raw, ok := CookieValue(cookies, c.name)
+		raw, ok := cookieValue(cookies, c.name)
 		if !ok {
 			continue
 		}
@@ -343,7 +343,7 @@ const (
 
 // validateCookie is wp_validate_auth_cookie.
 func (a *Authenticator) validateCookie(ctx context.Context, r *http.Request, site *derived, raw, scheme string, now time.Time) (*User, int, error) {
-	c, err := ParseAuthCookie(raw)
+	c, err := parseAuthCookie(raw)
 	if err != nil || c.Expired(now, r.Method == http.MethodPost) {
 		return nil, cookieBad, nil
 	}
@@ -392,7 +392,7 @@ func sessionValid(raw, verifier string, now time.Time) bool {
 // basicUser handles HTTP Basic: an application password when they are
 // available, then the account password when enabled.
 func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *derived, now time.Time) (*User, *wpjson.Error, error) {
-	login, password, ok := ParseBasic(r.Header.Get("Authorization"))
+	login, password, ok := parseBasic(r.Header.Get("Authorization"))
 	if !ok {
 		return nil, nil, nil
 	}
@@ -414,7 +414,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	// account out of attempts (many clients guessing) still accepts a
 	// credential that was verified before, which reveals nothing new, so
 	// the account's own integrations keep working under attack.
-	client, account := ClientKey(a.o.ClientIP(r)), AccountKey(login)
+	client, account := ClientKey(a.o.ClientIP(r)), accountKey(login)
 	if wait := a.o.Throttle.IPWait(client, now); wait > 0 {
 		a.o.Observe("throttled", "ip")
 		return nil, throttled(wait), nil
@@ -452,7 +452,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	if appAvailable && !site.policy.appPasswordsFor(u.ID) {
 		appFailure = errAppPWsDisabledForUser
 	} else if appAvailable {
-		if uuid, lastUsed, ok := a.matchApplicationPassword(u, StripApplicationPassword(password), site.version, verified); ok {
+		if uuid, lastUsed, ok := a.matchApplicationPassword(u, stripApplicationPassword(password), site.version, verified); ok {
 			// WordPress records a use at most once a day; the row just read
 			// says whether this one is due.
 			if lastUsed+86400 <= now.Unix() {
@@ -462,7 +462,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		}
 	}
 	if a.o.BasicAuthPasswords && a.checkCached("pw", u.ID, password, u.Pass, verified, func() bool {
-		return CheckPassword(password, u.Pass, site.version)
+		return checkPassword(password, u.Pass, site.version)
 	}) {
 		return a.user(u, site, "basic_password"), nil, nil
 	}
@@ -492,7 +492,7 @@ func (a *Authenticator) matchApplicationPassword(u *store.User, password string,
 		if hash.Kind != phpserial.String || hash.Str == "" {
 			continue
 		}
-		if a.checkCached("app", u.ID, password, hash.Str, verify, func() bool { return CheckApplicationPassword(password, hash.Str, v) }) {
+		if a.checkCached("app", u.ID, password, hash.Str, verify, func() bool { return checkApplicationPassword(password, hash.Str, v) }) {
 			uuid, _ := item.Value.Get("uuid")
 			last, _ := item.Value.Get("last_used")
 			lastUsed, _ := last.AsInt()
@@ -530,7 +530,7 @@ func (a *Authenticator) user(u *store.User, site *derived, via string) *User {
 	if c, ok := site.caps.Load(key); ok {
 		return &User{ID: u.ID, Login: u.Login, Via: via, caps: c.(Caps)}
 	}
-	c := UserCaps(raw, site.roles, super)
+	c := userCaps(raw, site.roles, super)
 	if site.capsCount.Add(1) <= maxCachedCaps {
 		site.caps.Store(key, c)
 	}
@@ -605,10 +605,10 @@ func (c *checkCache) add(k string) {
 // wrong application password.
 const maxBasicEncoded = 16 << 10
 
-// ParseBasic reads an Authorization: Basic header as PHP and WordPress do:
+// parseBasic reads an Authorization: Basic header as PHP and WordPress do:
 // the scheme case-insensitive, standard base64, cut at the first NUL, split
 // at the first colon; both parts present.
-func ParseBasic(header string) (login, password string, ok bool) {
+func parseBasic(header string) (login, password string, ok bool) {
 	scheme, enc, found := strings.Cut(header, " ")
 	if !found || !strings.EqualFold(scheme, "Basic") || len(enc) > maxBasicEncoded {
 		return "", "", false

@@ -18,8 +18,8 @@ type capEntry struct {
 	granted bool
 }
 
-// ParseRoles reads the serialized {prefix}user_roles option.
-func ParseRoles(serialized string) (Roles, error) {
+// parseRoles reads the serialized {prefix}user_roles option.
+func parseRoles(serialized string) (Roles, error) {
 	v, err := phpserial.Unserialize(serialized)
 	if err != nil {
 		return Roles{}, fmt.Errorf("auth: user_roles: %w", err)
@@ -49,12 +49,12 @@ type Caps struct {
 	superAdmin bool
 }
 
-// UserCaps computes allcaps from the user's {prefix}capabilities meta:
+// userCaps computes allcaps from the user's {prefix}capabilities meta:
 // role membership is the presence of a role's key (its value is ignored),
 // role capabilities merge in the order of the meta, and the user's own
 // entries override them, as WP_User::get_role_caps does. superAdmin is for
 // multisite super admins, who pass every check.
-func UserCaps(capsMeta string, roles Roles, superAdmin bool) Caps {
+func userCaps(capsMeta string, roles Roles, superAdmin bool) Caps {
 	c := Caps{all: map[string]bool{}, superAdmin: superAdmin}
 	v, err := phpserial.Unserialize(capsMeta)
 	if err != nil || v.Kind != phpserial.Array {
@@ -91,9 +91,9 @@ func (c Caps) Can(capability string) bool {
 	return c.all[capability]
 }
 
-// SiteAdmins reads the network option site_admins (a serialized list of
+// siteAdmins reads the network option site_admins (a serialized list of
 // logins); missing means ["admin"], as get_super_admins() assumes.
-func SiteAdmins(serialized string, present bool) []string {
+func siteAdmins(serialized string, present bool) []string {
 	if !present {
 		return []string{"admin"}
 	}

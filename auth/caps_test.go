@@ -17,7 +17,7 @@ func defaultRoles(t *testing.T) Roles {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ParseRoles(strings.TrimSpace(string(b)))
+	r, err := parseRoles(strings.TrimSpace(string(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestUserCaps_Vectors(t *testing.T) {
 				continue
 			}
 			n++
-			c := UserCaps(u.Raw, roles, false)
+			c := userCaps(u.Raw, roles, false)
 			if u.Roles != nil && strings.Join(c.Roles, ",") != strings.Join(u.Roles, ",") {
 				t.Errorf("%s/%s: roles %v, want %v", version, name, c.Roles, u.Roles)
 			}
@@ -78,22 +78,22 @@ func TestUserCaps_Vectors(t *testing.T) {
 
 func TestUserCaps_EdgeCases(t *testing.T) {
 	roles := defaultRoles(t)
-	if c := UserCaps("not serialized", roles, false); c.Can("manage_options") || !c.Can("exist") {
+	if c := userCaps("not serialized", roles, false); c.Can("manage_options") || !c.Can("exist") {
 		t.Error("garbage meta gives no caps but exist")
 	}
-	if c := UserCaps(`a:1:{s:10:"subscriber";b:1;}`, roles, true); !c.Can("manage_options") {
+	if c := userCaps(`a:1:{s:10:"subscriber";b:1;}`, roles, true); !c.Can("manage_options") {
 		t.Error("a super admin passes every check")
 	}
-	if c := UserCaps(`a:1:{s:9:"ghostrole";b:1;}`, roles, false); len(c.Roles) != 0 || c.Can("read") {
+	if c := userCaps(`a:1:{s:9:"ghostrole";b:1;}`, roles, false); len(c.Roles) != 0 || c.Can("read") {
 		t.Error("an unknown role grants nothing")
 	}
 }
 
 func TestSiteAdmins(t *testing.T) {
-	if got := SiteAdmins("", false); len(got) != 1 || got[0] != "admin" {
+	if got := siteAdmins("", false); len(got) != 1 || got[0] != "admin" {
 		t.Errorf("missing option: %v", got)
 	}
-	if got := SiteAdmins(`a:2:{i:0;s:5:"admin";i:1;s:9:"siteadmin";}`, true); strings.Join(got, ",") != "admin,siteadmin" {
+	if got := siteAdmins(`a:2:{i:0;s:5:"admin";i:1;s:9:"siteadmin";}`, true); strings.Join(got, ",") != "admin,siteadmin" {
 		t.Errorf("got %v", got)
 	}
 }

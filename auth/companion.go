@@ -28,8 +28,8 @@ type Policy struct {
 	} `json:"anonymous_rest_error"`
 }
 
-// ParsePolicy reads the option's JSON; "" is the empty policy.
-func ParsePolicy(raw string) (Policy, error) {
+// parsePolicy reads the option's JSON; "" is the empty policy.
+func parsePolicy(raw string) (Policy, error) {
 	var p Policy
 	if raw == "" {
 		return p, nil

@@ -21,13 +21,13 @@ const (
 	SchemeNonce      = "nonce"
 )
 
-// Placeholder is the value of an unset key in wp-config-sample.php;
+// placeholderKey is the value of an unset key in wp-config-sample.php;
 // WordPress never uses it as a key.
-const Placeholder = "put your unique phrase here"
+const placeholderKey = "put your unique phrase here"
 
-// ErrNoSalt: a key or salt is neither configured nor stored in the
+// errNoSalt: a key or salt is neither configured nor stored in the
 // database, so WordPress would generate one; nothing can be verified.
-var ErrNoSalt = errors.New("auth: no usable key or salt")
+var errNoSalt = errors.New("auth: no usable key or salt")
 
 // Salts computes wp_salt() from the wp-config.php constants that are set
 // (name → value) and the database options WordPress falls back to
@@ -46,7 +46,7 @@ func NewSalts(constants, options map[string]string) *Salts {
 	}
 	usable := map[string]string{}
 	for k, v := range constants {
-		if v == "" || v == "0" || v == Placeholder || count[v] > 1 {
+		if v == "" || v == "0" || v == placeholderKey || count[v] > 1 {
 			continue
 		}
 		usable[k] = v
@@ -63,7 +63,7 @@ func (s *Salts) Salt(scheme string) (string, error) {
 		if v := s.options[scheme+"_"+kind]; v != "" {
 			return v, nil
 		}
-		return "", ErrNoSalt
+		return "", errNoSalt
 	}
 	key, err := part("key")
 	if err != nil {
@@ -103,8 +103,8 @@ func CookieHash(siteURL string) string {
 
 // Cookie names for a COOKIEHASH.
 func LoggedInCookieName(hash string) string   { return "wordpress_logged_in_" + hash }
-func AuthCookieName(hash string) string       { return "wordpress_" + hash }
-func SecureAuthCookieName(hash string) string { return "wordpress_sec_" + hash }
+func authCookieName(hash string) string       { return "wordpress_" + hash }
+func secureAuthCookieName(hash string) string { return "wordpress_sec_" + hash }
 
 // AuthCookie is a parsed auth or logged-in cookie.
 type AuthCookie struct {
@@ -114,26 +114,26 @@ type AuthCookie struct {
 	HMAC       string
 }
 
-// ErrMalformedCookie: not four |-separated fields.
-var ErrMalformedCookie = errors.New("auth: malformed cookie")
+// errMalformedCookie: not four |-separated fields.
+var errMalformedCookie = errors.New("auth: malformed cookie")
 
-// ParseAuthCookie splits a cookie value as wp_parse_auth_cookie() does,
+// parseAuthCookie splits a cookie value as wp_parse_auth_cookie() does,
 // after PHP's percent-decoding (which leaves '+' alone).
-func ParseAuthCookie(raw string) (AuthCookie, error) {
+func parseAuthCookie(raw string) (AuthCookie, error) {
 	v, err := url.PathUnescape(raw)
 	if err != nil {
 		v = raw
 	}
 	f := strings.Split(v, "|")
 	if len(f) != 4 {
-		return AuthCookie{}, ErrMalformedCookie
+		return AuthCookie{}, errMalformedCookie
 	}
 	return AuthCookie{Login: f[0], Expiration: f[1], Token: f[2], HMAC: f[3]}, nil
 }
 
-// CookieValue returns the named cookie's raw value from a Cookie header as
+// cookieValue returns the named cookie's raw value from a Cookie header as
 // PHP would (the first of duplicates).
-func CookieValue(header []string, name string) (string, bool) {
+func cookieValue(header []string, name string) (string, bool) {
 	for _, line := range header {
 		for _, part := range strings.Split(line, ";") {
 			k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
@@ -145,8 +145,8 @@ func CookieValue(header []string, name string) (string, bool) {
 	return "", false
 }
 
-// PassFrag is the part of user_pass bound into cookies.
-func PassFrag(userPass string, v Version) string {
+// passFrag is the part of user_pass bound into cookies.
+func passFrag(userPass string, v Version) string {
 	if v == WP68 && !strings.HasPrefix(userPass, "$P$") && !strings.HasPrefix(userPass, "$2y$") {
 		if len(userPass) <= 4 {
 			return userPass
@@ -161,7 +161,7 @@ func PassFrag(userPass string, v Version) string {
 
 // CookieHMAC computes the HMAC of a cookie for the given user_pass.
 func (s *Salts) CookieHMAC(c AuthCookie, userPass, scheme string, v Version) (string, error) {
-	key, err := s.Hash(c.Login+"|"+PassFrag(userPass, v)+"|"+c.Expiration+"|"+c.Token, scheme)
+	key, err := s.Hash(c.Login+"|"+passFrag(userPass, v)+"|"+c.Expiration+"|"+c.Token, scheme)
 	if err != nil {
 		return "", err
 	}

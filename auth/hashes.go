@@ -23,32 +23,32 @@ const (
 	WP68                // 6.8 and later
 )
 
-// DBVersion68 is the db_version of WordPress 6.8.0; sites at or above it
+// dbVersion68 is the db_version of WordPress 6.8.0; sites at or above it
 // follow the 6.8 rules.
-const DBVersion68 = 60421
+const dbVersion68 = 60421
 
-// VersionOf maps the db_version option to a Version.
-func VersionOf(dbVersion int64) Version {
-	if dbVersion >= DBVersion68 {
+// versionOf maps the db_version option to a Version.
+func versionOf(dbVersion int64) Version {
+	if dbVersion >= dbVersion68 {
 		return WP68
 	}
 	return WP61
 }
 
-// CheckPassword is wp_check_password(): whether password matches the
+// checkPassword is wp_check_password(): whether password matches the
 // stored hash, in the order and with the formats the version accepts
 // (md5 of 32 hex or fewer, phpass $P$ (and $H$ before 6.8), 6.8's $wp
-// bcrypt with pre-hash, plain bcrypt); a password over MaxPasswordBytes
+// bcrypt with pre-hash, plain bcrypt); a password over maxPasswordBytes
 // never matches anything but an md5 hash. Other crypt() formats (sha512-crypt,
 // argon2) are not accepted by the sidecar.
-func CheckPassword(password, stored string, v Version) bool {
+func checkPassword(password, stored string, v Version) bool {
 	switch {
 	case len(stored) <= 32:
 		sum := md5.Sum([]byte(password))
 		return ctEqual(hex.EncodeToString(sum[:]), stored)
-	case len(password) > MaxPasswordBytes:
+	case len(password) > maxPasswordBytes:
 		// Every version refuses these before hashing: 6.8 in
-		// wp_check_password, earlier ones in phpass's CheckPassword
+		// wp_check_password, earlier ones in phpass's checkPassword
 		// (CVE-2014-9034: 8192 MD5 rounds over a long password is a
 		// denial of service).
 		return false
@@ -62,8 +62,8 @@ func CheckPassword(password, stored string, v Version) bool {
 	return false
 }
 
-// MaxPasswordBytes is the longest password WordPress hashes to check it.
-const MaxPasswordBytes = 4096
+// maxPasswordBytes is the longest password WordPress hashes to check it.
+const maxPasswordBytes = 4096
 
 // wpPrehash is 6.8's bcrypt input: base64(HMAC-SHA384("wp-sha384", pw)).
 func wpPrehash(password string) string {
@@ -139,18 +139,18 @@ func FastHash(message string) string {
 	return "$generic$" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
-// CheckApplicationPassword verifies an application password (already
+// checkApplicationPassword verifies an application password (already
 // stripped to [A-Za-z0-9]) against a stored item hash.
-func CheckApplicationPassword(password, stored string, v Version) bool {
+func checkApplicationPassword(password, stored string, v Version) bool {
 	if strings.HasPrefix(stored, "$generic$") {
 		return v == WP68 && ctEqual(FastHash(password), stored)
 	}
-	return CheckPassword(password, stored, v)
+	return checkPassword(password, stored, v)
 }
 
-// StripApplicationPassword removes everything outside [A-Za-z0-9], as
+// stripApplicationPassword removes everything outside [A-Za-z0-9], as
 // WordPress does before checking (so "abcd EFGH …" works).
-func StripApplicationPassword(pw string) string {
+func stripApplicationPassword(pw string) string {
 	var b strings.Builder
 	for i := 0; i < len(pw); i++ {
 		c := pw[i]

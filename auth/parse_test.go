@@ -32,9 +32,9 @@ func TestParseBasic(t *testing.T) {
 		{"", "", "", false},
 	}
 	for _, tt := range tests {
-		l, p, ok := ParseBasic(tt.header)
+		l, p, ok := parseBasic(tt.header)
 		if l != tt.login || p != tt.password || ok != tt.ok {
-			t.Errorf("ParseBasic(%q) = %q, %q, %v", tt.header, l, p, ok)
+			t.Errorf("parseBasic(%q) = %q, %q, %v", tt.header, l, p, ok)
 		}
 	}
 }
@@ -44,7 +44,7 @@ func FuzzParseBasic(f *testing.F) {
 	f.Add("basic Og==")
 	f.Add("Basic ====")
 	f.Fuzz(func(t *testing.T, h string) {
-		l, p, ok := ParseBasic(h)
+		l, p, ok := parseBasic(h)
 		if ok && (l == "" || p == "") {
 			t.Errorf("%q: empty part accepted", h)
 		}
@@ -59,28 +59,28 @@ func FuzzCookie(f *testing.F) {
 	f.Add("a|b|c|d", "x")
 	f.Add("%zz|||", "-1e400")
 	f.Fuzz(func(t *testing.T, raw, exp string) {
-		c, err := ParseAuthCookie(raw)
+		c, err := parseAuthCookie(raw)
 		if err == nil {
 			c.Expired(timeZero, true)
 			s := NewSalts(map[string]string{"LOGGED_IN_KEY": "k", "LOGGED_IN_SALT": "s"}, nil)
 			s.CookieHMAC(c, raw, SchemeLoggedIn, WP68)
-			PassFrag(raw, WP61)
+			passFrag(raw, WP61)
 		}
 		(AuthCookie{Expiration: exp}).Expired(timeZero, false)
-		CookieValue([]string{raw, exp}, "a")
+		cookieValue([]string{raw, exp}, "a")
 		sessionValid(raw, exp, timeZero)
 	})
 }
 
 // TestLongPasswords: WordPress checks no password over 4096 bytes against
-// anything but an md5 hash, in every version (phpass's CheckPassword before
+// anything but an md5 hash, in every version (phpass's checkPassword before
 // 6.8, wp_check_password since), so a long one costs no hashing.
 func TestLongPasswords(t *testing.T) {
 	hashOf := func(pw string) string {
 		h, _ := phpassCrypt(pw, "$P$B12345678"+strings.Repeat(".", 22))
 		return h
 	}
-	at, over := strings.Repeat("a", MaxPasswordBytes), strings.Repeat("a", MaxPasswordBytes+1)
+	at, over := strings.Repeat("a", maxPasswordBytes), strings.Repeat("a", maxPasswordBytes+1)
 	long := strings.Repeat("x", 45000)
 	md5Long := md5.Sum([]byte(long))
 	tests := []struct {
@@ -100,21 +100,21 @@ func TestLongPasswords(t *testing.T) {
 			if strings.HasPrefix(tt.stored, "$H$") && v == WP68 {
 				want = false
 			}
-			if got := CheckPassword(tt.password, tt.stored, v); got != want {
+			if got := checkPassword(tt.password, tt.stored, v); got != want {
 				t.Errorf("%s, version %d: %v, want %v", tt.name, v, got, want)
 			}
-			if got := CheckApplicationPassword(tt.password, tt.stored, v); got != want {
+			if got := checkApplicationPassword(tt.password, tt.stored, v); got != want {
 				t.Errorf("%s, version %d, as an application password: %v, want %v", tt.name, v, got, want)
 			}
 		}
 	}
 	// Basic credentials beyond what any right one needs are not decoded.
 	enc := base64.StdEncoding.EncodeToString([]byte("admin:" + long))
-	if _, _, ok := ParseBasic("Basic " + enc); ok {
+	if _, _, ok := parseBasic("Basic " + enc); ok {
 		t.Error("a 45,000-byte Basic password was decoded")
 	}
 	enc = base64.StdEncoding.EncodeToString([]byte(strings.Repeat("u", 100) + ":" + strings.Repeat(" ", 6000) + at))
-	if l, p, ok := ParseBasic("Basic " + enc); !ok || len(l) != 100 || len(p) != 6000+MaxPasswordBytes {
+	if l, p, ok := parseBasic("Basic " + enc); !ok || len(l) != 100 || len(p) != 6000+maxPasswordBytes {
 		t.Error("the longest credentials WordPress could accept were not decoded")
 	}
 }

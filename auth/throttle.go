@@ -54,9 +54,9 @@ func ClientKey(ip string) string {
 	return a.String()
 }
 
-// AccountKey is the key of a login or e-mail as a client sent it:
+// accountKey is the key of a login or e-mail as a client sent it:
 // WordPress finds logins and e-mails case-insensitively.
-func AccountKey(login string) string { return strings.ToLower(strings.TrimSpace(login)) }
+func accountKey(login string) string { return strings.ToLower(strings.TrimSpace(login)) }
 
 // IPWait is how long (a nil Throttle limits nothing) the client must wait before its next attempt, or 0.
 func (t *Throttle) IPWait(client string, now time.Time) time.Duration {

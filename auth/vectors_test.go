@@ -12,7 +12,7 @@ type producedBy struct {
 	WordPress string `json:"wordpress"`
 }
 
-func versionOf(p producedBy) Version {
+func producedVersion(p producedBy) Version {
 	if strings.HasPrefix(p.WordPress, "6.1") {
 		return WP61
 	}
@@ -171,7 +171,7 @@ func TestSalts_Fallback(t *testing.T) {
 				t.Errorf("%s: Salt(%s) = %q, %v; want %q", name, scheme, got, err, want)
 			}
 		}
-		checkCookie(t, name, s, c.Cookie, versionOf(c.ProducedBy))
+		checkCookie(t, name, s, c.Cookie, producedVersion(c.ProducedBy))
 		for _, n := range c.Nonces {
 			if got, _ := s.Nonce(n.Tick, n.Action, n.UID, n.Token); got != n.Nonce {
 				t.Errorf("%s: nonce %+v = %s", name, n, got)
@@ -179,17 +179,17 @@ func TestSalts_Fallback(t *testing.T) {
 		}
 	}
 	// Without the options, a rejected constant leaves nothing to use.
-	if _, err := NewSalts(map[string]string{"NONCE_KEY": Placeholder, "NONCE_SALT": "x"}, nil).Salt(SchemeNonce); err != ErrNoSalt {
-		t.Errorf("err = %v, want ErrNoSalt", err)
+	if _, err := NewSalts(map[string]string{"NONCE_KEY": placeholderKey, "NONCE_SALT": "x"}, nil).Salt(SchemeNonce); err != errNoSalt {
+		t.Errorf("err = %v, want errNoSalt", err)
 	}
 }
 
 func checkCookie(t *testing.T, name string, s *Salts, c cookieVector, v Version) {
 	t.Helper()
-	if got := PassFrag(c.UserPass, v); got != c.PassFrag {
-		t.Errorf("%s: PassFrag(%q) = %q, want %q", name, c.UserPass, got, c.PassFrag)
+	if got := passFrag(c.UserPass, v); got != c.PassFrag {
+		t.Errorf("%s: passFrag(%q) = %q, want %q", name, c.UserPass, got, c.PassFrag)
 	}
-	parsed, err := ParseAuthCookie(c.CookieValue)
+	parsed, err := parseAuthCookie(c.CookieValue)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -207,21 +207,21 @@ func TestAuthCookies(t *testing.T) {
 	}
 	for _, c := range v.AuthCookies.Vectors {
 		name := c.ProducedBy.WordPress + "/" + c.UserPass[:min(8, len(c.UserPass))] + "/" + c.Scheme
-		checkCookie(t, name, s, c, versionOf(c.ProducedBy))
+		checkCookie(t, name, s, c, producedVersion(c.ProducedBy))
 	}
 }
 
 func TestParseAuthCookie(t *testing.T) {
-	c, err := ParseAuthCookie("ad+min%7C1893456000%7Ctok%7Chm")
+	c, err := parseAuthCookie("ad+min%7C1893456000%7Ctok%7Chm")
 	if err != nil || c.Login != "ad+min" || c.Expiration != "1893456000" || c.Token != "tok" || c.HMAC != "hm" {
 		t.Errorf("percent-decoded, + kept: %+v %v", c, err)
 	}
 	for _, bad := range []string{"", "a|b|c", "a|b|c|d|e", "%7C%7C"} {
-		if _, err := ParseAuthCookie(bad); err != ErrMalformedCookie {
-			t.Errorf("ParseAuthCookie(%q) = %v", bad, err)
+		if _, err := parseAuthCookie(bad); err != errMalformedCookie {
+			t.Errorf("parseAuthCookie(%q) = %v", bad, err)
 		}
 	}
-	if v, ok := CookieValue([]string{"a=1; wordpress_logged_in_x=first", "wordpress_logged_in_x=second"}, "wordpress_logged_in_x"); !ok || v != "first" {
+	if v, ok := cookieValue([]string{"a=1; wordpress_logged_in_x=first", "wordpress_logged_in_x=second"}, "wordpress_logged_in_x"); !ok || v != "first" {
 		t.Errorf("first duplicate wins: %q", v)
 	}
 }
@@ -302,13 +302,13 @@ func TestCheckPassword_Vectors(t *testing.T) {
 		t.Fatalf("only %d cases", len(cases))
 	}
 	for _, tc := range cases {
-		if got := CheckPassword(tc.pw, tc.hash, WP61); got != tc.ok61 {
+		if got := checkPassword(tc.pw, tc.hash, WP61); got != tc.ok61 {
 			t.Errorf("%s: 6.1 says %v, sidecar %v", tc.name, tc.ok61, got)
 		}
-		if got := CheckPassword(tc.pw, tc.hash, WP68); got != tc.ok68 {
+		if got := checkPassword(tc.pw, tc.hash, WP68); got != tc.ok68 {
 			t.Errorf("%s: 6.8 says %v, sidecar %v", tc.name, tc.ok68, got)
 		}
-		if tc.ok68 && CheckPassword(tc.pw+"x", tc.hash, WP68) {
+		if tc.ok68 && checkPassword(tc.pw+"x", tc.hash, WP68) {
 			t.Errorf("%s: a wrong password verified", tc.name)
 		}
 	}
@@ -325,7 +325,7 @@ func TestApplicationPasswordHashes(t *testing.T) {
 	if v71.Raw == "" || v61.Raw == "" {
 		t.Fatal("app_password_hash vectors missing")
 	}
-	stripped := StripApplicationPassword(v71.Chunked)
+	stripped := stripApplicationPassword(v71.Chunked)
 	if stripped != v71.Raw {
 		t.Errorf("strip(%q) = %q", v71.Chunked, stripped)
 	}
@@ -343,7 +343,7 @@ func TestApplicationPasswordHashes(t *testing.T) {
 		{"wrong", "x" + stripped[1:], v71.Hash, WP68, false},
 	}
 	for _, c := range checks {
-		if got := CheckApplicationPassword(c.pw, c.stored, c.v); got != c.want {
+		if got := checkApplicationPassword(c.pw, c.stored, c.v); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -358,7 +358,7 @@ func TestCookieNames(t *testing.T) {
 		}
 		h := CookieHash(m["siteurl_option"].(string))
 		if h != m["COOKIEHASH"] || LoggedInCookieName(h) != m["LOGGED_IN_COOKIE"] ||
-			AuthCookieName(h) != m["AUTH_COOKIE"] || SecureAuthCookieName(h) != m["SECURE_AUTH_COOKIE"] {
+			authCookieName(h) != m["AUTH_COOKIE"] || secureAuthCookieName(h) != m["SECURE_AUTH_COOKIE"] {
 			t.Errorf("%s: hash %s", key, h)
 		}
 	}
