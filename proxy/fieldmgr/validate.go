@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -79,15 +80,6 @@ func invalid(format string, a ...any) error {
 	return &wpjson.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, a...), Bare: true}
 }
 
-func oneOf(s string, set []string) bool {
-	for _, v := range set {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
-
 // validateConfig checks a config object and returns it as compact JSON to
 // store, keys in the order sent, an empty fields list as {}.
 func validateConfig(n node) (string, error) {
@@ -98,7 +90,7 @@ func validateConfig(n node) (string, error) {
 	if !ok {
 		return "", invalid("config.type: required")
 	}
-	if typ.Kind != phpserial.String || !oneOf(typ.Str, configTypes) {
+	if typ.Kind != phpserial.String || !slices.Contains(configTypes, typ.Str) {
 		return "", invalid("config.type: must be one of %s", strings.Join(configTypes, ", "))
 	}
 	switch typ.Str {
@@ -119,7 +111,7 @@ func validateConfig(n node) (string, error) {
 			return "", invalid("config.taxonomy: must be 1-32 characters of a-z, 0-9, _ and -")
 		}
 	}
-	if pos, ok := n.Get("position"); ok && (pos.Kind != phpserial.String || !oneOf(pos.Str, positions)) {
+	if pos, ok := n.Get("position"); ok && (pos.Kind != phpserial.String || !slices.Contains(positions, pos.Str)) {
 		return "", invalid("config.position: must be one of %s", strings.Join(positions, ", "))
 	}
 	for i, m := range n.Entries {
@@ -207,7 +199,7 @@ func checkType(v node, s setting) error {
 		}
 		return fmt.Errorf("must be %s %s", article, s.typ)
 	}
-	if s.enum != nil && !oneOf(v.Str, s.enum) {
+	if s.enum != nil && !slices.Contains(s.enum, v.Str) {
 		return fmt.Errorf("must be one of %s", strings.Join(s.enum, ", "))
 	}
 	return nil
