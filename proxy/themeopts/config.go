@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
@@ -62,19 +61,6 @@ func (c *Config) Section(id string) (*Section, bool) {
 		}
 	}
 	return nil, false
-}
-
-// LoadConfig reads and checks the configuration file at path.
-func LoadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("theme options configuration: %w", err)
-	}
-	c, err := ParseConfig(b)
-	if err != nil {
-		return nil, fmt.Errorf("theme options configuration %s: %w", path, err)
-	}
-	return c, nil
 }
 
 // ParseConfig checks a configuration; the error lists every problem, each

@@ -9,9 +9,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -38,11 +37,7 @@ type Service struct {
 	db       *store.DB
 	settings Settings
 	log      zerolog.Logger
-	path     string
-
-	cfg      atomic.Pointer[Config]
-	reloadMu sync.Mutex
-	stamp    fileStamp
+	cfg      *config.File[Config]
 
 	// last is what the last GET derived from the row: reused while the
 	// row's bytes are the same, so that a GET (or a 304) of an unchanged
@@ -63,72 +58,25 @@ type derivedSet struct {
 // New loads the configuration file at path and returns the service; an
 // invalid file is an error.
 func New(a *auth.Authenticator, db *store.DB, settings Settings, path string, log zerolog.Logger) (*Service, error) {
-	s := &Service{auth: a, db: db, settings: settings, log: log, path: path}
-	st := stampOf(path)
-	c, err := LoadConfig(path)
+	cfg, err := config.OpenFile(path, "theme options configuration", ParseConfig, func(c *Config, ev *zerolog.Event) *zerolog.Event {
+		return ev.Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode)
+	}, log)
 	if err != nil {
 		return nil, err
 	}
-	s.cfg.Store(c)
-	s.stamp = st
-	return s, nil
+	return &Service{auth: a, db: db, settings: settings, log: log, cfg: cfg}, nil
 }
 
 // Config is the configuration in force.
-func (s *Service) Config() *Config { return s.cfg.Load() }
+func (s *Service) Config() *Config { return s.cfg.Current() }
 
 // Reload reads the configuration file again. An invalid file is logged
 // and the configuration in force stays; requests are never without one.
-func (s *Service) Reload() error {
-	s.reloadMu.Lock()
-	defer s.reloadMu.Unlock()
-	st := stampOf(s.path)
-	c, err := LoadConfig(s.path)
-	s.stamp = st
-	if err != nil {
-		s.log.Error().Err(err).Msg("theme options configuration not reloaded; the previous one stays in force")
-		return err
-	}
-	s.cfg.Store(c)
-	s.log.Info().Str("path", s.path).Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
-	return nil
-}
+func (s *Service) Reload() error { return s.cfg.Reload() }
 
 // Watch reloads the configuration whenever the file changes (checked every
 // interval), until ctx ends.
-func (s *Service) Watch(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.reloadMu.Lock()
-			changed := stampOf(s.path) != s.stamp
-			s.reloadMu.Unlock()
-			if changed {
-				s.Reload()
-			}
-		}
-	}
-}
-
-// fileStamp tells a changed file from an unchanged one, also when an
-// editor replaces it by renaming.
-type fileStamp struct {
-	mod  time.Time
-	size int64
-	ok   bool
-}
-
-func stampOf(path string) fileStamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
-}
+func (s *Service) Watch(ctx context.Context, interval time.Duration) { s.cfg.Watch(ctx, interval) }
 
 // Name is the namespace the service answers.
 func (s *Service) Name() string { return "themeopts/v1" }

@@ -1,0 +1,110 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// File is a configuration file the sidecar follows while it runs (the
+// theme options configuration, the public routes): checked at start, read
+// again by Reload (on SIGHUP) and whenever it changes (Watch). A reload
+// that fails is logged and the value in force stays: requests are never
+// without one, and never wait for a reload.
+type File[T any] struct {
+	path   string
+	what   string // for messages: "theme options configuration"
+	parse  func([]byte) (*T, error)
+	loaded func(*T, *zerolog.Event) *zerolog.Event // what the "loaded" line says
+	log    zerolog.Logger
+
+	cur   atomic.Pointer[T]
+	mu    sync.Mutex
+	stamp fileStamp
+}
+
+// OpenFile reads and checks the file at path; an invalid file is an error.
+// loaded adds what is worth saying of a loaded value to its log line.
+func OpenFile[T any](path, what string, parse func([]byte) (*T, error), loaded func(*T, *zerolog.Event) *zerolog.Event, log zerolog.Logger) (*File[T], error) {
+	f := &File[T]{path: path, what: what, parse: parse, loaded: loaded, log: log}
+	v, err := f.read()
+	if err != nil {
+		return nil, err
+	}
+	f.cur.Store(v)
+	return f, nil
+}
+
+func (f *File[T]) read() (*T, error) {
+	f.stamp = stampOf(f.path)
+	b, err := os.ReadFile(f.path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.what, err)
+	}
+	v, err := f.parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", f.what, f.path, err)
+	}
+	return v, nil
+}
+
+// Current is the value in force.
+func (f *File[T]) Current() *T { return f.cur.Load() }
+
+// Path is the file's path.
+func (f *File[T]) Path() string { return f.path }
+
+// Reload reads the file again.
+func (f *File[T]) Reload() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, err := f.read()
+	if err != nil {
+		f.log.Error().Err(err).Msg(f.what + " not reloaded; the previous one stays in force")
+		return err
+	}
+	f.cur.Store(v)
+	f.loaded(v, f.log.Info().Str("path", f.path)).Msg(f.what + " loaded")
+	return nil
+}
+
+// Watch reloads the file whenever it changes (checked every interval; a
+// rename over it counts), until ctx ends.
+func (f *File[T]) Watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f.mu.Lock()
+			changed := stampOf(f.path) != f.stamp
+			f.mu.Unlock()
+			if changed {
+				_ = f.Reload() // logged by Reload
+			}
+		}
+	}
+}
+
+// fileStamp tells a changed file from an unchanged one, also when an
+// editor replaces it by renaming.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+	ok   bool
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
+}
