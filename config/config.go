@@ -90,6 +90,8 @@ type Config struct {
 	// AuthFailLimitIP and AuthFailLimitAccount throttle failed Basic
 	// authentication per client address and per account.
 	AuthFailLimitIP, AuthFailLimitAccount Rate
+	// PublicRoutes is the public routes file ("": none).
+	PublicRoutes string
 	// CompanionSecret signs failure reports to the companion plugin.
 	CompanionSecret string
 	// Pprof serves /debug/pprof/ on the admin listener.

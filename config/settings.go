@@ -307,6 +307,8 @@ var settings = func() []setting {
 			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitIP })},
 		setting{name: "auth-fail-limit-account", def: "60/1h", usage: "failed Basic authentications for one login or e-mail, from all clients together, as N/DURATION; then only credentials verified before are accepted; 0 turns it off",
 			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitAccount })},
+		setting{name: "public-routes", usage: "public routes file: chosen theme options and field groups served without credentials, cacheable by CDNs (docs/api.md §9); reloaded on SIGHUP or change",
+			set: strSetter(func(c *Config) *string { return &c.PublicRoutes })},
 		setting{name: "companion-secret", secret: true, wpConst: "WPSIDECAR_COMPANION_SECRET", usage: "secret shared with the companion plugin (wordpress/wpsidecar-companion.php): failed Basic authentications are reported to it, signed, so that PHP fires wp_login_failed and application_password_failed_authentication",
 			set: strSetter(func(c *Config) *string { return &c.CompanionSecret })},
 		setting{name: "pprof", kind: kBool, def: "false", usage: "serve Go's profiles at /debug/pprof/ on the admin listener",

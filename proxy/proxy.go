@@ -28,6 +28,13 @@ type Namespace interface {
 	Register(r *mux.Router)
 }
 
+// Public serves routes without credentials (package public).
+type Public interface {
+	http.Handler
+	// Matches tells whether path and method are a public route's.
+	Matches(path, method string) bool
+}
+
 // Site tells the router what it needs to know of the site, as last read
 // from its database: the home URL and whether it uses plain permalinks.
 // An error means the database cannot be used now: the sidecar's routes
@@ -67,6 +74,8 @@ type Options struct {
 	MaxBodyBytes    int64 // on the sidecar's own routes; DefaultMaxBodyBytes when 0
 	Site            Site
 	Namespaces      []Namespace
+	// Public, when set, answers the site owner's public routes.
+	Public Public
 	Log             zerolog.Logger
 	Metrics         *Metrics
 }
@@ -82,6 +91,7 @@ type Handler struct {
 	router      *mux.Router
 	php         *mux.Route // the catch-all: everything else goes to PHP
 	templates   [][]string // the namespaces' route templates after /wp-json
+	public      http.Handler
 }
 
 // New builds the handler. It fails when a namespace registered a route
@@ -111,6 +121,9 @@ func New(o Options) (*Handler, error) {
 		return nil, fmt.Errorf("proxy: route: %w", err)
 	}
 	h.router, h.templates = r, routeTemplates(r)
+	if o.Public != nil {
+		h.public = restGlobals(o.Public)
+	}
 	h.root = h.observe(http.HandlerFunc(h.dispatch))
 	return h, nil
 }
@@ -119,6 +132,10 @@ func New(o Options) (*Handler, error) {
 // own routes when one matches it, and the request as sent to PHP otherwise.
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
 	if rr := h.restView(r); rr != nil {
+		if h.public != nil && h.opts.Public.Matches(rr.URL.Path, rr.Method) {
+			h.servePublic(w, rr)
+			return
+		}
 		var m mux.RouteMatch
 		if h.router.Match(rr, &m) && m.Route != h.php {
 			h.router.ServeHTTP(w, rr)
@@ -181,16 +198,21 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 // before dispatch: the API discovery link and, for a request with an
 // Origin, the CORS headers (rest_send_cors_headers).
 func restHeaders(h http.Header, r *http.Request, s SiteREST) {
-	root := s.Home + "/wp-json/"
-	if s.PlainPermalinks {
-		root = s.Home + "/?rest_route=/"
-	}
-	h.Set("Link", "<"+root+">; rel=\"https://api.w.org/\"")
+	setAPILink(h, s)
 	if origin := r.Header.Get("Origin"); origin != "" {
 		h.Set("Access-Control-Allow-Origin", sanitizeOrigin(origin))
 		h.Set("Access-Control-Allow-Methods", "OPTIONS, GET, POST, PUT, PATCH, DELETE")
 		h.Set("Access-Control-Allow-Credentials", "true")
 	}
+}
+
+// setAPILink is the REST API discovery link (get_rest_url).
+func setAPILink(h http.Header, s SiteREST) {
+	root := s.Home + "/wp-json/"
+	if s.PlainPermalinks {
+		root = s.Home + "/?rest_route=/"
+	}
+	h.Set("Link", "<"+root+">; rel=\"https://api.w.org/\"")
 }
 
 // sanitizeOrigin keeps "null" and otherwise drops what esc_url_raw would
@@ -241,6 +263,27 @@ func ClientIPFunc(trusted []netip.Prefix) func(*http.Request) string {
 		}
 		return ip
 	}
+}
+
+// servePublic answers a public route: as the namespaces' routes, PHP's
+// under plain permalinks unless named by ?rest_route=, 503 while the
+// database is down; but without credentials, for everyone alike.
+func (h *Handler) servePublic(w http.ResponseWriter, r *http.Request) {
+	s, err := h.opts.Site.REST()
+	if err == nil && s.PlainPermalinks && !viaRESTRoute(r) {
+		h.passthrough.ServeHTTP(w, originalRequest(r))
+		return
+	}
+	if info := infoFrom(r.Context()); info != nil {
+		info.servedBy, info.route = servedBySidecar, r.Method+" public"
+	}
+	if err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		wpjson.Render(w, r, err)
+		return
+	}
+	setAPILink(w.Header(), s) // CORS is the public handler's: configured origins, no credentials
+	h.public.ServeHTTP(w, r)
 }
 
 func (h *Handler) markSidecar(r *http.Request) {

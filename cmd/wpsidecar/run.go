@@ -29,6 +29,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
@@ -129,13 +130,15 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	namespaces := []proxy.Namespace{fieldmgr.New(authn, groups, settings, logger.With().Str("component", "fieldmgr").Logger())}
+	fields := fieldmgr.New(authn, groups, settings, logger.With().Str("component", "fieldmgr").Logger())
+	namespaces := []proxy.Namespace{fields}
 	var (
-		reload  func() error
+		reloads []func() error // on SIGHUP
 		optName func() string
+		opts    *themeopts.Service
 	)
 	if cfg.ThemeoptsConfig != "" {
-		opts, err := themeopts.New(authn, db, settings, cfg.ThemeoptsConfig, logger.With().Str("component", "themeopts").Logger())
+		opts, err = themeopts.New(authn, db, settings, cfg.ThemeoptsConfig, logger.With().Str("component", "themeopts").Logger())
 		if err != nil {
 			return err
 		}
@@ -143,9 +146,17 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		logger.Info().Str("path", cfg.ThemeoptsConfig).Str("opt_name", c.OptName).Int("fields", len(c.Fields)).
 			Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
 		background(func(ctx context.Context) { opts.Watch(ctx, time.Second) })
-		reload = opts.Reload
+		reloads = append(reloads, opts.Reload)
 		optName = func() string { return opts.Config().OptName }
 		namespaces = append(namespaces, opts)
+	}
+	pub, err := publicRoutes(cfg, fields, opts, logger)
+	if err != nil {
+		return err
+	}
+	if pub != nil {
+		reloads = append(reloads, pub.file.Reload)
+		background(func(ctx context.Context) { pub.file.Watch(ctx, time.Second) })
 	}
 	if len(cfg.WebhookURLs) > 0 {
 		clog := logger.With().Str("component", "changes").Logger()
@@ -160,7 +171,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	background(func(ctx context.Context) { reloadOnHangup(ctx, hup, reload, logger) })
+	background(func(ctx context.Context) { reloadOnHangup(ctx, hup, reloads, logger) })
 	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
 	metrics.Register(authCollectors...)
 	if oc, ok := cache.(*objcache.Redis); ok {
@@ -169,7 +180,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	handler, err := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
-		Site: site, Namespaces: namespaces, Log: logger, Metrics: metrics,
+		Site: site, Namespaces: namespaces, Log: logger, Metrics: metrics, Public: pub.handler(),
 	})
 	if err != nil {
 		return err
@@ -379,18 +390,69 @@ func newLogger(cfg *config.Config, out io.Writer) zerolog.Logger {
 
 // reloadOnHangup reloads the theme options configuration on SIGHUP (which
 // would otherwise end the process) until ctx ends.
-func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reload func() error, logger zerolog.Logger) {
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reloads []func() error, logger zerolog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			if reload == nil {
-				logger.Info().Msg("SIGHUP: nothing to reload (no theme options configuration)")
+			if len(reloads) == 0 {
+				logger.Info().Msg("SIGHUP: nothing to reload (no theme options configuration, no public routes)")
 				continue
 			}
-			logger.Info().Msg("SIGHUP: reloading the theme options configuration")
-			_ = reload() // a failed reload is logged by it, and the previous configuration stays
+			logger.Info().Msg("SIGHUP: reloading the configuration files")
+			for _, reload := range reloads {
+				_ = reload() // a failed reload is logged by it, and the previous configuration stays
+			}
 		}
 	}
+}
+
+// public is the site owner's public routes, when --public-routes is set.
+type public struct {
+	file *config.File[publicroutes.Config]
+	h    *publicroutes.Handler
+}
+
+func (p *public) handler() proxy.Public {
+	if p == nil {
+		return nil
+	}
+	return p.h
+}
+
+// publicRoutes opens the public routes file and says, route by route,
+// what it exposes.
+func publicRoutes(cfg *config.Config, fields *fieldmgr.Service, opts *themeopts.Service, logger zerolog.Logger) (*public, error) {
+	if cfg.PublicRoutes == "" {
+		return nil, nil
+	}
+	log := logger.With().Str("component", "public").Logger()
+	file, err := config.OpenFile(cfg.PublicRoutes, "public routes", publicroutes.ParseConfig, func(c *publicroutes.Config, ev *zerolog.Event) *zerolog.Event {
+		return ev.Int("routes", len(c.Routes)).Strs("cors_origins", c.CORSOrigins)
+	}, log)
+	if err != nil {
+		return nil, err
+	}
+	c := file.Current()
+	if c.UsesThemeopts() && opts == nil {
+		return nil, fmt.Errorf("public routes %s: a route shows theme options, but --themeopts-config is not set", cfg.PublicRoutes)
+	}
+	for _, r := range c.Routes {
+		ev := log.Warn().Str("path", r.Path)
+		if r.Fieldmgr != nil {
+			ev = ev.Interface("field_groups", r.Fieldmgr)
+		} else {
+			ev = ev.Strs("theme_options", r.Themeopts)
+		}
+		ev.Msg("public route: exposed to anyone, without credentials")
+	}
+	var options publicroutes.Options
+	if opts != nil {
+		options = opts.Public
+	}
+	groups := func(ctx context.Context, s publicroutes.Selector) ([]byte, string, []string, error) {
+		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
+	}
+	return &public{file: file, h: publicroutes.New(file, options, groups)}, nil
 }

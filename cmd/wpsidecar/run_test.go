@@ -449,7 +449,7 @@ func TestRun_ThemeoptsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(s.log.String(), "SIGHUP: reloading the theme options configuration") {
+	for !strings.Contains(s.log.String(), "SIGHUP: reloading the configuration files") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no reload after SIGHUP:\n%s", s.log)
 		}

@@ -73,6 +73,12 @@ func AddUser(t testing.TB, tdb *testdb.DB, u User) int64 {
 // that answers "php" to everything else, and returns its URL.
 func (s *Site) Serve(t testing.TB, namespaces ...proxy.Namespace) string {
 	t.Helper()
+	return s.ServeWith(t, nil, namespaces...)
+}
+
+// ServeWith is Serve with public routes.
+func (s *Site) ServeWith(t testing.TB, public proxy.Public, namespaces ...proxy.Namespace) string {
+	t.Helper()
 	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
 	t.Cleanup(php.Close)
 	u, _ := url.Parse(php.URL)
@@ -81,7 +87,7 @@ func (s *Site) Serve(t testing.TB, namespaces ...proxy.Namespace) string {
 		return proxy.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
 	h, err := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, Site: site,
-		Namespaces: namespaces, Log: zerolog.Nop()})
+		Namespaces: namespaces, Public: public, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

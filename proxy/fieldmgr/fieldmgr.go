@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -217,16 +218,33 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	etag, tags := listTags("fieldmgr:list", list)
+	httpcond.SetTags(w.Header(), tags...)
+	if httpcond.NotModified(w, r, etag) {
+		return nil
+	}
+	wpjson.WriteRaw(w, http.StatusOK, listJSON(list))
+	return nil
+}
+
+// listTags are a list's ETag (kind names what is listed) and cache tags:
+// the namespace, "fieldmgr:list" (any change may change a list: a new
+// group, a toggle) and each group's key.
+func listTags(kind string, list []store.FieldGroup) (string, []string) {
 	parts := make([]string, 0, 6*len(list))
-	tags := []string{"fieldmgr"}
+	tags := []string{"fieldmgr", ListTag}
 	for _, g := range list {
 		parts = append(parts, g.Key, g.Title, g.Config, g.Status, g.CreatedAt, g.UpdatedAt)
 		tags = append(tags, "fieldmgr:"+g.Key)
 	}
-	httpcond.SetTags(w.Header(), tags...)
-	if httpcond.NotModified(w, r, httpcond.ETag("fieldmgr:list", parts...)) {
-		return nil
-	}
+	return httpcond.ETag(kind, parts...), tags
+}
+
+// ListTag is the cache tag of every answer that lists groups: a purge
+// names it on any change of a group.
+const ListTag = "fieldmgr:list"
+
+func listJSON(list []store.FieldGroup) []byte {
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i, g := range list {
@@ -236,8 +254,50 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 		writeGroup(&b, g)
 	}
 	b.WriteByte(']')
-	wpjson.WriteRaw(w, http.StatusOK, b.Bytes())
-	return nil
+	return b.Bytes()
+}
+
+// Selection picks the groups a public route lists; criteria left empty
+// do not restrict (and a route names at least one).
+type Selection struct {
+	Keys                             []string
+	Status, Type, PostType, Taxonomy string
+}
+
+// Public is a public route's answer: the groups sel picks, rendered as
+// the list route renders them, with their ETag and cache tags. It needs no
+// credentials; what it may show is the site owner's choice.
+func (s *Service) Public(ctx context.Context, sel Selection) (body []byte, etag string, tags []string, err error) {
+	all, err := s.groups.List(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	var list []store.FieldGroup
+	for _, g := range all {
+		if sel.picks(g) {
+			list = append(list, g)
+		}
+	}
+	etag, tags = listTags("fieldmgr:public:"+strings.Join(slices.Concat(sel.Keys, []string{sel.Status, sel.Type, sel.PostType, sel.Taxonomy}), "\x00"), list)
+	return listJSON(list), etag, tags, nil
+}
+
+func (sel Selection) picks(g store.FieldGroup) bool {
+	if len(sel.Keys) > 0 && !slices.Contains(sel.Keys, g.Key) || sel.Status != "" && g.Status != sel.Status {
+		return false
+	}
+	if sel.Type == "" && sel.PostType == "" && sel.Taxonomy == "" {
+		return true
+	}
+	var c struct {
+		Type     string `json:"type"`
+		PostType string `json:"post_type"`
+		Taxonomy string `json:"taxonomy"`
+	}
+	if json.Unmarshal(configJSON(g.Config), &c) != nil {
+		return false
+	}
+	return (sel.Type == "" || c.Type == sel.Type) && (sel.PostType == "" || c.PostType == sel.PostType) && (sel.Taxonomy == "" || c.Taxonomy == sel.Taxonomy)
 }
 
 // groupETag is a group's entity tag: GET answers it, If-Match is checked

@@ -416,7 +416,7 @@ func TestConditionalRequests(t *testing.T) {
 	}
 	_, _, lh := f.send(http.MethodGet, "/field-groups", "")
 	listTag := lh.Get("ETag")
-	if lh.Get("Cache-Tag") != "fieldmgr,fieldmgr:g1,fieldmgr:g2" {
+	if lh.Get("Cache-Tag") != "fieldmgr,fieldmgr:list,fieldmgr:g1,fieldmgr:g2" {
 		t.Errorf("list Cache-Tag %q", lh.Get("Cache-Tag"))
 	}
 	if code, _, _ := f.send(http.MethodGet, "/field-groups", "", "If-None-Match", listTag); code != 304 {

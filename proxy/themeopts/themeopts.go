@@ -198,11 +198,46 @@ func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (*
 	if err != nil {
 		return nil, err
 	}
+	d := s.derive(r.Context(), c, raw, found)
+	httpcond.SetTags(w.Header(), d.tags...)
+	return d, nil
+}
+
+// Public is a public route's answer: the listed ids that are saved, in the
+// order listed, each value as GET /options gives it, with an ETag and the
+// cache tags of every listed id (saved or not: saving one changes the
+// answer). It needs no credentials; what it may show is the site owner's
+// choice.
+func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag string, tags []string, err error) {
+	c := s.Config()
+	raw, err := s.db.RawOption(ctx, c.OptName)
+	found := err == nil
+	if errors.Is(err, store.ErrNotFound) {
+		err = nil
+	}
+	if err != nil {
+		return nil, "", nil, err
+	}
+	d := s.derive(ctx, c, raw, found)
+	picked := phpserial.Value{Kind: phpserial.Array}
+	tags = []string{"themeopts"}
+	for _, id := range ids {
+		if v, ok := d.set.Get(id); ok {
+			picked.Entries = append(picked.Entries, phpserial.Entry{Key: phpserial.StrKey(id), Value: v})
+		}
+		tags = append(tags, "themeopts:"+id)
+	}
+	return setJSON(picked), httpcond.ETag("themeopts:public", append([]string{d.etag}, ids...)...), tags, nil
+}
+
+// derive is what the row's bytes give, reused while they stay the same.
+func (s *Service) derive(ctx context.Context, c *Config, raw string, found bool) *derivedSet {
 	d := s.last.Load()
 	if d == nil || d.raw != raw || d.found != found {
 		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{"themeopts"}}
+		var err error
 		if d.set, err = decodeSet(raw, found); err != nil {
-			zerolog.Ctx(r.Context()).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
+			zerolog.Ctx(ctx).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
 		}
 		for _, e := range d.set.Entries {
 			d.tags = append(d.tags, "themeopts:"+e.Key.String())
@@ -210,8 +245,7 @@ func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (*
 		d.json = setJSON(d.set)
 		s.last.Store(d)
 	}
-	httpcond.SetTags(w.Header(), d.tags...)
-	return d, nil
+	return d
 }
 
 // optionsETag tags the option row as stored: GET /options answers it, the

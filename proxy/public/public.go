@@ -1,0 +1,113 @@
+package public
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
+	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+)
+
+// Options answers a theme-options route: the listed ids' JSON object, its
+// ETag and cache tags.
+type Options func(ctx context.Context, ids []string) (body []byte, etag string, tags []string, err error)
+
+// Groups answers a field-group route: the picked groups' JSON list, its
+// ETag and cache tags.
+type Groups func(ctx context.Context, s Selector) (body []byte, etag string, tags []string, err error)
+
+// Handler serves the configured public routes.
+type Handler struct {
+	routes  *config.File[Config]
+	options Options // nil without a theme options configuration
+	groups  Groups
+}
+
+// New serves the routes of file with the two namespaces' answers.
+func New(file *config.File[Config], options Options, groups Groups) *Handler {
+	return &Handler{routes: file, options: options, groups: groups}
+}
+
+// preflightMaxAge is how long a browser may keep a preflight's answer.
+const preflightMaxAge = "600"
+
+// Matches tells whether path (with or without a trailing slash, in any
+// letter case, as WordPress matches routes) is a public route, and method
+// one it answers: GET, HEAD and OPTIONS. Other methods are PHP's, which
+// answers them 404 rest_no_route, as WordPress answers a read-only route.
+func (h *Handler) Matches(path, method string) bool {
+	if method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions {
+		return false
+	}
+	return h.route(path) != nil
+}
+
+func (h *Handler) route(path string) *Route {
+	path = strings.TrimSuffix(path, "/")
+	c := h.routes.Current()
+	for i := range c.Routes {
+		if strings.EqualFold(c.Routes[i].Path, path) {
+			return &c.Routes[i]
+		}
+	}
+	return nil
+}
+
+// ServeHTTP answers a request Matches let through: the same answer for
+// everyone, whatever credentials it carries.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := h.routes.Current()
+	rt := h.route(r.URL.Path)
+	hd := w.Header()
+	wpjson.SetRESTHeaders(hd)
+	hd.Del("Access-Control-Allow-Headers")
+	hd.Del("Access-Control-Expose-Headers")
+	if len(c.CORSOrigins) > 0 {
+		hd.Set("Vary", "Origin")
+		if o := r.Header.Get("Origin"); slices.Contains(c.CORSOrigins, o) {
+			hd.Set("Access-Control-Allow-Origin", o)
+			hd.Set("Access-Control-Expose-Headers", "ETag, Cache-Tag, Surrogate-Key")
+		}
+	}
+	if r.Method == http.MethodOptions {
+		hd.Set("Allow", "GET, HEAD, OPTIONS")
+		if hd.Get("Access-Control-Allow-Origin") != "" {
+			hd.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+			hd.Set("Access-Control-Allow-Headers", "If-None-Match, If-Modified-Since")
+			hd.Set("Access-Control-Max-Age", preflightMaxAge)
+		}
+		hd.Set("Cache-Control", "public, max-age="+preflightMaxAge)
+		hd.Del("Content-Type")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	body, etag, tags, err := h.answer(r.Context(), rt)
+	if err != nil {
+		hd.Set("Cache-Control", "no-store") // a CDN keeps serving what it has (stale-if-error)
+		wpjson.Render(w, r, err)
+		return
+	}
+	hd.Set("Cache-Control", rt.cacheControl)
+	hd.Set("Allow", "GET, HEAD, OPTIONS")
+	httpcond.SetTags(hd, tags...)
+	if httpcond.NotModified(w, r, etag) {
+		return
+	}
+	wpjson.WriteRaw(w, http.StatusOK, body)
+}
+
+func (h *Handler) answer(ctx context.Context, rt *Route) ([]byte, string, []string, error) {
+	if rt.Fieldmgr != nil {
+		return h.groups(ctx, *rt.Fieldmgr)
+	}
+	if h.options == nil {
+		return nil, "", nil, errNoThemeopts
+	}
+	return h.options(ctx, rt.Themeopts)
+}
+
+var errNoThemeopts = &wpjson.Error{Status: http.StatusServiceUnavailable, Code: "wpsidecar_no_themeopts",
+	Message: "This route shows theme options, but the sidecar runs without a theme options configuration."}

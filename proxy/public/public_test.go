@@ -1,0 +1,156 @@
+package public_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/proxy/public"
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+)
+
+func TestParseConfig(t *testing.T) {
+	ok := `{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["accent_color"],"max_age":30,"s_maxage":600,"stale_while_revalidate":60,"stale_if_error":86400},
+		{"path":"/wp-json/site/v1/product-fields","fieldmgr":{"status":"active","type":"post","post_type":"product"}}],"cors_origins":["https://www.example.com"]}`
+	if _, err := public.ParseConfig([]byte(ok)); err != nil {
+		t.Fatal(err)
+	}
+	for body, want := range map[string]string{
+		`{"routes":[]}`: "routes: at least one route",
+		`{"routes":[{"path":"/wp-json/fieldmgr/v1/field-groups","themeopts":["a"]}]}`:                            `routes[0].path: "/wp-json/fieldmgr/v1/field-groups" would shadow the routes under /wp-json/fieldmgr/`,
+		`{"routes":[{"path":"/wp-json/wp/v2/brand","themeopts":["a"]}]}`:                                         `would shadow the routes under /wp-json/wp/`,
+		`{"routes":[{"path":"/brand","themeopts":["a"]}]}`:                                                       `routes[0].path: "/brand" is not /wp-json/<namespace>/v<n>/<route>`,
+		`{"routes":[{"path":"/wp-json/s/v1/a?x=1","themeopts":["a"]}]}`:                                          `is not /wp-json/<namespace>/v<n>/<route>`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["*"]}]}`:                                              `routes[0].themeopts[0]: "*" is not an option id (no wildcards)`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","fieldmgr":{}}]}`:                                                  `routes[0].fieldmgr: name at least one of keys, status, type, post_type, taxonomy (no route shows every group)`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"fieldmgr":{"status":"active"}}]}`:               `routes[0]: give exactly one of themeopts`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"]},{"path":"/wp-json/s/v1/A","themeopts":["b"]}]}`: `routes[1].path: "/wp-json/s/v1/A" is given twice`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"max_age":-1}]}`:                                 `routes[0]: cache lifetimes are seconds, 0 or more`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"]}],"cors_origins":["https://x.test/path"]}`:       `cors_origins[0]: "https://x.test/path" is not an origin`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"maxage":1}]}`:                                   `unknown field "maxage"`,
+	} {
+		if _, err := public.ParseConfig([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// fixture is a site with field groups and theme options, public routes in
+// front.
+func fixture(t *testing.T, routes string) (url string, tdb *testdb.DB) {
+	t.Helper()
+	tdb = testdb.New(t)
+	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: "abcdEFGHijklMNOPqrstUVWX"})
+	groups, err := site.DB.FieldGroups("wp_fieldmgr_groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := fieldmgr.New(site.Auth, groups, site.Settings, zerolog.Nop())
+	cfg, _ := filepath.Abs("../themeopts/testdata/config.json")
+	opts, err := themeopts.New(site.Auth, site.DB, site.Settings, cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "public.json")
+	if err := os.WriteFile(path, []byte(routes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, err := config.OpenFile(path, "public routes", public.ParseConfig, func(_ *public.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := public.New(file, opts.Public, func(ctx context.Context, s public.Selector) ([]byte, string, []string, error) {
+		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
+	})
+	return site.ServeWith(t, h, fields, opts), tdb
+}
+
+const adminPW = "abcdEFGHijklMNOPqrstUVWX"
+
+func send(t *testing.T, method, url string, hdr ...string) (int, string, http.Header) {
+	t.Helper()
+	return testsite.Send(t, method, url, "", "", "", hdr...)
+}
+
+// TestPublicRoutes: the configured ids and groups, for anyone, the same
+// with or without credentials, cacheable: Cache-Control, a strong ETag and
+// 304, cache tags, no Vary on credentials; CORS only for the configured
+// origins; preflight; other methods are PHP's.
+func TestPublicRoutes(t *testing.T) {
+	url, _ := fixture(t, `{"routes":[
+		{"path":"/wp-json/site/v1/brand","themeopts":["accent_color","logo","layout"],"max_age":30,"s_maxage":600,"stale_if_error":86400},
+		{"path":"/wp-json/site/v1/product-fields","fieldmgr":{"status":"active","post_type":"product"}}],
+		"cors_origins":["https://www.example.com"]}`)
+	for _, body := range []string{
+		`{"group_key":"product","title":"Product","config":{"type":"post","post_type":"product","fields":{"price":{"type":"number","label":"Price"}}}}`,
+		`{"group_key":"page","title":"Page","config":{"type":"post","post_type":"page"}}`,
+	} {
+		if code, b, _ := testsite.Send(t, http.MethodPost, url+"/wp-json/fieldmgr/v1/field-groups", body, "admin", adminPW); code != 201 {
+			t.Fatalf("seed: %d %s", code, b)
+		}
+	}
+	if code, b, _ := testsite.Send(t, http.MethodPost, url+"/wp-json/themeopts/v1/options", `{"layout":"boxed","accent_color":"#ff0000","tagline":"private"}`, "admin", adminPW); code != 200 {
+		t.Fatalf("seed: %d %s", code, b)
+	}
+
+	code, body, h := send(t, http.MethodGet, url+"/wp-json/site/v1/brand")
+	if code != 200 || body != `{"accent_color":"#ff0000","layout":"boxed"}` {
+		t.Fatalf("brand: %d %s", code, body)
+	}
+	if h.Get("Cache-Control") != "public, max-age=30, s-maxage=600, stale-if-error=86400" || h.Get("Vary") != "Origin" ||
+		h.Get("Cache-Tag") != "themeopts,themeopts:accent_color,themeopts:logo,themeopts:layout" || h.Get("Set-Cookie") != "" ||
+		h.Get("ETag") == "" || h.Get("Expires") != "" || h.Get("Content-Type") != "application/json; charset=UTF-8" {
+		t.Errorf("brand headers: %v", h)
+	}
+	// The same answer with an administrator's credentials.
+	if _, b2, h2 := testsite.Send(t, http.MethodGet, url+"/wp-json/site/v1/brand", "", "admin", adminPW); b2 != body || h2.Get("ETag") != h.Get("ETag") || h2.Get("Cache-Control") != h.Get("Cache-Control") {
+		t.Errorf("with credentials: %s %v", b2, h2)
+	}
+	if code, _, _ := send(t, http.MethodGet, url+"/wp-json/site/v1/brand", "If-None-Match", h.Get("ETag")); code != 304 {
+		t.Errorf("If-None-Match: %d", code)
+	}
+	// Routes match as WordPress's: any case, a trailing slash, ?rest_route=.
+	for _, u := range []string{url + "/wp-json/SITE/v1/Brand/", url + "/?rest_route=/site/v1/brand"} {
+		if _, b, _ := send(t, http.MethodGet, u); b != body {
+			t.Errorf("%s: %s", u, b)
+		}
+	}
+
+	code, body, h = send(t, http.MethodGet, url+"/wp-json/site/v1/product-fields")
+	if code != 200 || !strings.HasPrefix(body, `[{"id":"product","title":"Product","config":{"type":"post","post_type":"product","fields":{"price":{"type":"number","label":"Price"}}},"status":"active"`) ||
+		strings.Contains(body, `"page"`) || h.Get("Cache-Control") != "public, max-age=60, s-maxage=60" || h.Get("Cache-Tag") != "fieldmgr,fieldmgr:list,fieldmgr:product" {
+		t.Errorf("product-fields: %d %s %v", code, body, h)
+	}
+	// A group toggled off leaves the list, and its tag changes.
+	testsite.Send(t, http.MethodPost, url+"/wp-json/fieldmgr/v1/field-groups/product/toggle", "", "admin", adminPW)
+	if _, b, h2 := send(t, http.MethodGet, url+"/wp-json/site/v1/product-fields"); b != "[]" || h2.Get("ETag") == h.Get("ETag") {
+		t.Errorf("after toggle: %s %s", b, h2.Get("ETag"))
+	}
+
+	// CORS for the configured origin only; preflight.
+	if _, _, h := send(t, http.MethodGet, url+"/wp-json/site/v1/brand", "Origin", "https://www.example.com"); h.Get("Access-Control-Allow-Origin") != "https://www.example.com" || h.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("allowed origin: %v", h)
+	}
+	if _, _, h := send(t, http.MethodGet, url+"/wp-json/site/v1/brand", "Origin", "https://evil.test"); h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("other origin: %v", h)
+	}
+	if code, _, h := send(t, http.MethodOptions, url+"/wp-json/site/v1/brand", "Origin", "https://www.example.com", "Access-Control-Request-Method", "GET"); code != 204 ||
+		h.Get("Access-Control-Allow-Methods") != "GET, HEAD, OPTIONS" || h.Get("Allow") != "GET, HEAD, OPTIONS" {
+		t.Errorf("preflight: %d %v", code, h)
+	}
+	if code, body, _ := send(t, http.MethodPost, url+"/wp-json/site/v1/brand"); code != 200 || body != "php" {
+		t.Errorf("POST: %d %s, want PHP's", code, body)
+	}
+	if code, body, _ := send(t, http.MethodHead, url+"/wp-json/site/v1/brand"); code != 200 || body != "" {
+		t.Errorf("HEAD: %d %q", code, body)
+	}
+}
