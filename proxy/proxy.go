@@ -75,9 +75,9 @@ type Options struct {
 	Site            Site
 	Namespaces      []Namespace
 	// Public, when set, answers the site owner's public routes.
-	Public Public
-	Log             zerolog.Logger
-	Metrics         *Metrics
+	Public  Public
+	Log     zerolog.Logger
+	Metrics *Metrics
 }
 
 // Handler is the public handler.
