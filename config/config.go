@@ -71,6 +71,8 @@ type Config struct {
 	ChangeInterval time.Duration
 	WebhookURLs    []*url.URL
 	WebhookSecret  string
+	// Purge names the caches to purge after a change.
+	Purge Purge
 	// ObjectCache is "redis" or "none" once loaded ("auto" is resolved).
 	ObjectCache string
 	Redis       Redis
@@ -162,4 +164,21 @@ func (d DB) Address() (network, addr string) {
 		port = 3306
 	}
 	return "tcp", netJoin(h.Host, port)
+}
+
+// Purge are the caches the sidecar purges after a change.
+type Purge struct {
+	Varnish                         []*url.URL
+	VarnishSoft                     bool
+	Nginx                           []*url.URL
+	CloudflareZone, CloudflareToken string
+	CloudflareAPI                   *url.URL
+	FastlyService, FastlyToken      string
+	FastlyAPI                       *url.URL
+	FastlySoft                      bool
+}
+
+// Any tells whether a cache is to be purged.
+func (p Purge) Any() bool {
+	return len(p.Varnish) > 0 || len(p.Nginx) > 0 || p.CloudflareZone != "" || p.FastlyService != ""
 }

@@ -255,6 +255,12 @@ func (c *Config) problems() []string {
 	if c.Listen == c.AdminListen && !strings.HasSuffix(c.Listen, ":0") {
 		p = append(p, fmt.Sprintf("admin-listen: %q is also the public listen address", c.AdminListen))
 	}
+	if (c.Purge.CloudflareZone == "") != (c.Purge.CloudflareToken == "") {
+		p = append(p, "cloudflare-zone, cloudflare-token: give both or neither")
+	}
+	if (c.Purge.FastlyService == "") != (c.Purge.FastlyToken == "") {
+		p = append(p, "fastly-service, fastly-token: give both or neither")
+	}
 	if len(c.WebhookURLs) > 0 && c.WebhookSecret == "" {
 		p = append(p, "webhook-secret: required when webhook-urls is set (receivers verify the signature with it)")
 	}

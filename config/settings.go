@@ -103,6 +103,41 @@ func rateSetter(field func(*Config) *Rate) func(*Config, string) error {
 	}
 }
 
+// urlsSetter reads comma-separated http(s) URLs.
+func urlsSetter(field func(*Config) *[]*url.URL) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		*field(c) = nil
+		var bad []string
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			u, err := url.Parse(f)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad = append(bad, f)
+				continue
+			}
+			*field(c) = append(*field(c), u)
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("not http(s) URLs: %s", redactURLs(strings.Join(bad, ", ")))
+		}
+		return nil
+	}
+}
+
+// urlSetter reads one http(s) URL.
+func urlSetter(field func(*Config) **url.URL) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		var us []*url.URL
+		if err := urlsSetter(func(*Config) *[]*url.URL { return &us })(c, v); err != nil || len(us) != 1 {
+			return fmt.Errorf("not an http(s) URL")
+		}
+		*field(c) = us[0]
+		return nil
+	}
+}
+
 // parseBool accepts what flags, shells and PHP's define() produce.
 func parseBool(v string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -198,27 +233,29 @@ var settings = func() []setting {
 		{name: "change-interval", kind: kDuration, def: DefaultChangeInterval.String(), usage: "how often the field groups and the theme options row are checked for changes, when webhook-urls is set",
 			set: durSetter(func(c *Config) *time.Duration { return &c.ChangeInterval })},
 		{name: "webhook-urls", usage: "comma-separated URLs that get a signed POST naming what changed", redact: redactURLs,
-			set: func(c *Config, v string) error {
-				c.WebhookURLs = nil
-				var bad []string
-				for _, f := range strings.Split(v, ",") {
-					if f = strings.TrimSpace(f); f == "" {
-						continue
-					}
-					u, err := url.Parse(f)
-					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-						bad = append(bad, f)
-						continue
-					}
-					c.WebhookURLs = append(c.WebhookURLs, u)
-				}
-				if len(bad) > 0 {
-					return fmt.Errorf("not http(s) URLs: %s", redactURLs(strings.Join(bad, ", ")))
-				}
-				return nil
-			}},
+			set: urlsSetter(func(c *Config) *[]*url.URL { return &c.WebhookURLs })},
 		{name: "webhook-secret", secret: true, usage: "key of the webhooks' HMAC-SHA256 signature (required with webhook-urls)",
 			set: strSetter(func(c *Config) *string { return &c.WebhookSecret })},
+		{name: "purge-varnish", usage: "comma-separated Varnish URLs to purge after a change: by cache tag (xkey) and public route URL, as deploy/varnish/wpsidecar.vcl answers", redact: redactURLs,
+			set: urlsSetter(func(c *Config) *[]*url.URL { return &c.Purge.Varnish })},
+		{name: "purge-varnish-soft", kind: kBool, def: "false", usage: "purge Varnish softly (xkey-softpurge: stale objects may still be served while fetched again)",
+			set: func(c *Config, v string) (err error) { c.Purge.VarnishSoft, err = parseBool(v); return err }},
+		{name: "purge-nginx", usage: "comma-separated nginx URLs to send PURGE of changed public routes' URLs (ngx_cache_purge)", redact: redactURLs,
+			set: urlsSetter(func(c *Config) *[]*url.URL { return &c.Purge.Nginx })},
+		{name: "cloudflare-zone", usage: "Cloudflare zone id to purge after a change (by Cache-Tag, and public route URLs)",
+			set: strSetter(func(c *Config) *string { return &c.Purge.CloudflareZone })},
+		{name: "cloudflare-token", secret: true, usage: "Cloudflare API token with cache purge permission (required with cloudflare-zone)",
+			set: strSetter(func(c *Config) *string { return &c.Purge.CloudflareToken })},
+		{name: "cloudflare-api", def: "https://api.cloudflare.com", usage: "Cloudflare API base URL",
+			set: urlSetter(func(c *Config) **url.URL { return &c.Purge.CloudflareAPI })},
+		{name: "fastly-service", usage: "Fastly service id to purge after a change (by surrogate key)",
+			set: strSetter(func(c *Config) *string { return &c.Purge.FastlyService })},
+		{name: "fastly-token", secret: true, usage: "Fastly API token with purge_select (required with fastly-service)",
+			set: strSetter(func(c *Config) *string { return &c.Purge.FastlyToken })},
+		{name: "fastly-api", def: "https://api.fastly.com", usage: "Fastly API base URL",
+			set: urlSetter(func(c *Config) **url.URL { return &c.Purge.FastlyAPI })},
+		{name: "fastly-soft", kind: kBool, def: "false", usage: "purge Fastly softly (Fastly-Soft-Purge: objects marked stale, not removed)",
+			set: func(c *Config, v string) (err error) { c.Purge.FastlySoft, err = parseBool(v); return err }},
 		{name: "object-cache", def: "auto", usage: "the site's persistent object cache, whose stale keys the sidecar deletes after each write: redis (the Redis Object Cache drop-in's key names), none, or auto (redis when wp-content/object-cache.php is that drop-in or a redis-* setting is given, else none)",
 			set: func(c *Config, v string) error {
 				switch v {

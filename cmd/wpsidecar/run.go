@@ -93,14 +93,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var workers errgroup.Group
 	background := func(f func(context.Context)) { workers.Go(func() error { f(work); return nil }) }
-	var notifiers []*changes.Notifier
+	var drains []interface{ Drain(context.Context) } // webhooks, reports, purges
 	defer func() {
 		stopWork()
 		workers.Wait()
 		dctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
-		for _, n := range notifiers {
-			n.Drain(dctx)
+		for _, d := range drains {
+			d.Drain(dctx)
 		}
 	}()
 	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
@@ -113,7 +113,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	authObserve, authCollectors := authMetrics()
 	report, reporter := reportFailures(cfg, logger)
 	if reporter != nil {
-		notifiers = append(notifiers, reporter)
+		drains = append(drains, reporter)
 		background(reporter.Run)
 	}
 	authn := auth.New(auth.Options{
@@ -158,14 +158,38 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		reloads = append(reloads, pub.file.Reload)
 		background(func(ctx context.Context) { pub.file.Watch(ctx, time.Second) })
 	}
-	if len(cfg.WebhookURLs) > 0 {
+	purgers, err := buildPurgers(cfg.Purge, logger)
+	if err != nil {
+		return err
+	}
+	if len(cfg.WebhookURLs) > 0 || len(purgers) > 0 {
 		clog := logger.With().Str("component", "changes").Logger()
-		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, Log: clog})
-		notifiers = append(notifiers, notifier)
-		background(notifier.Run)
-		detector := changes.NewDetector(db, groups, optName, notifier.Notify, clog)
+		var tell []func(changes.Change)
+		if len(cfg.WebhookURLs) > 0 {
+			notifier := changes.NewNotifier(changes.NotifierOptions{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, Log: clog})
+			drains = append(drains, notifier)
+			background(notifier.Run)
+			tell = append(tell, notifier.Notify)
+		}
+		for _, p := range purgers {
+			drains = append(drains, p)
+			background(p.Run)
+		}
+		if len(purgers) > 0 {
+			tell = append(tell, func(c changes.Change) {
+				x := purgeOf(c, pub, settings)
+				for _, p := range purgers {
+					p.Purge(x)
+				}
+			})
+		}
+		detector := changes.NewDetector(db, groups, optName, func(c changes.Change) {
+			for _, t := range tell {
+				t(c)
+			}
+		}, clog)
 		background(func(ctx context.Context) { detector.Run(ctx, cfg.ChangeInterval) })
-		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Dur("interval", cfg.ChangeInterval).Msg("change detection on")
+		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(purgers)).Dur("interval", cfg.ChangeInterval).Msg("change detection on")
 	}
 	// Registered before serving, so that no SIGHUP can end the process.
 	hup := make(chan os.Signal, 1)
@@ -174,6 +198,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	background(func(ctx context.Context) { reloadOnHangup(ctx, hup, reloads, logger) })
 	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
 	metrics.Register(authCollectors...)
+	metrics.Register(purgeMetrics(purgers)...)
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}

@@ -113,7 +113,7 @@ func SetTags(h http.Header, tags ...string) {
 	enc := make([]string, 0, len(tags))
 	n := 0
 	for _, t := range tags {
-		e := tagEscape(t)
+		e := EscapeTag(t)
 		if n += len(e) + 1; n > maxTagHeader {
 			enc = enc[:1]
 			break
@@ -124,7 +124,9 @@ func SetTags(h http.Header, tags ...string) {
 	h.Set("Surrogate-Key", strings.Join(enc, " "))
 }
 
-func tagEscape(s string) string {
+// EscapeTag is a cache tag as the headers carry it (and purges must name
+// it): characters outside A-Za-z0-9_-.: percent-encoded.
+func EscapeTag(s string) string {
 	const hexdigits = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {

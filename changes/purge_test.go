@@ -1,0 +1,152 @@
+package changes_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/changes"
+)
+
+// cdn records the requests a purger sends, as a vendor's API sees them,
+// and answers statuses from a script (then 200).
+type cdn struct {
+	mu     sync.Mutex
+	got    []string
+	script []int
+}
+
+func (c *cdn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	var hs []string
+	for _, h := range []string{"Authorization", "Content-Type", "Fastly-Key", "Surrogate-Key", "Fastly-Soft-Purge", "Accept", "Xkey-Purge", "Xkey-Softpurge"} {
+		if v := r.Header.Get(h); v != "" {
+			hs = append(hs, h+": "+v)
+		}
+	}
+	c.mu.Lock()
+	c.got = append(c.got, fmt.Sprintf("%s %s host=%s %s %s", r.Method, r.URL.RequestURI(), r.Host, strings.Join(hs, "; "), b))
+	status := 200
+	if len(c.script) > 0 {
+		status, c.script = c.script[0], c.script[1:]
+	}
+	c.mu.Unlock()
+	w.WriteHeader(status)
+}
+
+func (c *cdn) requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.got...)
+}
+
+func tagsN(prefix string, n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("%s%d", prefix, i))
+	}
+	return out
+}
+
+// TestAdapters: each CDN's requests, exactly as its documentation asks.
+func TestAdapters(t *testing.T) {
+	page, _ := url.Parse("https://www.example.com/wp-json/site/v1/brand")
+	api, _ := url.Parse("https://api.example.test")
+	tests := []struct {
+		a    changes.Adapter
+		p    changes.Purge
+		want []string
+	}{
+		{changes.Varnish{Base: urlOf(t, "http://127.0.0.1:6081")}, changes.Purge{Tags: []string{"themeopts", "themeopts:logo"}, URLs: []*url.URL{page}},
+			[]string{"PURGE http://127.0.0.1:6081/ host=127.0.0.1:6081 xkey-purge=themeopts themeopts:logo", "PURGE http://127.0.0.1:6081/wp-json/site/v1/brand host=www.example.com "}},
+		{changes.Varnish{Base: urlOf(t, "http://127.0.0.1:6081"), Soft: true}, changes.Purge{Tags: []string{"fieldmgr"}},
+			[]string{"PURGE http://127.0.0.1:6081/ host=127.0.0.1:6081 xkey-softpurge=fieldmgr"}},
+		{changes.Nginx{Base: urlOf(t, "http://127.0.0.1:8088")}, changes.Purge{Tags: []string{"ignored"}, URLs: []*url.URL{page}},
+			[]string{"PURGE http://127.0.0.1:8088/wp-json/site/v1/brand host=www.example.com "}},
+		{changes.Cloudflare{API: api, Zone: "z1", Token: "t"}, changes.Purge{Tags: tagsN("k", 31), URLs: []*url.URL{page}},
+			[]string{
+				"POST https://api.example.test/client/v4/zones/z1/purge_cache host=api.example.test authorization=Bearer t content-type=application/json body={\"tags\":[\"k0\",\"k1\",\"k2\",\"k3\",\"k4\",\"k5\",\"k6\",\"k7\",\"k8\",\"k9\",\"k10\",\"k11\",\"k12\",\"k13\",\"k14\",\"k15\",\"k16\",\"k17\",\"k18\",\"k19\",\"k20\",\"k21\",\"k22\",\"k23\",\"k24\",\"k25\",\"k26\",\"k27\",\"k28\",\"k29\"]}",
+				"POST https://api.example.test/client/v4/zones/z1/purge_cache host=api.example.test authorization=Bearer t content-type=application/json body={\"tags\":[\"k30\"]}",
+				"POST https://api.example.test/client/v4/zones/z1/purge_cache host=api.example.test authorization=Bearer t content-type=application/json body={\"files\":[\"https://www.example.com/wp-json/site/v1/brand\"]}",
+			}},
+		{changes.Fastly{API: api, Service: "s1", Token: "t", Soft: true}, changes.Purge{Tags: []string{"a", "b"}, URLs: []*url.URL{page}},
+			[]string{"POST https://api.example.test/service/s1/purge host=api.example.test accept=application/json fastly-key=t fastly-soft-purge=1 surrogate-key=a b"}},
+	}
+	for _, tt := range tests {
+		reqs, err := tt.a.Requests(tt.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range reqs {
+			got = append(got, describe(r))
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s:\n got %s\nwant %s", tt.a.Name(), strings.Join(got, "\n     "), strings.Join(tt.want, "\n     "))
+		}
+	}
+	// Fastly: at most 256 keys a request.
+	reqs, _ := changes.Fastly{API: api, Service: "s", Token: "t"}.Requests(changes.Purge{Tags: tagsN("k", 300)})
+	if len(reqs) != 2 || len(strings.Fields(reqs[0].Header.Get("Surrogate-Key"))) != 256 || len(strings.Fields(reqs[1].Header.Get("Surrogate-Key"))) != 44 {
+		t.Errorf("fastly batches: %d", len(reqs))
+	}
+}
+
+func describe(r *http.Request) string {
+	var hs []string
+	for _, h := range []string{"Accept", "Authorization", "Content-Type", "Fastly-Key", "Fastly-Soft-Purge", "Surrogate-Key", "Xkey-Purge", "Xkey-Softpurge"} {
+		if v := r.Header.Get(h); v != "" {
+			hs = append(hs, strings.ToLower(h)+"="+v)
+		}
+	}
+	s := r.Method + " " + r.URL.String() + " host=" + r.Host + " " + strings.Join(hs, " ")
+	if r.Body != nil {
+		b, _ := io.ReadAll(r.Body)
+		s += " body=" + string(b)
+	}
+	return s
+}
+
+// TestPurger: changes close together go out as one request; a failing
+// CDN is retried, a refusing one is not; what is queued at shutdown is
+// drained.
+func TestPurger(t *testing.T) {
+	c := &cdn{script: []int{503, 200, 400}}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	p := changes.NewPurger(changes.Fastly{API: urlOf(t, srv.URL), Service: "s", Token: "t"}, zerolog.Nop())
+	p.Window, p.Backoff = 50*time.Millisecond, 10*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { p.Run(ctx); close(ran) }()
+	p.Purge(changes.Purge{Tags: []string{"themeopts", "themeopts:a"}})
+	p.Purge(changes.Purge{Tags: []string{"themeopts", "themeopts:b"}})
+	waitFor(t, "the batch, retried", func() bool { return len(c.requests()) == 2 })
+	for _, r := range c.requests() {
+		if !strings.Contains(r, "Surrogate-Key: themeopts themeopts:a themeopts:b") {
+			t.Errorf("batch: %s", r)
+		}
+	}
+	p.Purge(changes.Purge{Tags: []string{"fieldmgr"}}) // refused with 400: not retried
+	waitFor(t, "the refused purge", func() bool { sent, failed := p.Counts(); return sent == 1 && failed == 1 })
+	time.Sleep(100 * time.Millisecond)
+	if n := len(c.requests()); n != 3 {
+		t.Errorf("%d requests: a 400 was retried", n)
+	}
+	cancel()
+	<-ran
+	p.Purge(changes.Purge{Tags: []string{"late"}})
+	p.Drain(context.Background())
+	if got := c.requests(); !strings.Contains(got[len(got)-1], "Surrogate-Key: late") {
+		t.Errorf("drain: %v", got)
+	}
+}
