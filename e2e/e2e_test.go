@@ -28,9 +28,12 @@ func TestMain(m *testing.M) {
 	hooks = httptest.NewServer(&webhooks)
 	defer hooks.Close()
 	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
+	publicRoutes, _ := filepath.Abs("testdata/public-routes.json")
 	if err == nil {
-		site, err = wptest.Start(wptest.Options{RedisObjectCache: true, Companion: true, MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"}, SidecarArgs: []string{"--themeopts-config", themeoptsConfig,
-			"--webhook-urls", hooks.URL, "--webhook-secret", webhookSecret, "--change-interval", "100ms"}})
+		site, err = wptest.Start(wptest.Options{RedisObjectCache: true, Companion: true, Varnish: true,
+			MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"}, SidecarArgs: []string{"--themeopts-config", themeoptsConfig,
+				"--public-routes", publicRoutes,
+				"--webhook-urls", hooks.URL, "--webhook-secret", webhookSecret, "--change-interval", "100ms"}})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: cannot start WordPress behind the sidecar:", err)

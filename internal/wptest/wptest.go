@@ -65,6 +65,9 @@ type Site struct {
 	RedisPrefix string
 	// CompanionSecret is WPSIDECAR_COMPANION_SECRET, with Options.Companion.
 	CompanionSecret string
+	// VarnishURL is the Varnish in front of the sidecar, with Options.Varnish.
+	VarnishURL string
+	varnish    *exec.Cmd
 }
 
 // Options adjust the site.
@@ -86,6 +89,10 @@ type Options struct {
 	Companion bool
 	// MUPlugins are more must-use plugins, paths relative to the repository.
 	MUPlugins []string
+	// Varnish puts Debian's Varnish (with varnish-modules) in front of the
+	// sidecar at Site.VarnishURL, with deploy/varnish/wpsidecar.vcl, and has
+	// the sidecar purge it.
+	Varnish bool
 }
 
 // Start builds the sidecar, stands up WordPress and starts the sidecar in
@@ -114,7 +121,7 @@ func Start(o Options) (s *Site, err error) {
 	if err != nil {
 		return s, err
 	}
-	ports, err := freePorts(4)
+	ports, err := freePorts(5)
 	if err != nil {
 		return s, err
 	}
@@ -187,6 +194,10 @@ func Start(o Options) (s *Site, err error) {
 	}
 	args := append([]string{"--listen", strings.TrimPrefix(s.URL, "http://"), "--admin-listen", strings.TrimPrefix(s.AdminURL, "http://"),
 		"--upstream", s.WPURL, "--wp-config", s.WPConfig, "--settings-refresh", "200ms"}, o.SidecarArgs...)
+	if o.Varnish {
+		s.VarnishURL = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
+		args = append(args, "--purge-varnish", s.VarnishURL)
+	}
 	s.sidecar = exec.Command(bin, args...)
 	s.sidecar.Stdout, s.sidecar.Stderr = s.sidecarLog, s.sidecarLog
 	s.sidecar.Env = []string{} // everything from wp-config.php, nothing from this environment
@@ -198,11 +209,74 @@ func Start(o Options) (s *Site, err error) {
 		log, _ := os.ReadFile(s.sidecarLog.Name())
 		return s, fmt.Errorf("sidecar not ready: %v\n%s", err, log)
 	}
+	if o.Varnish {
+		if err := s.startVarnish(); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
+}
+
+// startVarnish runs varnishd in the foreground of a process of its own,
+// with the repository's VCL pointed at the sidecar.
+func (s *Site) startVarnish() error {
+	vcl, err := os.ReadFile(filepath.Join(s.repo, "deploy", "varnish", "wpsidecar.vcl"))
+	if err != nil {
+		return err
+	}
+	_, sidecarPort, _ := net.SplitHostPort(strings.TrimPrefix(s.URL, "http://"))
+	local := strings.NewReplacer(`.host = "sidecar";`, `.host = "127.0.0.1";`, `.port = "8080";`, `.port = "`+sidecarPort+`";`,
+		`    "sidecar";`, `    "127.0.0.1";`).Replace(string(vcl))
+	// varnishd reads the VCL after dropping to its own user.
+	dir := filepath.Join(s.Dir, "varnish-conf")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(s.Dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "wpsidecar.vcl")
+	if err := os.WriteFile(path, []byte(local), 0o644); err != nil {
+		return err
+	}
+	bin, err := exec.LookPath("varnishd")
+	if err != nil {
+		bin = "/usr/sbin/varnishd"
+	}
+	s.varnish = exec.Command(bin, "-F", "-a", strings.TrimPrefix(s.VarnishURL, "http://"), "-f", path,
+		"-n", filepath.Join(s.Dir, "varnish"), "-s", "malloc,64m", "-p", "default_grace=0")
+	s.varnish.Stdout, s.varnish.Stderr = s.sidecarLog, s.sidecarLog
+	s.varnish.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.varnish.Start(); err != nil {
+		return fmt.Errorf("varnishd (scripts/install-deps.sh installs varnish and varnish-modules): %w", err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(s.VarnishURL + "/")
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(s.sidecarLog.Name())
+			return fmt.Errorf("varnish not answering: %v\n%s", err, log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Stop stops the sidecar and WordPress and removes what Start made.
 func (s *Site) Stop() {
+	if s.varnish != nil && s.varnish.Process != nil {
+		s.varnish.Process.Signal(syscall.SIGTERM) // the manager stops its child
+		done := make(chan struct{})
+		go func() { s.varnish.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			s.varnish.Process.Kill()
+		}
+	}
 	if s.sidecar != nil && s.sidecar.Process != nil {
 		s.sidecar.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
