@@ -55,23 +55,19 @@ func TestDockerfileBuildRecipe(t *testing.T) {
 	}
 }
 
-// composeConfig is `docker-compose config` of the given files.
-func composeConfig(t *testing.T, env []string, files ...string) string {
+// composeConfig is `docker-compose ARGS… config` (files as -f FILE).
+func composeConfig(t *testing.T, env []string, args ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("docker-compose")
 	if err != nil {
 		t.Fatal("docker-compose is not installed (scripts/install-deps.sh installs it)")
-	}
-	args := []string{}
-	for _, f := range files {
-		args = append(args, "-f", f)
 	}
 	cmd := exec.Command(bin, append(args, "config")...)
 	cmd.Dir = "../.."
 	cmd.Env = append(os.Environ(), env...)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("docker-compose %v config: %v\n%s", files, err, b)
+		t.Fatalf("docker-compose %v config: %v\n%s", args, err, b)
 	}
 	return string(b)
 }
@@ -97,9 +93,12 @@ func serviceEnv(config, service string) []string {
 }
 
 func TestComposeFiles(t *testing.T) {
-	plain := composeConfig(t, nil, "docker-compose.yml")
-	if n := strings.Count(plain, "published:"); n != 1 {
-		t.Errorf("%d published ports, want only the sidecar's", n)
+	plain := composeConfig(t, nil, "-f", "docker-compose.yml")
+	// Published: the sidecar's public port, and Varnish's in its profile
+	// (docker-compose 1.29 lists profiled services too); never the admin
+	// port.
+	if n := strings.Count(plain, "published:"); n != 2 || !strings.Contains(plain, "published: 8080\n      target: 8080") || strings.Contains(plain, "target: 9090") {
+		t.Errorf("%d published ports, want the sidecar's and the varnish profile's:\n%s", n, plain)
 	}
 	if !strings.Contains(plain, "wordpress:/var/www/html:ro") {
 		t.Error("the sidecar does not mount WordPress's volume read-only")
@@ -107,8 +106,8 @@ func TestComposeFiles(t *testing.T) {
 	// Start in order: WordPress waits for the database, the sidecar for
 	// both; the sidecar's own check is its binary probing /readyz on the
 	// admin port (the image has no shell), which is not published.
-	if n := strings.Count(plain, "condition: service_healthy"); n != 3 {
-		t.Errorf("%d depends_on health conditions, want 3 (wordpress→db, sidecar→db, sidecar→wordpress)", n)
+	if n := strings.Count(plain, "condition: service_healthy"); n != 4 {
+		t.Errorf("%d depends_on health conditions, want 4 (wordpress→db, sidecar→db, sidecar→wordpress, varnish→sidecar)", n)
 	}
 	if !strings.Contains(plain, "      - /usr/local/bin/wpsidecar\n      - probe\n      - http://127.0.0.1:9090/readyz\n") {
 		t.Error("the sidecar's health check does not probe /readyz on the admin port")
@@ -136,11 +135,19 @@ func TestComposeFiles(t *testing.T) {
 		t.Errorf("upstream %s db %s auth-key from %s admin %s", cfg.Upstream, cfg.DB.Host, cfg.Source("auth-key"), cfg.AdminListen)
 	}
 
+	// The varnish profile: Varnish with the repository's VCL in front,
+	// published; the sidecar purges it when told where it is.
+	withVarnish := composeConfig(t, []string{"WPSIDECAR_PURGE_VARNISH=http://varnish"}, "--profile", "varnish", "-f", "docker-compose.yml")
+	if !strings.Contains(withVarnish, "deploy/varnish/wpsidecar.vcl:/etc/varnish/default.vcl:ro") || 
+		!strings.Contains(strings.Join(serviceEnv(withVarnish, "sidecar"), "\n"), "WPSIDECAR_PURGE_VARNISH=http://varnish") {
+		t.Errorf("varnish profile:\n%s", withVarnish)
+	}
+
 	var keys []string
 	for i, k := range config.KeyNames {
 		keys = append(keys, "WORDPRESS_"+k+"=key"+string(rune('a'+i)))
 	}
-	withKeys := composeConfig(t, keys, "docker-compose.yml", "docker-compose.keys.yml")
+	withKeys := composeConfig(t, keys, "-f", "docker-compose.yml", "-f", "docker-compose.keys.yml")
 	for _, svc := range []string{"sidecar", "wordpress"} {
 		got := strings.Join(serviceEnv(withKeys, svc), "\n")
 		for _, kv := range keys {
