@@ -10,6 +10,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +45,9 @@ type Service struct {
 	// row's bytes are the same, so that a GET (or a 304) of an unchanged
 	// set does not decode and render it again.
 	last atomic.Pointer[derivedSet]
+	// public keeps each public route's answer (by its ids) while the row
+	// is unchanged.
+	public sync.Map
 }
 
 // derivedSet is what a row's bytes give a GET. It is shared: never modified.
@@ -219,6 +224,11 @@ func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag s
 		return nil, "", nil, err
 	}
 	d := s.derive(ctx, c, raw, found)
+	key := strings.Join(ids, "\x00")
+	if p, ok := s.public.Load(key); ok && p.(*publicAnswer).from == d {
+		p := p.(*publicAnswer)
+		return p.body, p.etag, p.tags, nil
+	}
 	picked := phpserial.Value{Kind: phpserial.Array}
 	tags = []string{"themeopts"}
 	for _, id := range ids {
@@ -227,7 +237,18 @@ func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag s
 		}
 		tags = append(tags, "themeopts:"+id)
 	}
-	return setJSON(picked), httpcond.ETag("themeopts:public", append([]string{d.etag}, ids...)...), tags, nil
+	p := &publicAnswer{from: d, body: setJSON(picked), etag: httpcond.ETag("themeopts:public", append([]string{d.etag}, ids...)...), tags: tags}
+	s.public.Store(key, p) // one entry per route's list of ids
+	return p.body, p.etag, p.tags, nil
+}
+
+// publicAnswer is a public route's answer, kept while the row it was made
+// from is the one in force (from).
+type publicAnswer struct {
+	from *derivedSet
+	body []byte
+	etag string
+	tags []string
 }
 
 // derive is what the row's bytes give, reused while they stay the same.
