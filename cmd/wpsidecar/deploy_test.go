@@ -138,7 +138,7 @@ func TestComposeFiles(t *testing.T) {
 	// The varnish profile: Varnish with the repository's VCL in front,
 	// published; the sidecar purges it when told where it is.
 	withVarnish := composeConfig(t, []string{"WPSIDECAR_PURGE_VARNISH=http://varnish"}, "--profile", "varnish", "-f", "docker-compose.yml")
-	if !strings.Contains(withVarnish, "deploy/varnish/wpsidecar.vcl:/etc/varnish/default.vcl:ro") || 
+	if !strings.Contains(withVarnish, "deploy/varnish/wpsidecar.vcl:/etc/varnish/default.vcl:ro") ||
 		!strings.Contains(strings.Join(serviceEnv(withVarnish, "sidecar"), "\n"), "WPSIDECAR_PURGE_VARNISH=http://varnish") {
 		t.Errorf("varnish profile:\n%s", withVarnish)
 	}
