@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar/config"
@@ -63,8 +64,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt := h.route(r.URL.Path)
 	hd := w.Header()
 	wpjson.SetRESTHeaders(hd)
-	hd.Del("Access-Control-Allow-Headers")
-	hd.Del("Access-Control-Expose-Headers")
 	if len(c.CORSOrigins) > 0 {
 		hd.Set("Vary", "Origin")
 		if o := r.Header.Get("Origin"); slices.Contains(c.CORSOrigins, o) {
@@ -96,7 +95,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if httpcond.NotModified(w, r, etag) {
 		return
 	}
-	wpjson.WriteRaw(w, http.StatusOK, body)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
 }
 
 func (h *Handler) answer(ctx context.Context, rt *Route) ([]byte, string, []string, error) {

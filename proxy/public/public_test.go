@@ -46,10 +46,10 @@ func TestParseConfig(t *testing.T) {
 
 // fixture is a site with field groups and theme options, public routes in
 // front.
-func fixture(t *testing.T, routes string) (url string, tdb *testdb.DB) {
+func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb *testdb.DB) {
 	t.Helper()
 	tdb = testdb.New(t)
-	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: "abcdEFGHijklMNOPqrstUVWX"})
+	site = testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: "abcdEFGHijklMNOPqrstUVWX"})
 	groups, err := site.DB.FieldGroups("wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func fixture(t *testing.T, routes string) (url string, tdb *testdb.DB) {
 	h := public.New(file, opts.Public, func(ctx context.Context, s public.Selector) ([]byte, string, []string, error) {
 		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
 	})
-	return site.ServeWith(t, h, fields, opts), tdb
+	return site.ServeWith(t, h, fields, opts), site, tdb
 }
 
 const adminPW = "abcdEFGHijklMNOPqrstUVWX"
@@ -86,7 +86,7 @@ func send(t *testing.T, method, url string, hdr ...string) (int, string, http.He
 // 304, cache tags, no Vary on credentials; CORS only for the configured
 // origins; preflight; other methods are PHP's.
 func TestPublicRoutes(t *testing.T) {
-	url, _ := fixture(t, `{"routes":[
+	url, _, _ := fixture(t, `{"routes":[
 		{"path":"/wp-json/site/v1/brand","themeopts":["accent_color","logo","layout"],"max_age":30,"s_maxage":600,"stale_if_error":86400},
 		{"path":"/wp-json/site/v1/product-fields","fieldmgr":{"status":"active","post_type":"product"}}],
 		"cors_origins":["https://www.example.com"]}`)
@@ -137,7 +137,8 @@ func TestPublicRoutes(t *testing.T) {
 	}
 
 	// CORS for the configured origin only; preflight.
-	if _, _, h := send(t, http.MethodGet, url+"/wp-json/site/v1/brand", "Origin", "https://www.example.com"); h.Get("Access-Control-Allow-Origin") != "https://www.example.com" || h.Get("Access-Control-Allow-Credentials") != "" {
+	if _, _, h := send(t, http.MethodGet, url+"/wp-json/site/v1/brand", "Origin", "https://www.example.com"); h.Get("Access-Control-Allow-Origin") != "https://www.example.com" ||
+		h.Get("Access-Control-Allow-Credentials") != "" || h.Get("Access-Control-Expose-Headers") != "ETag, Cache-Tag, Surrogate-Key" {
 		t.Errorf("allowed origin: %v", h)
 	}
 	if _, _, h := send(t, http.MethodGet, url+"/wp-json/site/v1/brand", "Origin", "https://evil.test"); h.Get("Access-Control-Allow-Origin") != "" {
@@ -152,5 +153,21 @@ func TestPublicRoutes(t *testing.T) {
 	}
 	if code, body, _ := send(t, http.MethodHead, url+"/wp-json/site/v1/brand"); code != 200 || body != "" {
 		t.Errorf("HEAD: %d %q", code, body)
+	}
+}
+
+// TestPublicRoutes_PlainPermalinks: as for the two namespaces, /wp-json/…
+// is PHP's under plain permalinks, ?rest_route=… still the sidecar's.
+func TestPublicRoutes_PlainPermalinks(t *testing.T) {
+	url, site, tdb := fixture(t, `{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["accent_color"]}]}`)
+	tdb.SetOption(t, "permalink_structure", "")
+	if err := site.Settings.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if code, body, _ := send(t, http.MethodGet, url+"/wp-json/site/v1/brand"); code != 200 || body != "php" {
+		t.Errorf("pretty path under plain permalinks: %d %s", code, body)
+	}
+	if code, body, h := send(t, http.MethodGet, url+"/?rest_route=/site/v1/brand"); code != 200 || body != "{}" || !strings.HasPrefix(h.Get("Cache-Control"), "public") {
+		t.Errorf("?rest_route= under plain permalinks: %d %s %v", code, body, h)
 	}
 }
