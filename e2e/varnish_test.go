@@ -78,27 +78,31 @@ func TestVarnish_PublicRoutesCachedAndPurged(t *testing.T) {
 }
 
 // TestVarnish_ChangeToPurge measures how long a change made in PHP takes to
-// reach a client through Varnish (change interval 100 ms in this suite),
+// reach a client through Varnish (change interval 100 ms in this suite; the
+// time includes the PHP process that makes the change, about 150 ms),
 // and the hit ratio of steady reads. It reports; it asserts only that every
 // change arrives.
 func TestVarnish_ChangeToPurge(t *testing.T) {
 	const brand = "/wp-json/e2e/v1/public/brand"
-	var took []time.Duration
-	for i := 0; i < 20; i++ {
+	var took, afterPHP []time.Duration
+	for i := 0; i < 50; i++ {
 		v := fmt.Sprintf("#%06x", 0x100000+i)
 		viaVarnish(t, brand)
 		start := time.Now()
 		setOption(t, "accent_color", v)
+		committed := time.Now()
 		waitFor(t, func() bool { _, b, _ := viaVarnish(t, brand); return strings.Contains(b, v) })
-		took = append(took, time.Since(start))
+		took, afterPHP = append(took, time.Since(start)), append(afterPHP, time.Since(committed))
 	}
 	slices.Sort(took)
+	slices.Sort(afterPHP)
 	hits := 0
 	for i := 0; i < 100; i++ {
 		if _, _, h := viaVarnish(t, brand); h.Get("X-Cache") == "HIT" {
 			hits++
 		}
 	}
-	t.Logf("change in PHP to new value through Varnish, 20 changes: p50 %s, p95 %s, max %s; hit ratio of 100 steady reads %d%%",
-		took[len(took)/2].Round(time.Millisecond), took[len(took)*95/100].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), hits)
+	t.Logf("change in PHP to new value through Varnish, %d changes: p50 %s, p99 %s (from the PHP call's return: p50 %s, p99 %s); hit ratio of 100 steady reads %d%%", len(took),
+		took[len(took)/2].Round(time.Millisecond), took[len(took)*99/100].Round(time.Millisecond),
+		afterPHP[len(afterPHP)/2].Round(time.Millisecond), afterPHP[len(afterPHP)*99/100].Round(time.Millisecond), hits)
 }
