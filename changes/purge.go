@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -189,18 +188,7 @@ func (p *Purger) do(ctx context.Context, req *http.Request) error {
 	if req.GetBody != nil {
 		r.Body, _ = req.GetBody()
 	}
-	resp, err := p.client.Do(r)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		return nil
-	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests:
-		return fmt.Errorf("%w: %s", errPermanent, resp.Status)
-	}
-	return errors.New(resp.Status)
+	return send(p.client, r)
 }
 
 // Varnish purges a Varnish (with varnish-modules' xkey) by tag, and by URL,

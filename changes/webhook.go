@@ -195,7 +195,13 @@ func (n *Notifier) post(ctx context.Context, u *url.URL, d delivery) error {
 	req.Header.Set(HeaderDelivery, d.id)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
 	req.Header.Set(HeaderSignature, Sign(n.o.Secret, ts, d.body))
-	resp, err := n.client.Do(req)
+	return send(n.client, req)
+}
+
+// send makes one attempt: nil on a 2xx, errPermanent on a 4xx other than
+// 408 and 429 (retrying would not help), another error otherwise.
+func send(c *http.Client, req *http.Request) error {
+	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}
