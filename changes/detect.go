@@ -134,6 +134,19 @@ func (d *Detector) pollOptions(ctx context.Context) error {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
+	values, order := optionIDs(raw)
+	if d.optBase && d.optSeen == name {
+		if ids := changedIDs(d.optValues, d.optOrder, values, order); len(ids) > 0 {
+			d.report(Change{Namespace: "themeopts", Keys: ids})
+		}
+	}
+	d.optSeen, d.optValues, d.optOrder, d.optBase = name, values, order, true
+	return nil
+}
+
+// optionIDs is an option set's ids with their serialized values, and the
+// ids in stored order.
+func optionIDs(raw string) (map[string]string, []string) {
 	values, order := map[string]string{}, []string{}
 	if v, err := phpserial.MaybeUnserialize(raw); err == nil && (v.Kind == phpserial.Array || v.Kind == phpserial.Object) {
 		for _, e := range v.Entries {
@@ -142,24 +155,24 @@ func (d *Detector) pollOptions(ctx context.Context) error {
 			order = append(order, id)
 		}
 	}
-	if d.optBase && d.optSeen == name {
-		var ids []string
-		for _, id := range order {
-			if old, ok := d.optValues[id]; !ok || old != values[id] {
-				ids = append(ids, id)
-			}
-		}
-		for _, id := range d.optOrder {
-			if _, ok := values[id]; !ok {
-				ids = append(ids, id)
-			}
-		}
-		if len(ids) > 0 {
-			d.report(Change{Namespace: "themeopts", Keys: ids})
+	return values, order
+}
+
+// changedIDs are the ids whose values differ between two sets: changed or
+// added in the new order, then removed.
+func changedIDs(oldValues map[string]string, oldOrder []string, values map[string]string, order []string) []string {
+	var ids []string
+	for _, id := range order {
+		if old, ok := oldValues[id]; !ok || old != values[id] {
+			ids = append(ids, id)
 		}
 	}
-	d.optSeen, d.optValues, d.optOrder, d.optBase = name, values, order, true
-	return nil
+	for _, id := range oldOrder {
+		if _, ok := values[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 func (d *Detector) report(c Change) {

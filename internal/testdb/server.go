@@ -20,6 +20,7 @@ import (
 // that the test can stop and start again: for outage and recovery tests.
 type Server struct {
 	Port    int
+	logBin  []string // the binary log's settings; none: --skip-log-bin
 	dir     string
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -30,6 +31,18 @@ type Server struct {
 // StartServer initialises a data directory and starts mariadbd on it. The
 // server is stopped when the test ends.
 func StartServer(t testing.TB) *Server {
+	t.Helper()
+	return startServer(t, nil)
+}
+
+// StartBinlogServer is StartServer with the binary log on, row-based with
+// full row images and GTIDs, server id 1: what a change feed follows.
+func StartBinlogServer(t testing.TB) *Server {
+	t.Helper()
+	return startServer(t, []string{"--log-bin=binlog", "--binlog-format=ROW", "--binlog-row-image=FULL", "--server-id=1"})
+}
+
+func startServer(t testing.TB, logBin []string) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("mariadbd")
 	if err != nil {
@@ -47,7 +60,7 @@ func StartServer(t testing.TB) *Server {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s := &Server{Port: port, dir: dir, t: t, mariadb: bin}
+	s := &Server{Port: port, dir: dir, t: t, mariadb: bin, logBin: logBin}
 	s.Start()
 	t.Cleanup(s.Stop)
 	return s
@@ -63,10 +76,14 @@ func currentUser() string {
 // Start starts the server (again) and waits until it answers.
 func (s *Server) Start() {
 	s.t.Helper()
-	cmd := exec.Command(s.mariadb, "--no-defaults", "--datadir="+filepath.Join(s.dir, "data"), "--user="+currentUser(),
-		"--port="+strconv.Itoa(s.Port), "--bind-address=127.0.0.1", "--socket="+filepath.Join(s.dir, "sock"),
-		"--pid-file="+filepath.Join(s.dir, "pid"), "--log-error="+filepath.Join(s.dir, "error.log"),
-		"--skip-log-bin", "--innodb-buffer-pool-size=16M", "--skip-name-resolve")
+	args := []string{"--no-defaults", "--datadir=" + filepath.Join(s.dir, "data"), "--user=" + currentUser(),
+		"--port=" + strconv.Itoa(s.Port), "--bind-address=127.0.0.1", "--socket=" + filepath.Join(s.dir, "sock"),
+		"--pid-file=" + filepath.Join(s.dir, "pid"), "--log-error=" + filepath.Join(s.dir, "error.log"),
+		"--innodb-buffer-pool-size=16M", "--skip-name-resolve"}
+	if s.logBin == nil {
+		args = append(args, "--skip-log-bin")
+	}
+	cmd := exec.Command(s.mariadb, append(args, s.logBin...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("testdb: start mariadbd: %v", err)

@@ -1,0 +1,356 @@
+package changes
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/go-sql-driver/mysql"
+	"github.com/rs/zerolog"
+)
+
+// FeedOptions configure a Feed.
+type FeedOptions struct {
+	// Conn reaches the server as a replica does: a user with REPLICATION
+	// SLAVE and REPLICATION CLIENT (BINLOG MONITOR on MariaDB).
+	Conn *mysql.Config
+	// ServerID is the feed's replica id: unique among the server's replicas.
+	ServerID uint32
+	// Schema and the tables whose rows matter.
+	Schema, Options, Groups string
+	// OptName is the theme options row (nil: not followed).
+	OptName func() string
+	// SiteOptions are the options of the settings snapshot: a change to
+	// one calls Settings.
+	SiteOptions []string
+	Settings    func()
+	Notify      func(Change)
+	// Heartbeat is the server's heartbeat period: a feed that hears
+	// nothing for three of them reconnects.
+	Heartbeat time.Duration
+	Log       zerolog.Logger
+}
+
+// Modes of the change detection, for /readyz and metrics.
+const (
+	ModeBinlog = "binlog"
+	ModePoll   = "poll"
+)
+
+// Feed follows the server's binary log as a replica does and reports each
+// committed change to the field groups and the theme options row (and to
+// the site settings' options) at once, with no polling.
+type Feed struct {
+	o        FeedOptions
+	db       *sql.DB
+	mode     atomic.Value // ModeBinlog or ModePoll
+	lastSeen atomic.Int64 // unix nanoseconds of the last event or heartbeat
+
+	cols map[string][]string // table → column names, in order
+
+	// where to resume: a GTID set where the server has them, else a file
+	// and position; only ever a committed transaction's end.
+	gtid gomysql.GTIDSet
+	pos  gomysql.Position
+}
+
+// NewFeed checks nothing yet: Check and Run do.
+func NewFeed(o FeedOptions) (*Feed, error) {
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = time.Second
+	}
+	c, err := mysql.NewConnector(o.Conn)
+	if err != nil {
+		return nil, err
+	}
+	f := &Feed{o: o, db: sql.OpenDB(c)}
+	f.mode.Store(ModeBinlog)
+	return f, nil
+}
+
+// Close releases the feed's connection pool, once Run has returned.
+func (f *Feed) Close() error { return f.db.Close() }
+
+// Mode is the detection in force: binlog, or poll after a fall-back.
+func (f *Feed) Mode() string { return f.mode.Load().(string) }
+
+// LastSeen is when the feed last heard from the server (zero: never).
+func (f *Feed) LastSeen() time.Time {
+	if n := f.lastSeen.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// ErrFeedUnusable: the server cannot feed the sidecar (its binary log is
+// off, not row-based, or the user may not read it); the error says what
+// to change.
+var ErrFeedUnusable = errors.New("binlog change feed unusable")
+
+// Check tells what the server lacks for the feed, and reads where the log
+// stands now (the feed starts there: what came before is what the sidecar
+// reads anyway).
+func (f *Feed) Check(ctx context.Context) error {
+	var logBin, format, image string
+	err := f.db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format, @@binlog_row_image").Scan(&logBin, &format, &image)
+	if err != nil {
+		return fmt.Errorf("%w: cannot read the server's binlog settings: %v", ErrFeedUnusable, err)
+	}
+	var problems []string
+	if logBin != "1" && !strings.EqualFold(logBin, "ON") {
+		problems = append(problems, "the binary log is off (start the server with log_bin and a server_id)")
+	}
+	if !strings.EqualFold(format, "ROW") {
+		problems = append(problems, fmt.Sprintf("binlog_format is %s (set binlog_format=ROW)", format))
+	}
+	if !strings.EqualFold(image, "FULL") {
+		problems = append(problems, fmt.Sprintf("binlog_row_image is %s (set binlog_row_image=FULL)", image))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrFeedUnusable, strings.Join(problems, "; "))
+	}
+	rows, err := f.db.QueryContext(ctx, "SHOW MASTER STATUS")
+	if err != nil {
+		return fmt.Errorf("%w: SHOW MASTER STATUS: %v (grant REPLICATION CLIENT, or BINLOG MONITOR on MariaDB, and REPLICATION SLAVE)", ErrFeedUnusable, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if !rows.Next() {
+		return fmt.Errorf("%w: SHOW MASTER STATUS is empty: the binary log is off", ErrFeedUnusable)
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return err
+	}
+	var pos uint64
+	fmt.Sscan(vals[1].String, &pos)
+	f.pos = gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}
+	var gtid sql.NullString
+	if f.db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtid) == nil && gtid.String != "" {
+		if g, err := gomysql.ParseMariadbGTIDSet(gtid.String); err == nil {
+			f.gtid = g
+		}
+	}
+	return f.readColumns(ctx)
+}
+
+// readColumns learns the followed tables' column order: row events carry
+// values, not names.
+func (f *Feed) readColumns(ctx context.Context) error {
+	f.cols = map[string][]string{}
+	rows, err := f.db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?, ?) ORDER BY TABLE_NAME, ORDINAL_POSITION",
+		f.o.Schema, f.o.Options, f.o.Groups)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t, c string
+		if err := rows.Scan(&t, &c); err != nil {
+			return err
+		}
+		f.cols[t] = append(f.cols[t], c)
+	}
+	return rows.Err()
+}
+
+// Run follows the log until ctx ends. A lost connection is resumed from
+// the last committed transaction; when the server no longer has that
+// position (binlogs purged) or refuses the feed, the feed logs why, calls
+// fallback (polling) and returns.
+func (f *Feed) Run(ctx context.Context, fallback func(context.Context)) {
+	pause := 250 * time.Millisecond
+	for ctx.Err() == nil {
+		err := f.follow(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		var me *gomysql.MyError
+		if errors.As(err, &me) && (me.Code == 1236 || me.Code == 1227 || me.Code == 1045) {
+			// 1236: the position is gone; 1227/1045: not allowed.
+			f.o.Log.Error().Err(err).Msg("binlog change feed cannot go on; falling back to polling")
+			f.mode.Store(ModePoll)
+			fallback(ctx)
+			return
+		}
+		f.o.Log.Warn().Err(err).Dur("retry_in", pause).Msg("binlog change feed interrupted; resuming from the last committed transaction")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+		if err == nil {
+			pause = 250 * time.Millisecond
+		}
+	}
+}
+
+// follow reads events from the saved position until an error.
+func (f *Feed) follow(ctx context.Context) error {
+	cfg := replication.BinlogSyncerConfig{
+		ServerID: f.o.ServerID, Flavor: gomysql.MariaDBFlavor, User: f.o.Conn.User, Password: f.o.Conn.Passwd,
+		HeartbeatPeriod: f.o.Heartbeat, ReadTimeout: 3 * f.o.Heartbeat, DisableRetrySync: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), UseDecimal: false,
+	}
+	host, port := splitHostPort(f.o.Conn.Addr)
+	cfg.Host, cfg.Port = host, port
+	syncer := replication.NewBinlogSyncer(cfg)
+	defer syncer.Close()
+	var streamer *replication.BinlogStreamer
+	var err error
+	if f.gtid != nil {
+		streamer, err = syncer.StartSyncGTID(f.gtid.Clone())
+	} else {
+		streamer, err = syncer.StartSync(f.pos)
+	}
+	if err != nil {
+		return err
+	}
+	f.o.Log.Info().Str("file", f.pos.Name).Uint32("pos", f.pos.Pos).Str("gtid", gtidString(f.gtid)).Msg("binlog change feed following")
+	var tx pending
+	file := f.pos.Name
+	for {
+		ev, err := streamer.GetEvent(ctx)
+		if err != nil {
+			return err
+		}
+		f.lastSeen.Store(time.Now().UnixNano())
+		switch e := ev.Event.(type) {
+		case *replication.RotateEvent:
+			file = string(e.NextLogName)
+			f.pos = gomysql.Position{Name: file, Pos: uint32(e.Position)}
+		case *replication.RowsEvent:
+			f.collect(&tx, e, ev.Header.EventType)
+		case *replication.XIDEvent:
+			f.commit(&tx)
+			f.pos = gomysql.Position{Name: file, Pos: ev.Header.LogPos}
+			if e.GSet != nil {
+				f.gtid = e.GSet.Clone()
+			}
+		case *replication.QueryEvent:
+			if strings.EqualFold(string(e.Query), "COMMIT") {
+				f.commit(&tx)
+				f.pos = gomysql.Position{Name: file, Pos: ev.Header.LogPos}
+				if e.GSet != nil {
+					f.gtid = e.GSet.Clone()
+				}
+			}
+		}
+	}
+}
+
+// pending is what a transaction changed, reported at its commit.
+type pending struct {
+	groups   []string
+	ids      []string
+	settings bool
+}
+
+// collect notes a row event's entities.
+func (f *Feed) collect(tx *pending, e *replication.RowsEvent, t replication.EventType) {
+	if string(e.Table.Schema) != f.o.Schema {
+		return
+	}
+	table := string(e.Table.Table)
+	cols := f.cols[table]
+	col := func(row []any, name string) string {
+		if i := slices.Index(cols, name); i >= 0 && i < len(row) {
+			switch v := row[i].(type) {
+			case string:
+				return v
+			case []byte:
+				return string(v)
+			}
+		}
+		return ""
+	}
+	update := t == replication.UPDATE_ROWS_EVENTv0 || t == replication.UPDATE_ROWS_EVENTv1 || t == replication.UPDATE_ROWS_EVENTv2
+	switch table {
+	case f.o.Groups:
+		for _, row := range e.Rows {
+			if k := col(row, "group_key"); k != "" && !slices.Contains(tx.groups, k) {
+				tx.groups = append(tx.groups, k)
+			}
+		}
+	case f.o.Options:
+		optName := ""
+		if f.o.OptName != nil {
+			optName = f.o.OptName()
+		}
+		step := 1
+		if update {
+			step = 2 // before and after images
+		}
+		for i := 0; i < len(e.Rows); i += step {
+			name := col(e.Rows[i], "option_name")
+			if slices.Contains(f.o.SiteOptions, name) {
+				tx.settings = true
+			}
+			if name == "" || name != optName {
+				continue
+			}
+			before, after := "", col(e.Rows[i], "option_value")
+			if update && i+1 < len(e.Rows) {
+				before, after = after, col(e.Rows[i+1], "option_value")
+			} else if t == replication.DELETE_ROWS_EVENTv0 || t == replication.DELETE_ROWS_EVENTv1 || t == replication.DELETE_ROWS_EVENTv2 {
+				before, after = after, ""
+			}
+			ov, oo := optionIDs(before)
+			nv, no := optionIDs(after)
+			for _, id := range changedIDs(ov, oo, nv, no) {
+				if !slices.Contains(tx.ids, id) {
+					tx.ids = append(tx.ids, id)
+				}
+			}
+		}
+	}
+}
+
+// commit reports a committed transaction's changes, one change per
+// namespace.
+func (f *Feed) commit(tx *pending) {
+	if tx.settings && f.o.Settings != nil {
+		f.o.Settings()
+	}
+	for _, c := range []Change{{Namespace: "fieldmgr", Keys: tx.groups}, {Namespace: "themeopts", Keys: tx.ids}} {
+		if len(c.Keys) > 0 {
+			slices.Sort(c.Keys)
+			f.o.Log.Info().Str("namespace", c.Namespace).Strs("keys", c.Keys).Str("via", ModeBinlog).Msg("stored data changed")
+			f.o.Notify(c)
+		}
+	}
+	*tx = pending{}
+}
+
+func gtidString(g gomysql.GTIDSet) string {
+	if g == nil {
+		return ""
+	}
+	return g.String()
+}
+
+func splitHostPort(addr string) (string, uint16) {
+	host, port := addr, uint16(3306)
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		host = addr[:i]
+		var p uint16
+		if _, err := fmt.Sscan(addr[i+1:], &p); err == nil {
+			port = p
+		}
+	}
+	return strings.Trim(host, "[]"), port
+}

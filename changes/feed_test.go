@@ -1,0 +1,180 @@
+package changes_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testlog"
+)
+
+// feedRecorder keeps what a feed reports.
+type feedRecorder struct {
+	mu       sync.Mutex
+	changes  []string
+	settings int
+	fellBack chan struct{}
+}
+
+func (r *feedRecorder) notify(c changes.Change) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.changes = append(r.changes, c.Namespace+":"+strings.Join(c.Keys, ","))
+}
+
+func (r *feedRecorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.changes...)
+}
+
+// TestFeed follows a real MariaDB's binary log: each table's events, one
+// change per namespace per transaction, nothing for a rollback or an
+// unrelated DDL, a site setting refreshing the snapshot, a dropped
+// connection resumed from the last commit, and purged binlogs falling back
+// to polling.
+func TestFeed(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	tdb.SQL.Exec("CREATE TABLE wp_fieldmgr_groups (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, group_key VARCHAR(191) NOT NULL UNIQUE, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL)")
+	tdb.SetOption(t, "themeopts_options", `a:2:{s:1:"a";i:1;s:1:"b";i:2;}`)
+
+	rec := &feedRecorder{fellBack: make(chan struct{})}
+	var logs testlog.Buffer
+	conn := srv.Config()
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4242, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+		OptName: func() string { return "themeopts_options" }, SiteOptions: []string{"permalink_structure"},
+		Settings: func() { rec.mu.Lock(); rec.settings++; rec.mu.Unlock() }, Notify: rec.notify,
+		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := feed.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		feed.Run(ctx, func(context.Context) { close(rec.fellBack) })
+		close(done)
+	}()
+	exec := func(q ...string) {
+		t.Helper()
+		for _, s := range q {
+			if _, err := tdb.SQL.Exec(s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
+	expect := func(what string, want ...string) {
+		t.Helper()
+		waitFor(t, what, func() bool { return len(rec.got()) >= len(want) })
+		if got := rec.got(); !slices.Equal(got, want) {
+			t.Fatalf("%s: %q, want %q", what, got, want)
+		}
+	}
+
+	exec(`UPDATE wp_options SET option_value = 'a:3:{s:1:"a";i:1;s:1:"b";i:3;s:1:"c";i:4;}' WHERE option_name = 'themeopts_options'`)
+	expect("an option saved", "themeopts:b,c")
+	exec("INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g1', 'T', '{}', NOW(), NOW())")
+	expect("a group created", "themeopts:b,c", "fieldmgr:g1")
+	// A multi-row transaction: one change naming each group once.
+	exec("BEGIN", "INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g2', 'T', '{}', NOW(), NOW())",
+		"UPDATE wp_fieldmgr_groups SET title = 'U' WHERE group_key IN ('g1', 'g2')", "COMMIT")
+	expect("a transaction", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2")
+	// A rollback, an unrelated DDL and an unrelated option: nothing.
+	exec("BEGIN", "DELETE FROM wp_fieldmgr_groups", "ROLLBACK", "CREATE TABLE unrelated (id INT)",
+		"UPDATE wp_options SET option_value = 'x' WHERE option_name = 'blogname'")
+	exec("DELETE FROM wp_fieldmgr_groups WHERE group_key = 'g2'")
+	expect("a delete after the noise", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2")
+	// A site setting.
+	exec("UPDATE wp_options SET option_value = '/%year%/' WHERE option_name = 'permalink_structure'")
+	waitFor(t, "the settings refresh", func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return rec.settings == 1 })
+
+	// The feed's connection is killed; a change made meanwhile arrives once
+	// it is back, from the last commit.
+	var id int64
+	if err := tdb.SQL.QueryRow("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%' LIMIT 1").Scan(&id); err != nil {
+		t.Fatalf("no binlog dump thread: %v", err)
+	}
+	exec("KILL CONNECTION " + itoa(id))
+	exec(`UPDATE wp_options SET option_value = 'a:1:{s:1:"a";i:9;}' WHERE option_name = 'themeopts_options'`)
+	expect("a change made while disconnected", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2", "themeopts:a,b,c")
+	if feed.Mode() != changes.ModeBinlog || time.Since(feed.LastSeen()) > 5*time.Second {
+		t.Errorf("mode %s, last seen %s", feed.Mode(), feed.LastSeen())
+	}
+
+	// Purged binlogs while the feed was away (stopped, as a paused process
+	// would be): it cannot resume and falls back to polling, saying why.
+	cancel()
+	<-done
+	waitFor(t, "the dump thread to end", func() bool {
+		var n int
+		tdb.SQL.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'").Scan(&n)
+		return n == 0
+	})
+	exec(`UPDATE wp_options SET option_value = 'a:1:{s:1:"a";i:10;}' WHERE option_name = 'themeopts_options'`, "FLUSH BINARY LOGS")
+	var last string
+	rows, _ := tdb.SQL.Query("SHOW BINARY LOGS")
+	for rows.Next() {
+		var name string
+		var size any
+		rows.Scan(&name, &size)
+		last = name
+	}
+	rows.Close()
+	// MariaDB keeps a binlog until its binlog checkpoint has passed it.
+	waitFor(t, "the old binlog to be purged", func() bool {
+		exec("PURGE BINARY LOGS TO '" + last + "'")
+		var n int
+		r, _ := tdb.SQL.Query("SHOW BINARY LOGS")
+		for r.Next() {
+			n++
+		}
+		r.Close()
+		return n == 1
+	})
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	done = make(chan struct{})
+	go func() {
+		feed.Run(ctx, func(context.Context) { close(rec.fellBack) })
+		close(done)
+	}()
+	select {
+	case <-rec.fellBack:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("no fall-back after purged binlogs; log:\n%s", logs.String())
+	}
+	if feed.Mode() != changes.ModePoll || !strings.Contains(logs.String(), "falling back to polling") {
+		t.Errorf("mode %s; log:\n%s", feed.Mode(), logs.String())
+	}
+	<-done
+	feed.Close()
+}
+
+// TestFeed_Unusable: a server without a binary log is named with what to
+// change.
+func TestFeed_Unusable(t *testing.T) {
+	srv := testdb.StartServer(t)
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: "x", Options: "wp_options", Groups: "g", Notify: func(changes.Change) {}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = feed.Check(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the binary log is off (start the server with log_bin and a server_id)") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
