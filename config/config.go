@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"net/url"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Named defaults.
@@ -71,6 +73,11 @@ type Config struct {
 	ChangeInterval time.Duration
 	WebhookURLs    []*url.URL
 	WebhookSecret  string
+	// ChangeFeed is poll or binlog; BinlogDSN (nil: the database settings)
+	// and BinlogServerID (0: random) configure the binlog feed.
+	ChangeFeed     string
+	BinlogDSN      *mysql.Config
+	BinlogServerID int
 	// Purge names the caches to purge after a change.
 	Purge Purge
 	// ObjectCache is "redis" or "none" once loaded ("auto" is resolved).

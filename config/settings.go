@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 type kind int
@@ -232,6 +234,25 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.FieldmgrTable })},
 		{name: "change-interval", kind: kDuration, def: DefaultChangeInterval.String(), usage: "how often the field groups and the theme options row are checked for changes, when webhook-urls is set",
 			set: durSetter(func(c *Config) *time.Duration { return &c.ChangeInterval })},
+		{name: "change-feed", def: "poll", usage: "how changes are noticed: poll (every change-interval) or binlog (the server's binary log, as a replica; falls back to poll when it cannot)",
+			set: func(c *Config, v string) error {
+				if v != "poll" && v != "binlog" {
+					return fmt.Errorf("not poll or binlog")
+				}
+				c.ChangeFeed = v
+				return nil
+			}},
+		{name: "binlog-dsn", secret: true, usage: "the binlog feed's connection, user:password@tcp(host:port)/ (a user with REPLICATION SLAVE and REPLICATION CLIENT or BINLOG MONITOR); default: the database settings",
+			set: func(c *Config, v string) error {
+				dc, err := mysql.ParseDSN(v)
+				if err != nil {
+					return fmt.Errorf("not a DSN such as user:password@tcp(host:3306)/")
+				}
+				c.BinlogDSN = dc
+				return nil
+			}},
+		{name: "binlog-server-id", kind: kInt, def: "0", usage: "the feed's replica server id, unique among the server's replicas; 0: one chosen at random",
+			set: intSetter(0, func(c *Config) *int { return &c.BinlogServerID })},
 		{name: "webhook-urls", usage: "comma-separated URLs that get a signed POST naming what changed", redact: redactURLs,
 			set: urlsSetter(func(c *Config) *[]*url.URL { return &c.WebhookURLs })},
 		{name: "webhook-secret", secret: true, usage: "key of the webhooks' HMAC-SHA256 signature (required with webhook-urls)",

@@ -32,6 +32,9 @@ type AdminOptions struct {
 	// Pprof serves /debug/pprof/: profiles show memory and code paths, so
 	// they are served only when asked for.
 	Pprof bool
+	// Status, when set, adds facts to /readyz's answer (the change feed's
+	// mode) without deciding readiness.
+	Status func() map[string]string
 }
 
 // NewAdmin serves /healthz (the process is alive), /readyz (the database
@@ -49,6 +52,11 @@ func NewAdmin(o AdminOptions) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), o.CheckTimeout)
 		defer cancel()
 		res := map[string]string{"database": "ok", "upstream": "ok"}
+		if o.Status != nil {
+			for k, v := range o.Status() {
+				res[k] = v
+			}
+		}
 		status := http.StatusOK
 		if err := o.DB.Ping(ctx); err != nil {
 			res["database"], status = err.Error(), http.StatusServiceUnavailable

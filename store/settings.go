@@ -71,6 +71,10 @@ var saltOptionNames = []string{
 }
 
 // siteOptionNames are read in one query per refresh.
+// SiteOptionNames are the options the settings snapshot reads: a change
+// feed refreshes it when one changes.
+func (db *DB) SiteOptionNames() []string { return db.siteOptionNames() }
+
 func (db *DB) siteOptionNames() []string {
 	return append([]string{"siteurl", "home", "permalink_structure", "timezone_string", "gmt_offset",
 		"db_version", db.Table("user_roles"), "using_application_passwords", CompanionOption}, saltOptionNames...)

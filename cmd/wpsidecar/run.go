@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -158,6 +159,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		reloads = append(reloads, pub.file.Reload)
 		background(func(ctx context.Context) { pub.file.Watch(ctx, time.Second) })
 	}
+	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
+	feedMode.Store("off")
 	purgers, err := buildPurgers(cfg.Purge, logger)
 	if err != nil {
 		return err
@@ -183,13 +186,29 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 				}
 			})
 		}
-		detector := changes.NewDetector(db, groups, optName, func(c changes.Change) {
+		notify := func(c changes.Change) {
 			for _, t := range tell {
 				t(c)
 			}
-		}, clog)
-		background(func(ctx context.Context) { detector.Run(ctx, cfg.ChangeInterval) })
-		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(purgers)).Dur("interval", cfg.ChangeInterval).Msg("change detection on")
+		}
+		detector := changes.NewDetector(db, groups, optName, notify, clog)
+		poll := func(ctx context.Context) {
+			feedMode.Store(changes.ModePoll)
+			detector.Run(ctx, cfg.ChangeInterval)
+		}
+		feed, err := changeFeed(ctx, cfg, db, settings, optName, notify, clog)
+		if err != nil {
+			return err
+		}
+		if feed != nil {
+			feedMode.Store(changes.ModeBinlog)
+			drains = append(drains, closer(feed.Close)) // after Run has returned
+			background(func(ctx context.Context) { feed.Run(ctx, poll) })
+		} else {
+			background(poll)
+		}
+		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(purgers)).Str("feed", feedMode.Load().(string)).
+			Dur("interval", cfg.ChangeInterval).Msg("change detection on")
 	}
 	// Registered before serving, so that no SIGHUP can end the process.
 	hup := make(chan os.Signal, 1)
@@ -199,6 +218,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
 	metrics.Register(authCollectors...)
 	metrics.Register(purgeMetrics(purgers)...)
+	metrics.Register(feedMetrics(&feedMode)...)
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}
@@ -220,7 +240,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		ErrorLog:          errorLog,
 	}
 	admin := &http.Server{
-		Handler:           proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: site, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof}),
+		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: site, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
+			Status: func() map[string]string { return map[string]string{"change_feed": feedMode.Load().(string)} }}),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          errorLog,
