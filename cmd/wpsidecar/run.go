@@ -241,7 +241,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	admin := &http.Server{
 		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: site, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
-			Status: func() map[string]string { return map[string]string{"change_feed": feedMode.Load().(string)} }}),
+			Status: func() map[string]string {
+				if m := feedMode.Load().(string); m != "off" {
+					return map[string]string{"change_feed": m}
+				}
+				return nil
+			}}),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          errorLog,
