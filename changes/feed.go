@@ -80,6 +80,9 @@ func NewFeed(o FeedOptions) (*Feed, error) {
 // Close releases the feed's connection pool, once Run has returned.
 func (f *Feed) Close() error { return f.db.Close() }
 
+// Conn is the connection and replica id the feed uses.
+func (f *Feed) Conn() (*mysql.Config, uint32) { return f.o.Conn, f.o.ServerID }
+
 // Mode is the detection in force: binlog, or poll after a fall-back.
 func (f *Feed) Mode() string { return f.mode.Load().(string) }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -20,26 +22,11 @@ import (
 // changeFeed is the binlog feed when --change-feed binlog and the server
 // can feed it; nil (polling) otherwise, with the reason logged.
 func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, settings *store.SettingsWatcher, optName func() string,
-	notify func(changes.Change), log zerolog.Logger) (*changes.Feed, error) {
-	if cfg.ChangeFeed != "binlog" {
-		return nil, nil
+	notify func(changes.Change), log zerolog.Logger) *changes.Feed {
+	if cfg.ChangeFeed != changes.ModeBinlog {
+		return nil
 	}
-	conn := cfg.BinlogDSN
-	if conn == nil {
-		conn = mysql.NewConfig()
-		network, addr := cfg.DB.Address()
-		if network != "tcp" {
-			log.Error().Msg("binlog change feed: the database is reached by a socket; give --binlog-dsn with a TCP address; polling instead")
-			return nil, nil
-		}
-		conn.Net, conn.Addr, conn.User, conn.Passwd = "tcp", addr, cfg.DB.User, cfg.DB.Password
-	}
-	id := uint32(cfg.BinlogServerID)
-	if id == 0 {
-		id = uint32(1<<20 + rand.IntN(1<<30))
-	}
-	feed, err := changes.NewFeed(changes.FeedOptions{
-		Conn: conn, ServerID: id, Schema: cfg.DB.Name, Options: db.Table("options"), Groups: cfg.FieldmgrTable,
+	feed, err := usableFeed(ctx, cfg, changes.FeedOptions{
 		OptName: optName, SiteOptions: db.SiteOptionNames(), Notify: notify, Log: log,
 		Settings: func() {
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -50,18 +37,64 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, settings 
 		},
 	})
 	if err != nil {
+		log.Error().Err(err).Msg("binlog change feed unusable; polling instead")
+		return nil
+	}
+	conn, id := feed.Conn()
+	host, port, _ := net.SplitHostPort(conn.Addr)
+	log.Info().Str("host", host).Str("port", port).Str("server_id", strconv.FormatUint(uint64(id), 10)).Msg("binlog change feed on")
+	return feed
+}
+
+// usableFeed is newFeed checked against the server (closed when the
+// server cannot feed it).
+func usableFeed(ctx context.Context, cfg *config.Config, o changes.FeedOptions) (*changes.Feed, error) {
+	feed, err := newFeed(cfg, o)
+	if err != nil {
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.DB.Timeout)
 	defer cancel()
 	if err := feed.Check(cctx); err != nil {
 		feed.Close()
-		log.Error().Err(err).Msg("binlog change feed unusable; polling instead")
-		return nil, nil
+		return nil, err
 	}
-	host, port, _ := net.SplitHostPort(conn.Addr)
-	log.Info().Str("host", host).Str("port", port).Str("server_id", strconv.FormatUint(uint64(id), 10)).Msg("binlog change feed on")
 	return feed, nil
+}
+
+// newFeed is the binlog feed of the configuration: its connection (from
+// --binlog-dsn, else the database settings over TCP), replica id and
+// tables, with o's callbacks.
+func newFeed(cfg *config.Config, o changes.FeedOptions) (*changes.Feed, error) {
+	o.Conn = cfg.BinlogDSN
+	if o.Conn == nil {
+		network, addr := cfg.DB.Address()
+		if network != "tcp" {
+			return nil, fmt.Errorf("%w: the database is reached by a socket; give --binlog-dsn with a TCP address", changes.ErrFeedUnusable)
+		}
+		o.Conn = mysql.NewConfig()
+		o.Conn.Net, o.Conn.Addr, o.Conn.User, o.Conn.Passwd = "tcp", addr, cfg.DB.User, cfg.DB.Password
+	}
+	o.ServerID = uint32(cfg.BinlogServerID)
+	if o.ServerID == 0 {
+		o.ServerID = uint32(1<<20 + rand.IntN(1<<30))
+	}
+	o.Schema, o.Options, o.Groups = cfg.DB.Name, cfg.TablePrefix+"options", cfg.FieldmgrTable
+	return changes.NewFeed(o)
+}
+
+// checkFeed is --check-config's word on the binlog feed: whether the
+// server can feed the sidecar, or what to change.
+func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
+	feed, err := usableFeed(ctx, cfg, changes.FeedOptions{Log: zerolog.Nop()})
+	if err != nil {
+		fmt.Fprintf(out, "# change-feed binlog: %v; the sidecar would poll instead\n", err)
+		return err
+	}
+	defer feed.Close()
+	conn, _ := feed.Conn()
+	fmt.Fprintf(out, "# change-feed binlog: %s can feed the sidecar\n", conn.Addr)
+	return nil
 }
 
 // closer drains by closing (a feed's pool, once its Run has returned).

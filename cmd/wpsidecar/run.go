@@ -52,6 +52,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	if checkConfig {
 		cfg.Print(stdout)
+		if cfg.ChangeFeed == changes.ModeBinlog {
+			return checkFeed(ctx, cfg, stdout)
+		}
 		return nil
 	}
 	logOut := newLogBuffer(stdout, logFlushEvery)
@@ -196,11 +199,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			feedMode.Store(changes.ModePoll)
 			detector.Run(ctx, cfg.ChangeInterval)
 		}
-		feed, err := changeFeed(ctx, cfg, db, settings, optName, notify, clog)
-		if err != nil {
-			return err
-		}
-		if feed != nil {
+		if feed := changeFeed(ctx, cfg, db, settings, optName, notify, clog); feed != nil {
 			feedMode.Store(changes.ModeBinlog)
 			drains = append(drains, closer(feed.Close)) // after Run has returned
 			background(func(ctx context.Context) { feed.Run(ctx, poll) })

@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
@@ -42,7 +43,7 @@ type started struct {
 	stop          func() error
 }
 
-func start(t *testing.T, args []string, env []string) *started {
+func start(t testing.TB, args []string, env []string) *started {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addrs := make(chan [2]string, 1)
@@ -87,7 +88,7 @@ func sidecarArgs(t *testing.T, tdb *testdb.DB, upstream string) ([]string, []str
 	return args, env
 }
 
-func get(t *testing.T, u string) (int, string) {
+func get(t testing.TB, u string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(u)
 	if err != nil {
@@ -557,5 +558,18 @@ func TestRun_BinlogChangeFeed(t *testing.T) {
 	}
 	if _, body := get(t, s2.admin+"/readyz"); !strings.Contains(body, `"change_feed":"poll"`) || !strings.Contains(s2.log.String(), "the binary log is off") {
 		t.Errorf("readyz %s", body)
+	}
+
+	// --check-config asks the server: usable, or what to change.
+	var out bytes.Buffer
+	if err := run(context.Background(), append(args, "--check-config"), env, &out, io.Discard, nil); err != nil ||
+		!strings.Contains(out.String(), "# change-feed binlog: 127.0.0.1:"+strconv.Itoa(srv.Port)+" can feed the sidecar\n") {
+		t.Errorf("check-config on a binlog server: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	err := run(context.Background(), append(args2, "--change-feed", "binlog", "--check-config"), env2, &out, io.Discard, nil)
+	if !errors.Is(err, changes.ErrFeedUnusable) || !strings.Contains(out.String(), "# change-feed binlog: binlog change feed unusable: the binary log is off (start the server with log_bin and a server_id); ") ||
+		!strings.HasSuffix(out.String(), "; the sidecar would poll instead\n") {
+		t.Errorf("check-config without a binary log: %v\n%s", err, out.String())
 	}
 }

@@ -123,6 +123,9 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
+// PID is the running server's process id: for measuring its CPU time.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Config is the root connection to the server.
 func (s *Server) Config() *mysql.Config {
 	c := mysql.NewConfig()
