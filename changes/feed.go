@@ -55,7 +55,8 @@ type Feed struct {
 	mode     atomic.Value // ModeBinlog or ModePoll
 	lastSeen atomic.Int64 // unix nanoseconds of the last event or heartbeat
 
-	cols map[string][]string // table → column names, in order
+	cols   map[string][]string // table → column names, in order
+	flavor string              // gomysql.MariaDBFlavor or MySQLFlavor: their GTIDs and dump commands differ
 
 	// where to resume: a GTID set where the server has them, else a file
 	// and position; only ever a committed transaction's end.
@@ -103,11 +104,12 @@ var ErrFeedUnusable = errors.New("binlog change feed unusable")
 // stands now (the feed starts there: what came before is what the sidecar
 // reads anyway).
 func (f *Feed) Check(ctx context.Context) error {
-	var logBin, format, image string
-	err := f.db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format, @@binlog_row_image").Scan(&logBin, &format, &image)
+	var logBin, format, image, version string
+	err := f.db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format, @@binlog_row_image, VERSION()").Scan(&logBin, &format, &image, &version)
 	if err != nil {
 		return fmt.Errorf("%w: cannot read the server's binlog settings: %v", ErrFeedUnusable, err)
 	}
+	f.flavor = flavorOf(version)
 	var problems []string
 	if logBin != "1" && !strings.EqualFold(logBin, "ON") {
 		problems = append(problems, "the binary log is off (start the server with log_bin and a server_id)")
@@ -122,6 +124,9 @@ func (f *Feed) Check(ctx context.Context) error {
 		return fmt.Errorf("%w: %s", ErrFeedUnusable, strings.Join(problems, "; "))
 	}
 	rows, err := f.db.QueryContext(ctx, "SHOW MASTER STATUS")
+	if err != nil && f.flavor == gomysql.MySQLFlavor {
+		rows, err = f.db.QueryContext(ctx, "SHOW BINARY LOG STATUS") // MySQL 8.4 on
+	}
 	if err != nil {
 		return fmt.Errorf("%w: SHOW MASTER STATUS: %v (grant REPLICATION CLIENT, or BINLOG MONITOR on MariaDB, and REPLICATION SLAVE)", ErrFeedUnusable, err)
 	}
@@ -142,12 +147,25 @@ func (f *Feed) Check(ctx context.Context) error {
 	fmt.Sscan(vals[1].String, &pos)
 	f.pos = gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}
 	var gtid sql.NullString
-	if f.db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtid) == nil && gtid.String != "" {
-		if g, err := gomysql.ParseMariadbGTIDSet(gtid.String); err == nil {
+	q := "SELECT @@gtid_binlog_pos"
+	if f.flavor == gomysql.MySQLFlavor {
+		q = "SELECT IF(@@gtid_mode = 'ON', @@gtid_executed, '')"
+	}
+	if f.db.QueryRowContext(ctx, q).Scan(&gtid) == nil && gtid.String != "" {
+		if g, err := gomysql.ParseGTIDSet(f.flavor, gtid.String); err == nil {
 			f.gtid = g
 		}
 	}
 	return f.readColumns(ctx)
+}
+
+// flavorOf is the server's flavor by its VERSION(): MariaDB says so
+// ("10.11.6-MariaDB-0+deb12u1"), MySQL does not ("8.0.36").
+func flavorOf(version string) string {
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		return gomysql.MariaDBFlavor
+	}
+	return gomysql.MySQLFlavor
 }
 
 // readColumns learns the followed tables' column order: row events carry
@@ -205,7 +223,7 @@ func (f *Feed) Run(ctx context.Context, fallback func(context.Context)) {
 // follow reads events from the saved position until an error.
 func (f *Feed) follow(ctx context.Context) error {
 	cfg := replication.BinlogSyncerConfig{
-		ServerID: f.o.ServerID, Flavor: gomysql.MariaDBFlavor, User: f.o.Conn.User, Password: f.o.Conn.Passwd,
+		ServerID: f.o.ServerID, Flavor: f.flavor, User: f.o.Conn.User, Password: f.o.Conn.Passwd,
 		HeartbeatPeriod: f.o.Heartbeat, ReadTimeout: 3 * f.o.Heartbeat, DisableRetrySync: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), UseDecimal: false,
 	}

@@ -96,6 +96,22 @@ func TestFeed(t *testing.T) {
 		"UPDATE wp_options SET option_value = 'x' WHERE option_name = 'blogname'")
 	exec("DELETE FROM wp_fieldmgr_groups WHERE group_key = 'g2'")
 	expect("a delete after the noise", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2")
+	// A rolled-back transaction's rows in a non-transactional table did
+	// change (a row-based log has them as a group of their own): reported.
+	exec("ALTER TABLE wp_fieldmgr_groups ENGINE=Aria", "CREATE TABLE txn (id INT) ENGINE=InnoDB")
+	one, err := tdb.SQL.Conn(ctx) // the transaction on one connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"BEGIN", "INSERT INTO txn VALUES (1)",
+		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g3', 'T', '{}', NOW(), NOW())", "ROLLBACK"} {
+		if _, err := one.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	one.Close()
+	exec("ALTER TABLE wp_fieldmgr_groups ENGINE=InnoDB")
+	expect("non-transactional rows of a rolled-back transaction", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2", "fieldmgr:g3")
 	// A site setting.
 	exec("UPDATE wp_options SET option_value = '/%year%/' WHERE option_name = 'permalink_structure'")
 	waitFor(t, "the settings refresh", func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return rec.settings == 1 })
@@ -108,7 +124,7 @@ func TestFeed(t *testing.T) {
 	}
 	exec("KILL CONNECTION " + itoa(id))
 	exec(`UPDATE wp_options SET option_value = 'a:1:{s:1:"a";i:9;}' WHERE option_name = 'themeopts_options'`)
-	expect("a change made while disconnected", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2", "themeopts:a,b,c")
+	expect("a change made while disconnected", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2", "fieldmgr:g3", "themeopts:a,b,c")
 	if feed.Mode() != changes.ModeBinlog || time.Since(feed.LastSeen()) > 5*time.Second {
 		t.Errorf("mode %s, last seen %s", feed.Mode(), feed.LastSeen())
 	}
