@@ -27,6 +27,13 @@ type FeedOptions struct {
 	ServerID uint32
 	// Schema and the tables whose rows matter.
 	Schema, Options, Groups string
+	// Users and Usermeta, when set, are followed too: their rows' user
+	// ids are reported to Touched.
+	Users, Usermeta string
+	// Touched, when set, is told what each committed transaction wrote
+	// (before Notify, in commit order): what a copy of these rows kept in
+	// memory must drop.
+	Touched func(Touched)
 	// OptName is the theme options row (nil: not followed).
 	OptName func() string
 	// SiteOptions are the options of the settings snapshot: a change to
@@ -38,6 +45,13 @@ type FeedOptions struct {
 	// nothing for three of them reconnects.
 	Heartbeat time.Duration
 	Log       zerolog.Logger
+}
+
+// Touched is what one committed transaction wrote to the followed tables.
+type Touched struct {
+	UserIDs []int64  // users and usermeta rows, by their user's id
+	Options []string // option names
+	Groups  []string // field group keys
 }
 
 // Modes of the change detection, for /readyz and metrics.
@@ -86,6 +100,13 @@ func (f *Feed) Conn() (*mysql.Config, uint32) { return f.o.Conn, f.o.ServerID }
 
 // Mode is the detection in force: binlog, or poll after a fall-back.
 func (f *Feed) Mode() string { return f.mode.Load().(string) }
+
+// Current tells whether the feed follows the log and heard from the
+// server (an event or a heartbeat) within maxStale: whether what it
+// reported is the database as of at most maxStale ago.
+func (f *Feed) Current(maxStale time.Duration) bool {
+	return f.Mode() == ModeBinlog && time.Since(f.LastSeen()) <= maxStale
+}
 
 // LastSeen is when the feed last heard from the server (zero: never).
 func (f *Feed) LastSeen() time.Time {
@@ -172,8 +193,8 @@ func flavorOf(version string) string {
 // values, not names.
 func (f *Feed) readColumns(ctx context.Context) error {
 	f.cols = map[string][]string{}
-	rows, err := f.db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?, ?) ORDER BY TABLE_NAME, ORDINAL_POSITION",
-		f.o.Schema, f.o.Options, f.o.Groups)
+	rows, err := f.db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?, ?, ?, ?) ORDER BY TABLE_NAME, ORDINAL_POSITION",
+		f.o.Schema, f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta)
 	if err != nil {
 		return err
 	}
@@ -279,6 +300,7 @@ type pending struct {
 	groups   []string
 	ids      []string
 	settings bool
+	touched  Touched
 }
 
 // collect notes a row event's entities.
@@ -299,8 +321,33 @@ func (f *Feed) collect(tx *pending, e *replication.RowsEvent, t replication.Even
 		}
 		return ""
 	}
+	num := func(row []any, name string) int64 {
+		if i := slices.Index(cols, name); i >= 0 && i < len(row) {
+			switch v := row[i].(type) {
+			case int64:
+				return v
+			case uint64:
+				return int64(v)
+			case int32:
+				return int64(v)
+			case uint32:
+				return int64(v)
+			}
+		}
+		return 0
+	}
 	update := t == replication.UPDATE_ROWS_EVENTv0 || t == replication.UPDATE_ROWS_EVENTv1 || t == replication.UPDATE_ROWS_EVENTv2
 	switch table {
+	case f.o.Users, f.o.Usermeta:
+		idCol := "ID"
+		if table == f.o.Usermeta {
+			idCol = "user_id"
+		}
+		for _, row := range e.Rows { // an update's before and after images both
+			if id := num(row, idCol); id != 0 && !slices.Contains(tx.touched.UserIDs, id) {
+				tx.touched.UserIDs = append(tx.touched.UserIDs, id)
+			}
+		}
 	case f.o.Groups:
 		for _, row := range e.Rows {
 			if k := col(row, "group_key"); k != "" && !slices.Contains(tx.groups, k) {
@@ -308,6 +355,11 @@ func (f *Feed) collect(tx *pending, e *replication.RowsEvent, t replication.Even
 			}
 		}
 	case f.o.Options:
+		for _, row := range e.Rows {
+			if name := col(row, "option_name"); name != "" && !slices.Contains(tx.touched.Options, name) {
+				tx.touched.Options = append(tx.touched.Options, name)
+			}
+		}
 		optName := ""
 		if f.o.OptName != nil {
 			optName = f.o.OptName()
@@ -344,6 +396,10 @@ func (f *Feed) collect(tx *pending, e *replication.RowsEvent, t replication.Even
 // commit reports a committed transaction's changes, one change per
 // namespace.
 func (f *Feed) commit(tx *pending) {
+	if t := tx.touched; f.o.Touched != nil && len(t.UserIDs)+len(t.Options)+len(tx.groups) > 0 {
+		t.Groups = slices.Clone(tx.groups)
+		f.o.Touched(t)
+	}
 	if tx.settings && f.o.Settings != nil {
 		f.o.Settings()
 	}

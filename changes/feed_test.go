@@ -2,6 +2,7 @@ package changes_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,3 +195,71 @@ func TestFeed_Unusable(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestFeed_Touched: what each committed transaction wrote is reported in
+// commit order, by user id for users and usermeta rows (a user created,
+// a session destroyed, a role changed, a user deleted with their meta),
+// by name for options (deleted and created again) and by key for groups;
+// Current tells a live feed from one that stopped hearing the server.
+func TestFeed_Touched(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	tdb.SQL.Exec("CREATE TABLE wp_fieldmgr_groups (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, group_key VARCHAR(191) NOT NULL UNIQUE, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL)")
+	var mu sync.Mutex
+	var got []string
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+		Users: "wp_users", Usermeta: "wp_usermeta", Notify: func(changes.Change) {},
+		Touched: func(tc changes.Touched) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("users%v options%v groups%v", tc.UserIDs, tc.Options, tc.Groups))
+		},
+		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer feed.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := feed.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if feed.Current(time.Hour) {
+		t.Error("current before hearing the server")
+	}
+	done := make(chan struct{})
+	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+	waitFor(t, "a heartbeat", func() bool { return feed.Current(300 * time.Millisecond) })
+
+	id := tdb.AddUser(t, "alice", "alice@example.com", "x", [2]string{"session_tokens", "a:0:{}"}, [2]string{"wp_capabilities", `a:1:{s:13:"administrator";b:1;}`})
+	for _, q := range []string{
+		"DELETE FROM wp_usermeta WHERE meta_key = 'session_tokens'",
+		`UPDATE wp_usermeta SET meta_value = 'a:1:{s:6:"editor";b:1;}' WHERE meta_key = 'wp_capabilities'`,
+		"BEGIN", "DELETE FROM wp_usermeta WHERE user_id = " + itoa(id), "DELETE FROM wp_users WHERE ID = " + itoa(id), "COMMIT",
+		"DELETE FROM wp_options WHERE option_name = 'blogname'",
+		"INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('blogname', 'B', 'yes')",
+		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g1', 'T', '{}', NOW(), NOW())",
+	} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	u := fmt.Sprintf("users[%d] options[] groups[]", id)
+	// The user and its two meta rows (three transactions), the session,
+	// the role, the deletion; the option twice; the group.
+	o := "users[] options[blogname] groups[]"
+	want := []string{u, u, u, u, u, u, o, o, "users[] options[] groups[g1]"}
+	waitFor(t, "every transaction", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= len(want) })
+	mu.Lock()
+	if !slices.Equal(got, want) {
+		t.Errorf("touched:\n%q\nwant\n%q", got, want)
+	}
+	mu.Unlock()
+
+	cancel()
+	<-done
+	time.Sleep(400 * time.Millisecond)
+	if feed.Current(300 * time.Millisecond) {
+		t.Error("current after the feed stopped")
+	}
+}
