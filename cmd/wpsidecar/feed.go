@@ -103,8 +103,11 @@ type closer func() error
 func (c closer) Drain(context.Context) { c() }
 
 // feedMetrics say how changes are noticed: wpsidecar_change_feed{mode} is 1
-// for the mode in force (binlog, poll, off).
-func feedMetrics(mode *atomic.Value) []prometheus.Collector {
+// for the mode in force (binlog, poll, off); with a binlog feed,
+// wpsidecar_change_feed_silence_seconds is how long ago it last heard the
+// server (an event or a heartbeat, every second): what tells a quiet feed
+// from a dead one.
+func feedMetrics(mode *atomic.Value, feed *changes.Feed) []prometheus.Collector {
 	var out []prometheus.Collector
 	for _, m := range []string{changes.ModeBinlog, changes.ModePoll, "off"} {
 		out = append(out, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_change_feed", Help: "How changes are noticed: 1 for the mode in force (binlog, poll after a fall-back or by choice, off).",
@@ -113,6 +116,15 @@ func feedMetrics(mode *atomic.Value) []prometheus.Collector {
 				return 1
 			}
 			return 0
+		}))
+	}
+	if feed != nil {
+		out = append(out, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_change_feed_silence_seconds",
+			Help: "Seconds since the binlog change feed last heard the server (an event or a heartbeat); -1 before it first did."}, func() float64 {
+			if t := feed.LastSeen(); !t.IsZero() {
+				return time.Since(t).Seconds()
+			}
+			return -1
 		}))
 	}
 	return out

@@ -164,6 +164,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
 	feedMode.Store("off")
+	var feed *changes.Feed // the binlog feed, when it runs
 	purgers, err := buildPurgers(cfg.Purge, logger)
 	if err != nil {
 		return err
@@ -199,7 +200,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			feedMode.Store(changes.ModePoll)
 			detector.Run(ctx, cfg.ChangeInterval)
 		}
-		if feed := changeFeed(ctx, cfg, db, settings, optName, notify, clog); feed != nil {
+		if feed = changeFeed(ctx, cfg, db, settings, optName, notify, clog); feed != nil {
 			feedMode.Store(changes.ModeBinlog)
 			drains = append(drains, closer(feed.Close)) // after Run has returned
 			background(func(ctx context.Context) { feed.Run(ctx, poll) })
@@ -217,7 +218,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
 	metrics.Register(authCollectors...)
 	metrics.Register(purgeMetrics(purgers)...)
-	metrics.Register(feedMetrics(&feedMode)...)
+	metrics.Register(feedMetrics(&feedMode, feed)...)
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}

@@ -525,8 +525,16 @@ func TestRun_BinlogChangeFeed(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("no webhook; log:\n%s", s.log.String())
 	}
-	if _, m := get(t, s.admin+"/metrics"); !strings.Contains(m, `wpsidecar_change_feed{mode="binlog"} 1`) {
+	_, m := get(t, s.admin+"/metrics")
+	if !strings.Contains(m, `wpsidecar_change_feed{mode="binlog"} 1`) {
 		t.Error("metrics do not say binlog")
+	}
+	// The feed heard the server within its heartbeat (one a second).
+	var silence float64
+	if i := strings.Index(m, "\nwpsidecar_change_feed_silence_seconds "); i < 0 {
+		t.Error("no wpsidecar_change_feed_silence_seconds")
+	} else if fmt.Sscan(m[i+len("\nwpsidecar_change_feed_silence_seconds "):], &silence); silence < 0 || silence > 2 {
+		t.Errorf("silence %v s", silence)
 	}
 	// How long from a commit to the signed webhook, over 100 changes
 	// (reported, not asserted: speed is the benchmark's business).
@@ -558,6 +566,9 @@ func TestRun_BinlogChangeFeed(t *testing.T) {
 	}
 	if _, body := get(t, s2.admin+"/readyz"); !strings.Contains(body, `"change_feed":"poll"`) || !strings.Contains(s2.log.String(), "the binary log is off") {
 		t.Errorf("readyz %s", body)
+	}
+	if _, m := get(t, s2.admin+"/metrics"); strings.Contains(m, "wpsidecar_change_feed_silence_seconds") {
+		t.Error("a silence metric with no feed")
 	}
 
 	// --check-config asks the server: usable, or what to change.
