@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -235,9 +237,6 @@ func (f *Feed) Run(ctx context.Context, fallback func(context.Context)) {
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 5*time.Second)
-		if err == nil {
-			pause = 250 * time.Millisecond
-		}
 	}
 }
 
@@ -278,18 +277,10 @@ func (f *Feed) follow(ctx context.Context) error {
 		case *replication.RowsEvent:
 			f.collect(&tx, e, ev.Header.EventType)
 		case *replication.XIDEvent:
-			f.commit(&tx)
-			f.pos = gomysql.Position{Name: file, Pos: ev.Header.LogPos}
-			if e.GSet != nil {
-				f.gtid = e.GSet.Clone()
-			}
+			f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
 		case *replication.QueryEvent:
 			if strings.EqualFold(string(e.Query), "COMMIT") {
-				f.commit(&tx)
-				f.pos = gomysql.Position{Name: file, Pos: ev.Header.LogPos}
-				if e.GSet != nil {
-					f.gtid = e.GSet.Clone()
-				}
+				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
 			}
 		}
 	}
@@ -394,8 +385,13 @@ func (f *Feed) collect(tx *pending, e *replication.RowsEvent, t replication.Even
 }
 
 // commit reports a committed transaction's changes, one change per
-// namespace.
-func (f *Feed) commit(tx *pending) {
+// namespace, and makes its end (pos, and gset where the server has GTIDs)
+// where the feed resumes.
+func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet) {
+	f.pos = pos
+	if gset != nil {
+		f.gtid = gset.Clone()
+	}
 	if t := tx.touched; f.o.Touched != nil && len(t.UserIDs)+len(t.Options)+len(tx.groups) > 0 {
 		t.Groups = slices.Clone(tx.groups)
 		f.o.Touched(t)
@@ -420,14 +416,15 @@ func gtidString(g gomysql.GTIDSet) string {
 	return g.String()
 }
 
+// splitHostPort splits a driver address; no port means MySQL's 3306.
 func splitHostPort(addr string) (string, uint16) {
-	host, port := addr, uint16(3306)
-	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
-		host = addr[:i]
-		var p uint16
-		if _, err := fmt.Sscan(addr[i+1:], &p); err == nil {
-			port = p
-		}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return strings.Trim(addr, "[]"), 3306
 	}
-	return strings.Trim(host, "[]"), port
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return host, 3306
+	}
+	return host, uint16(p)
 }
