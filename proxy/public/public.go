@@ -43,12 +43,12 @@ func (h *Handler) Matches(path, method string) bool {
 	if method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions {
 		return false
 	}
-	return h.route(path) != nil
+	return route(h.routes.Current(), path) != nil
 }
 
-func (h *Handler) route(path string) *Route {
+// route is c's route at path, or nil.
+func route(c *Config, path string) *Route {
 	path = strings.TrimSuffix(path, "/")
-	c := h.routes.Current()
 	for i := range c.Routes {
 		if strings.EqualFold(c.Routes[i].Path, path) {
 			return &c.Routes[i]
@@ -61,7 +61,12 @@ func (h *Handler) route(path string) *Route {
 // everyone, whatever credentials it carries.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := h.routes.Current()
-	rt := h.route(r.URL.Path)
+	rt := route(c, r.URL.Path)
+	if rt == nil {
+		// A reload removed the route since Matches: PHP's answer to it.
+		wpjson.Render(w, r, errNoRoute)
+		return
+	}
 	hd := w.Header()
 	wpjson.SetRESTHeaders(hd)
 	if len(c.CORSOrigins) > 0 {
@@ -109,6 +114,8 @@ func (h *Handler) answer(ctx context.Context, rt *Route) ([]byte, string, []stri
 	}
 	return h.options(ctx, rt.Themeopts)
 }
+
+var errNoRoute = &wpjson.Error{Status: http.StatusNotFound, Code: "rest_no_route", Message: "No route was found matching the URL and request method."}
 
 var errNoThemeopts = &wpjson.Error{Status: http.StatusServiceUnavailable, Code: "wpsidecar_no_themeopts",
 	Message: "This route shows theme options, but the sidecar runs without a theme options configuration."}

@@ -3,6 +3,7 @@ package public_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,37 @@ func TestPublicRoutes_PlainPermalinks(t *testing.T) {
 	}
 	if code, body, h := send(t, http.MethodGet, url+"/?rest_route=/site/v1/brand"); code != 200 || body != "{}" || !strings.HasPrefix(h.Get("Cache-Control"), "public") {
 		t.Errorf("?rest_route= under plain permalinks: %d %s %v", code, body, h)
+	}
+}
+
+// TestPublicRoutes_RemovedByReload: a route a reload removed between
+// Matches and ServeHTTP answers as PHP answers a route it does not have,
+// never a panic.
+func TestPublicRoutes_RemovedByReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "public.json")
+	write := func(p string) {
+		if err := os.WriteFile(path, []byte(`{"routes":[{"path":"`+p+`","fieldmgr":{"status":"active"}}]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("/wp-json/site/v1/old")
+	file, err := config.OpenFile(path, "public routes", public.ParseConfig, func(_ *public.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := public.New(file, nil, func(context.Context, public.Selector) ([]byte, string, []string, error) {
+		return []byte("[]"), `"e"`, nil, nil
+	})
+	if !h.Matches("/wp-json/site/v1/old", http.MethodGet) {
+		t.Fatal("route not matched")
+	}
+	write("/wp-json/site/v1/new")
+	if err := file.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/wp-json/site/v1/old", nil))
+	if want := `{"code":"rest_no_route","message":"No route was found matching the URL and request method.","data":{"status":404}}`; rec.Code != 404 || rec.Body.String() != want {
+		t.Errorf("%d %s", rec.Code, rec.Body.String())
 	}
 }
