@@ -62,11 +62,9 @@ var jsonpCallback = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
 
 type globals struct {
 	fields        []string
-	hasFields     bool
 	envelope      bool
 	pretty        bool
 	jsonp         string
-	hasJSONP      bool
 	rawForVariant string
 }
 
@@ -87,16 +85,16 @@ func readGlobals(raw string) globals {
 		}
 		switch k {
 		case "_fields":
-			g.fields, g.hasFields, fieldsArray = parseList(v), true, nil
+			g.fields, fieldsArray = parseList(v), nil
 		case "_fields[]":
 			fieldsArray = append(fieldsArray, v)
-			g.fields, g.hasFields = fieldsArray, true
+			g.fields = fieldsArray
 		case "_envelope":
 			g.envelope = true
 		case "_pretty":
 			g.pretty = true
 		case "_jsonp":
-			g.jsonp, g.hasJSONP = v, true
+			g.jsonp = v
 		default:
 			continue
 		}
@@ -168,11 +166,9 @@ func (g globals) shape(w http.ResponseWriter, rec *bufferedWriter) {
 				if k == "Etag" {
 					name = "ETag"
 				}
-				kb, _ := json.Marshal(name)
-				vb, _ := json.Marshal(h.Get(k))
-				b.Write(kb)
+				writeString(&b, name)
 				b.WriteByte(':')
-				b.Write(bytes.ReplaceAll(vb, []byte("/"), []byte(`\/`)))
+				writeString(&b, h.Get(k))
 				h.Del(k)
 			}
 			b.WriteByte('}')
@@ -193,6 +189,16 @@ func (g globals) shape(w http.ResponseWriter, rec *bufferedWriter) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// writeString writes s as a JSON string the way the sidecar writes every
+// string: <, > and & as they are (encoding/json's HTML escaping is not
+// WordPress's), / unescaped (JSON-equal to WordPress's "\/").
+func writeString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	b.Truncate(b.Len() - 1) // Encode's newline
 }
 
 // bufferedWriter keeps a handler's answer for restGlobals to reshape.

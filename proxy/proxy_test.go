@@ -116,6 +116,11 @@ func (testNS) Register(r *mux.Router) {
 		}
 		wpjson.WriteJSON(w, http.StatusCreated, map[string]int{"len": len(b)})
 	}).Methods(http.MethodPost)
+	r.HandleFunc("/placed", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Etag", `"abc"`)
+		w.Header().Set("Location", "https://example.com/wp-json/test/v1/things/1?a=1&b=<2>")
+		wpjson.WriteJSON(w, http.StatusOK, map[string]string{"id": "1"})
+	}).Methods(http.MethodGet)
 	r.HandleFunc("/panic", func(w http.ResponseWriter, r *http.Request) { panic("boom") })
 }
 
@@ -827,6 +832,10 @@ func TestRESTRouting(t *testing.T) {
 	}
 }
 
+// envelopeTag is the ETag suffix of the ?_envelope shape: the first four
+// bytes of SHA-256("_envelope&"), in hex.
+const envelopeTag = "c5b3fa1d"
+
 // TestRESTGlobals: _jsonp, _envelope, _pretty and _fields on a route of the
 // sidecar's, as WordPress's REST server applies them to every route.
 func TestRESTGlobals(t *testing.T) {
@@ -858,5 +867,12 @@ func TestRESTGlobals(t *testing.T) {
 	resp, body := f.get(t, "/wp-json/test/v1/things?_envelope&_method=POST&_fields=x")
 	if resp.StatusCode != 200 || body != `{"body":[],"status":201,"headers":[]}` {
 		t.Errorf("envelope of a 201: %d %s", resp.StatusCode, body)
+	}
+	// The route's own headers move into the envelope (JSON-equal to
+	// WordPress's, which escapes "/"); the ETag names the shape.
+	resp, body = f.get(t, "/wp-json/test/v1/placed?_envelope")
+	if want := `{"body":{"id":"1"},"status":200,"headers":{"ETag":"\"abc-v` + envelopeTag + `\"","Location":"https://example.com/wp-json/test/v1/things/1?a=1&b=<2>"}}`; resp.StatusCode != 200 || body != want ||
+		resp.Header.Get("Location") != "" || resp.Header.Get("Etag") != "" {
+		t.Errorf("envelope with headers: %d %s\nwant %s", resp.StatusCode, body, want)
 	}
 }
