@@ -16,7 +16,7 @@ import (
 )
 
 // buildPurgers makes a purger for every cache configured.
-func buildPurgers(c config.Purge, logger zerolog.Logger) ([]*changes.Purger, error) {
+func buildPurgers(c config.Purge, logger zerolog.Logger) []*changes.Purger {
 	log := logger.With().Str("component", "purge").Logger()
 	var out []*changes.Purger
 	for _, u := range c.Varnish {
@@ -34,7 +34,7 @@ func buildPurgers(c config.Purge, logger zerolog.Logger) ([]*changes.Purger, err
 	for _, p := range out {
 		log.Info().Str("cdn", p.Name()).Msg("purging after each change")
 	}
-	return out, nil
+	return out
 }
 
 // purgeOf is what a change makes stale: the namespace's tag (answers whose

@@ -165,10 +165,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
 	feedMode.Store("off")
 	var feed *changes.Feed // the binlog feed, when it runs
-	purgers, err := buildPurgers(cfg.Purge, logger)
-	if err != nil {
-		return err
-	}
+	purgers := buildPurgers(cfg.Purge, logger)
 	if len(cfg.WebhookURLs) > 0 || len(purgers) > 0 {
 		clog := logger.With().Str("component", "changes").Logger()
 		var tell []func(changes.Change)
