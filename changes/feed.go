@@ -54,6 +54,9 @@ type Touched struct {
 	UserIDs []int64  // users and usermeta rows, by their user's id
 	Options []string // option names
 	Groups  []string // field group keys
+	// DDL: a statement that is not row-based (ALTER, TRUNCATE, DROP, …)
+	// ran in the schema; what it did to the rows is not known.
+	DDL bool
 }
 
 // Modes of the change detection, for /readyz and metrics.
@@ -70,6 +73,9 @@ type Feed struct {
 	db       *sql.DB
 	mode     atomic.Value // ModeBinlog or ModePoll
 	lastSeen atomic.Int64 // unix nanoseconds of the last event or heartbeat
+	// caughtUp: since the feed last (re)connected, the server sent a
+	// heartbeat, which it does only with nothing left to send.
+	caughtUp atomic.Bool
 
 	cols   map[string][]string // table → column names, in order
 	flavor string              // gomysql.MariaDBFlavor or MySQLFlavor: their GTIDs and dump commands differ
@@ -103,11 +109,12 @@ func (f *Feed) Conn() (*mysql.Config, uint32) { return f.o.Conn, f.o.ServerID }
 // Mode is the detection in force: binlog, or poll after a fall-back.
 func (f *Feed) Mode() string { return f.mode.Load().(string) }
 
-// Current tells whether the feed follows the log and heard from the
-// server (an event or a heartbeat) within maxStale: whether what it
+// Current tells whether the feed follows the log, had caught up with it
+// since it last connected (a replayed backlog is the past), and heard from
+// the server (an event or a heartbeat) within maxStale: whether what it
 // reported is the database as of at most maxStale ago.
 func (f *Feed) Current(maxStale time.Duration) bool {
-	return f.Mode() == ModeBinlog && time.Since(f.LastSeen()) <= maxStale
+	return f.Mode() == ModeBinlog && f.caughtUp.Load() && time.Since(f.LastSeen()) <= maxStale
 }
 
 // LastSeen is when the feed last heard from the server (zero: never).
@@ -261,6 +268,7 @@ func (f *Feed) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	f.caughtUp.Store(false)
 	f.o.Log.Info().Str("file", f.pos.Name).Uint32("pos", f.pos.Pos).Str("gtid", gtidString(f.gtid)).Msg("binlog change feed following")
 	var tx pending
 	file := f.pos.Name
@@ -269,7 +277,6 @@ func (f *Feed) follow(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		f.lastSeen.Store(time.Now().UnixNano())
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
 			file = string(e.NextLogName)
@@ -279,10 +286,26 @@ func (f *Feed) follow(ctx context.Context) error {
 		case *replication.XIDEvent:
 			f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
 		case *replication.QueryEvent:
-			if strings.EqualFold(string(e.Query), "COMMIT") {
+			switch q := string(e.Query); {
+			case strings.EqualFold(q, "BEGIN"):
+			case strings.EqualFold(q, "COMMIT"), strings.EqualFold(q, "ROLLBACK"):
+				// A logged ROLLBACK ends rows of non-transactional tables,
+				// which stay written.
+				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
+			default:
+				// DDL, which commits by itself. Its schema is the session's
+				// default database, not necessarily the table's: any counts.
+				tx.touched.DDL = true
 				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
 			}
+		default:
+			if t := ev.Header.EventType; t == replication.HEARTBEAT_EVENT || t == replication.HEARTBEAT_LOG_EVENT_V2 {
+				f.caughtUp.Store(true)
+			}
 		}
+		// Heard, once what the event says is applied: a reader that finds
+		// the feed current finds what it forgot forgotten.
+		f.lastSeen.Store(time.Now().UnixNano())
 	}
 }
 
@@ -392,7 +415,7 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet) {
 	if gset != nil {
 		f.gtid = gset.Clone()
 	}
-	if t := tx.touched; f.o.Touched != nil && len(t.UserIDs)+len(t.Options)+len(tx.groups) > 0 {
+	if t := tx.touched; f.o.Touched != nil && (t.DDL || len(t.UserIDs)+len(t.Options)+len(tx.groups) > 0) {
 		t.Groups = slices.Clone(tx.groups)
 		f.o.Touched(t)
 	}

@@ -212,7 +212,7 @@ func TestFeed_Touched(t *testing.T) {
 		Touched: func(tc changes.Touched) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, fmt.Sprintf("users%v options%v groups%v", tc.UserIDs, tc.Options, tc.Groups))
+			got = append(got, fmt.Sprintf("users%v options%v groups%v ddl=%v", tc.UserIDs, tc.Options, tc.Groups, tc.DDL))
 		},
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
@@ -239,16 +239,18 @@ func TestFeed_Touched(t *testing.T) {
 		"DELETE FROM wp_options WHERE option_name = 'blogname'",
 		"INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('blogname', 'B', 'yes')",
 		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g1', 'T', '{}', NOW(), NOW())",
+		"TRUNCATE wp_fieldmgr_groups",
 	} {
 		if _, err := tdb.SQL.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	u := fmt.Sprintf("users[%d] options[] groups[]", id)
+	u := fmt.Sprintf("users[%d] options[] groups[] ddl=false", id)
 	// The user and its two meta rows (three transactions), the session,
-	// the role, the deletion; the option twice; the group.
-	o := "users[] options[blogname] groups[]"
-	want := []string{u, u, u, u, u, u, o, o, "users[] options[] groups[g1]"}
+	// the role, the deletion; the option twice; the group; a DDL statement
+	// (no rows logged: what it did is unknown).
+	o := "users[] options[blogname] groups[] ddl=false"
+	want := []string{u, u, u, u, u, u, o, o, "users[] options[] groups[g1] ddl=false", "users[] options[] groups[] ddl=true"}
 	waitFor(t, "every transaction", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= len(want) })
 	mu.Lock()
 	if !slices.Equal(got, want) {

@@ -24,6 +24,7 @@ const (
 	DefaultShutdownTimeout   = 30 * time.Second
 	DefaultSettingsRefresh   = 2 * time.Second
 	DefaultChangeInterval    = 2 * time.Second
+	DefaultMaxStaleness      = 250 * time.Millisecond
 	DefaultMaxHeaderBytes    = 64 << 10
 	DefaultDBHost            = "localhost"
 	DefaultDBName            = "wordpress"
@@ -78,6 +79,10 @@ type Config struct {
 	ChangeFeed     string
 	BinlogDSN      *mysql.Config
 	BinlogServerID int
+	// ServeFromFeed answers GETs from memory while the binlog feed is
+	// current within MaxStaleness (docs/api.md §5).
+	ServeFromFeed bool
+	MaxStaleness  time.Duration
 	// Purge names the caches to purge after a change.
 	Purge Purge
 	// ObjectCache is "redis" or "none" once loaded ("auto" is resolved).

@@ -261,6 +261,9 @@ func (c *Config) problems() []string {
 	if (c.Purge.FastlyService == "") != (c.Purge.FastlyToken == "") {
 		p = append(p, "fastly-service, fastly-token: give both or neither")
 	}
+	if c.ServeFromFeed && c.ChangeFeed != "binlog" {
+		p = append(p, "serve-from-feed: needs change-feed binlog (only the binlog feed tells of every change as it commits)")
+	}
 	if len(c.WebhookURLs) > 0 && c.WebhookSecret == "" {
 		p = append(p, "webhook-secret: required when webhook-urls is set (receivers verify the signature with it)")
 	}

@@ -82,20 +82,11 @@ func scanGroup(s interface{ Scan(...any) error }) (FieldGroup, error) {
 
 // List returns every group in creation order.
 func (f *FieldGroups) List(ctx context.Context) ([]FieldGroup, error) {
-	rows, err := f.db.sql.QueryContext(ctx, f.listQuery())
-	if err != nil {
-		return nil, fmt.Errorf("store: field groups: %w", classify(err))
-	}
-	defer rows.Close()
-	out, err := scanGroups(rows)
-	if err != nil {
-		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	var out []FieldGroup
+	if err := f.db.readAlone(ctx, f.ListPiggyback(&out)); err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", err)
 	}
 	return out, nil
-}
-
-func (f *FieldGroups) listQuery() string {
-	return "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id"
 }
 
 func scanGroups(rows *sql.Rows) ([]FieldGroup, error) {
@@ -113,18 +104,20 @@ func scanGroups(rows *sql.Rows) ([]FieldGroup, error) {
 // Get returns the group whose key is exactly key (case-sensitive, although
 // the column's collation is not).
 func (f *FieldGroups) Get(ctx context.Context, key string) (FieldGroup, error) {
-	g, err := scanGroup(f.db.sql.QueryRowContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return FieldGroup{}, ErrNotFound
+	var g FieldGroup
+	var found bool
+	if err := f.db.readAlone(ctx, f.GetPiggyback(key, &g, &found)); err != nil {
+		return FieldGroup{}, fmt.Errorf("store: field group: %w", err)
 	}
-	if err != nil {
-		return FieldGroup{}, fmt.Errorf("store: field group: %w", classify(err))
+	if !found {
+		return FieldGroup{}, ErrNotFound
 	}
 	return g, nil
 }
 
 // Create inserts a new active group; now is the site's local time.
 func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string) error {
+	defer f.forget()
 	_, err := f.db.sql.ExecContext(ctx, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)",
 		key, title, config, now, now)
 	var me *mysql.MySQLError
@@ -173,6 +166,7 @@ type querier interface {
 // checked runs write, alone when there is no check, else in a transaction
 // after reading the row under a lock and letting check decide.
 func (f *FieldGroups) checked(ctx context.Context, what, key string, check func(FieldGroup) error, write func(querier) (sql.Result, error)) error {
+	defer f.forget()
 	if check == nil {
 		res, err := write(f.db.sql)
 		if err != nil {
@@ -217,6 +211,7 @@ func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (Fi
 // serialised by the row lock, so each sees the status its own flip made.
 // check (when not nil) decides on the row as read under the lock.
 func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error) (string, error) {
+	defer f.forget()
 	tx, err := f.db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return "", fmt.Errorf("store: toggle: %w", classify(err))
@@ -244,6 +239,10 @@ func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(Fi
 	return next, nil
 }
 
+// forget drops the memo's groups after a write (whatever its outcome: a
+// failed commit may still have committed).
+func (f *FieldGroups) forget() { f.db.memo.Forget(Changed{Groups: true}) }
+
 func mustAffect(res sql.Result) error {
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -258,27 +257,35 @@ func mustAffect(res sql.Result) error {
 // ListPiggyback is List as a ride-along read (see Piggyback): the groups
 // land in *dst.
 func (f *FieldGroups) ListPiggyback(dst *[]FieldGroup) *Piggyback {
-	return &Piggyback{query: f.listQuery(), scan: func(rows *sql.Rows) error {
-		out, err := scanGroups(rows)
-		*dst = out
-		return err
-	}}
+	return &Piggyback{kind: kindGroup, key: "list\x00" + f.table,
+		query: "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id",
+		read:  func(rows *sql.Rows) (any, error) { return scanGroups(rows) },
+		take:  func(v any) { *dst = v.([]FieldGroup) }}
+}
+
+// groupRow is one group, or not found.
+type groupRow struct {
+	g     FieldGroup
+	found bool
 }
 
 // GetPiggyback is Get as a ride-along read: the group lands in *dst, or
 // *found stays false.
 func (f *FieldGroups) GetPiggyback(key string, dst *FieldGroup, found *bool) *Piggyback {
-	return &Piggyback{query: "SELECT " + groupColumns + " FROM `" + f.table + "` WHERE group_key = ? AND BINARY group_key = ?", args: []any{key, key},
-		scan: func(rows *sql.Rows) error {
+	return &Piggyback{kind: kindGroup, key: "group\x00" + f.table + "\x00" + key,
+		query: "SELECT " + groupColumns + " FROM `" + f.table + "` WHERE group_key = ? AND BINARY group_key = ?", args: []any{key, key},
+		read: func(rows *sql.Rows) (any, error) {
+			var r groupRow
 			for rows.Next() {
 				g, err := scanGroup(rows)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				*dst, *found = g, true
+				r = groupRow{g, true}
 			}
-			return rows.Err()
-		}}
+			return r, rows.Err()
+		},
+		take: func(v any) { r := v.(groupRow); *dst, *found = r.g, r.found }}
 }
 
 // Versions maps every group's key to a digest of its stored row: cheap to

@@ -21,31 +21,40 @@ func OptionAutoload(dbVersion int64) string {
 	return "auto"
 }
 
+// optionRow is an option's raw value as stored, or not found.
+type optionRow struct {
+	value string
+	found bool
+}
+
 // OptionPiggyback is a ride-along read (see Piggyback) of one option's raw
 // value, as stored: *found stays false when the row is missing.
 func (db *DB) OptionPiggyback(name string, dst *string, found *bool) *Piggyback {
-	return &Piggyback{query: "SELECT option_value FROM " + db.Table("options") + " WHERE option_name = ? LIMIT 1", args: []any{name},
-		scan: func(rows *sql.Rows) error {
+	return &Piggyback{kind: kindOption, key: optionKey(name),
+		query: "SELECT option_value FROM " + db.Table("options") + " WHERE option_name = ? LIMIT 1", args: []any{name},
+		read: func(rows *sql.Rows) (any, error) {
+			var r optionRow
 			for rows.Next() {
-				if err := rows.Scan(dst); err != nil {
-					return err
+				if err := rows.Scan(&r.value); err != nil {
+					return nil, err
 				}
-				*found = true
+				r.found = true
 			}
-			return rows.Err()
-		}}
+			return r, rows.Err()
+		},
+		take: func(v any) { r := v.(optionRow); *dst, *found = r.value, r.found }}
 }
 
 // RawOption reads one option's value as stored, without get_option's
 // filters; ErrNotFound when the row is missing.
 func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 	var v string
-	err := db.sql.QueryRowContext(ctx, "SELECT option_value FROM "+db.Table("options")+" WHERE option_name = ? LIMIT 1", name).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrNotFound
+	var found bool
+	if err := db.readAlone(ctx, db.OptionPiggyback(name, &v, &found)); err != nil {
+		return "", fmt.Errorf("store: option %q: %w", name, err)
 	}
-	if err != nil {
-		return "", fmt.Errorf("store: option %q: %w", name, classify(err))
+	if !found {
+		return "", ErrNotFound
 	}
 	return v, nil
 }
@@ -111,6 +120,7 @@ func (db *DB) modifyOption(ctx context.Context, name, autoload string, modify fu
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
 	}
+	db.memo.Forget(Changed{Options: []string{name}})
 	if db.cache != nil {
 		db.cache.OptionChanged(ctx, name)
 	}

@@ -70,6 +70,7 @@ type DB struct {
 	piggyback bool
 	log       zerolog.Logger
 	cache     CacheInvalidator
+	memo      *Memo
 }
 
 // identRe is what a table name or prefix may be: the sidecar puts them
@@ -141,6 +142,32 @@ func interpolationSafe(charset, collation string) bool {
 	}
 	cs, _, _ := strings.Cut(strings.ToLower(collation), "_")
 	return safeCharsets[cs]
+}
+
+// UseMemo has the GETs' reads (UserForAuth and its ride-alongs, RawOption,
+// field groups' List and Get) answered from m while it serves, and the
+// sidecar's own writes forget what they change. Call it before any read.
+func (db *DB) UseMemo(m *Memo) { db.memo = m }
+
+// readAlone runs pb as a query of its own, or answers it from the memo.
+func (db *DB) readAlone(ctx context.Context, pb *Piggyback) error {
+	k := memoKey{pb.kind, pb.key}
+	v, ok, gen, serving := db.memo.lookup(k)
+	if !ok {
+		rows, err := db.sql.QueryContext(ctx, pb.query, pb.args...)
+		if err != nil {
+			return classify(err)
+		}
+		defer rows.Close()
+		if v, err = pb.read(rows); err != nil {
+			return classify(err)
+		}
+		if serving {
+			db.memo.put(k, gen, v)
+		}
+	}
+	pb.finish(v, nil)
+	return nil
 }
 
 // Close closes the pool.

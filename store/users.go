@@ -86,7 +86,8 @@ func LooksLikeEmail(s string) bool { return len(s) >= 6 && reEmail.MatchString(s
 // collation makes it case-insensitive) or, when byEmail and no login
 // matches, by e-mail address, with the meta values named by metaKeys: one
 // database round trip, which also carries ride (when not nil and not run
-// yet). A user that does not exist is ErrNotFound.
+// yet). A user that does not exist is ErrNotFound. With a Memo, either or
+// both may come from it; the User is shared and must not be modified.
 func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride *Piggyback, metaKeys ...string) (*User, error) {
 	login = strings.TrimSpace(login)
 	clean := SanitizeUser(login)
@@ -96,6 +97,22 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 	}
 	if clean == "" && email == "" {
 		return nil, ErrNotFound
+	}
+	if ride != nil && !ride.done {
+		if v, ok, _, _ := db.memo.lookup(memoKey{ride.kind, ride.key}); ok {
+			ride.finish(v, nil)
+		}
+	}
+	key := memoKey{kindUser, clean + "\x00" + email + "\x00" + strings.Join(metaKeys, "\x00")}
+	kept, ok, gen, serving := db.memo.lookup(key)
+	if ok {
+		if ride != nil && !ride.done {
+			// Authentication needs no round trip; the ride gets its own.
+			if err := db.readAlone(ctx, ride); err != nil {
+				ride.done, ride.err = true, err
+			}
+		}
+		return kept.(*User), nil
 	}
 	// No ORDER BY: sorting a join makes MariaDB build a temporary table on
 	// every request. The rows are few; the choices are made here.
@@ -139,15 +156,19 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 			return
 		}
 		// The user's rows are read; the next result set is the ride-along.
-		pb.done = true
+		var v any
+		var err error
 		if rows.NextResultSet() {
-			pb.err = pb.scan(rows)
-		} else if pb.err = rows.Err(); pb.err == nil {
-			pb.err = fmt.Errorf("store: the piggybacked read returned no result")
+			v, err = pb.read(rows)
+		} else if err = rows.Err(); err == nil {
+			err = fmt.Errorf("store: the piggybacked read returned no result")
 		}
-		if pb.err != nil {
-			pb.err = classify(pb.err)
+		if err != nil {
+			err = classify(err)
+		} else if serving {
+			db.memo.put(memoKey{pb.kind, pb.key}, gen, v)
 		}
+		pb.finish(v, err)
 	}()
 	var u *User
 	metaIDs := map[string]int64{}
@@ -185,6 +206,9 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 	}
 	if u == nil {
 		return nil, ErrNotFound
+	}
+	if serving {
+		db.memo.put(key, gen, u)
 	}
 	return u, nil
 }
@@ -240,6 +264,7 @@ func (db *DB) TouchApplicationPassword(ctx context.Context, userID int64, uuid, 
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("store: application passwords: %w", classify(err))
 	}
+	db.memo.Forget(Changed{Users: true})
 	if db.cache != nil {
 		db.cache.UserMetaChanged(ctx, userID)
 	}

@@ -20,14 +20,21 @@ import (
 )
 
 // changeFeed is the binlog feed when --change-feed binlog and the server
-// can feed it; nil (polling) otherwise, with the reason logged.
+// can feed it; nil (polling) otherwise, with the reason logged. memo, when
+// not nil, forgets what each committed transaction wrote.
 func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, settings *store.SettingsWatcher, optName func() string,
-	notify func(changes.Change), log zerolog.Logger) *changes.Feed {
+	notify func(changes.Change), memo *store.Memo, log zerolog.Logger) *changes.Feed {
 	if cfg.ChangeFeed != changes.ModeBinlog {
 		return nil
 	}
+	var touched func(changes.Touched)
+	if memo != nil {
+		touched = func(t changes.Touched) {
+			memo.Forget(store.Changed{All: t.DDL, Users: len(t.UserIDs) > 0, Options: t.Options, Groups: len(t.Groups) > 0})
+		}
+	}
 	feed, err := usableFeed(ctx, cfg, changes.FeedOptions{
-		OptName: optName, SiteOptions: db.SiteOptionNames(), Notify: notify, Log: log,
+		OptName: optName, SiteOptions: db.SiteOptionNames(), Notify: notify, Touched: touched, Log: log,
 		Settings: func() {
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -80,6 +87,12 @@ func newFeed(cfg *config.Config, o changes.FeedOptions) (*changes.Feed, error) {
 		o.ServerID = uint32(1<<20 + rand.IntN(1<<30))
 	}
 	o.Schema, o.Options, o.Groups = cfg.DB.Name, cfg.TablePrefix+"options", cfg.FieldmgrTable
+	if cfg.ServeFromFeed {
+		// The users' rows matter too, and the feed must hear the server
+		// twice within max-staleness to vouch for it.
+		o.Users, o.Usermeta = cfg.TablePrefix+"users", cfg.TablePrefix+"usermeta"
+		o.Heartbeat = max(10*time.Millisecond, min(time.Second, cfg.MaxStaleness/2))
+	}
 	return changes.NewFeed(o)
 }
 
@@ -102,12 +115,18 @@ type closer func() error
 
 func (c closer) Drain(context.Context) { c() }
 
+// memoLimit bounds serve-from-feed's memory: entries of each kind (users
+// by what they logged in with, option rows, field-group reads).
+const memoLimit = 10000
+
 // feedMetrics say how changes are noticed: wpsidecar_change_feed{mode} is 1
 // for the mode in force (binlog, poll, off); with a binlog feed,
 // wpsidecar_change_feed_silence_seconds is how long ago it last heard the
-// server (an event or a heartbeat, every second): what tells a quiet feed
-// from a dead one.
-func feedMetrics(mode *atomic.Value, feed *changes.Feed) []prometheus.Collector {
+// server (an event or a heartbeat): what tells a quiet feed from a dead
+// one. With serve-from-feed, wpsidecar_serve_from_feed_reads_total{source}
+// counts the reads answered from memory, read from the database and kept,
+// and read from the database because the feed was not current.
+func feedMetrics(mode *atomic.Value, feed *changes.Feed, memo *store.Memo) []prometheus.Collector {
 	var out []prometheus.Collector
 	for _, m := range []string{changes.ModeBinlog, changes.ModePoll, "off"} {
 		out = append(out, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_change_feed", Help: "How changes are noticed: 1 for the mode in force (binlog, poll after a fall-back or by choice, off).",
@@ -126,6 +145,17 @@ func feedMetrics(mode *atomic.Value, feed *changes.Feed) []prometheus.Collector 
 			}
 			return -1
 		}))
+	}
+	if memo != nil {
+		for source, n := range map[string]func(store.MemoStats) int64{
+			"memory":   func(s store.MemoStats) int64 { return s.Hits },
+			"database": func(s store.MemoStats) int64 { return s.Misses },
+			"stale":    func(s store.MemoStats) int64 { return s.Bypassed },
+		} {
+			out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wpsidecar_serve_from_feed_reads_total",
+				Help:        "Reads of serve-from-feed: answered from memory, read from the database (and kept), or read from the database because the feed was not current.",
+				ConstLabels: prometheus.Labels{"source": source}}, func() float64 { return float64(n(memo.Stats())) }))
+		}
 	}
 	return out
 }

@@ -165,8 +165,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
 	feedMode.Store("off")
 	var feed *changes.Feed // the binlog feed, when it runs
+	var memo *store.Memo   // with serve-from-feed and a feed
+	if cfg.ServeFromFeed {
+		memo = store.NewMemo(func() bool { return feed.Current(cfg.MaxStaleness) }, memoLimit)
+	}
 	purgers := buildPurgers(cfg.Purge, logger)
-	if len(cfg.WebhookURLs) > 0 || len(purgers) > 0 {
+	if detect := len(cfg.WebhookURLs) > 0 || len(purgers) > 0; detect || memo != nil {
 		clog := logger.With().Str("component", "changes").Logger()
 		var tell []func(changes.Change)
 		if len(cfg.WebhookURLs) > 0 {
@@ -195,9 +199,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		detector := changes.NewDetector(db, groups, optName, notify, clog)
 		poll := func(ctx context.Context) {
 			feedMode.Store(changes.ModePoll)
-			detector.Run(ctx, cfg.ChangeInterval)
+			if detect {
+				detector.Run(ctx, cfg.ChangeInterval)
+			}
 		}
-		if feed = changeFeed(ctx, cfg, db, settings, optName, notify, clog); feed != nil {
+		if feed = changeFeed(ctx, cfg, db, settings, optName, notify, memo, clog); feed != nil {
 			feedMode.Store(changes.ModeBinlog)
 			drains = append(drains, closer(feed.Close)) // after Run has returned
 			background(func(ctx context.Context) { feed.Run(ctx, poll) })
@@ -207,6 +213,15 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(purgers)).Str("feed", feedMode.Load().(string)).
 			Dur("interval", cfg.ChangeInterval).Msg("change detection on")
 	}
+	if memo != nil {
+		if feed == nil {
+			memo = nil
+			logger.Warn().Msg("serve-from-feed off: there is no binlog feed to keep answers current; every GET reads the database")
+		} else {
+			db.UseMemo(memo)
+			logger.Info().Dur("max_staleness", cfg.MaxStaleness).Msg("serve-from-feed on: GETs answered from memory while the feed is current")
+		}
+	}
 	// Registered before serving, so that no SIGHUP can end the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -215,7 +230,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
 	metrics.Register(authCollectors...)
 	metrics.Register(purgeMetrics(purgers)...)
-	metrics.Register(feedMetrics(&feedMode, feed)...)
+	metrics.Register(feedMetrics(&feedMode, feed, memo)...)
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}
@@ -239,10 +254,17 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	admin := &http.Server{
 		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: site, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
 			Status: func() map[string]string {
+				st := map[string]string{}
 				if m := feedMode.Load().(string); m != "off" {
-					return map[string]string{"change_feed": m}
+					st["change_feed"] = m
 				}
-				return nil
+				if memo != nil {
+					st["serve_from_feed"] = "database"
+					if feed.Current(cfg.MaxStaleness) {
+						st["serve_from_feed"] = "memory"
+					}
+				}
+				return st
 			}}),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,

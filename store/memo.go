@@ -1,0 +1,151 @@
+package store
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Memo keeps what the sidecar's GETs read — users found for authentication
+// with their meta, the theme options row, the field groups — for as long as
+// a change feed vouches that none of it changed, so that a GET costs no
+// database round trip. It is only as good as what it is told: every
+// committed write to those tables must reach Forget (the binlog change
+// feed's, and the sidecar's own writes, which forget by themselves), and
+// Serving must say false whenever the feed cannot vouch for the present.
+//
+// A read that found nothing is not kept for users and field groups (the
+// key is the client's choice; a later insert is always seen); the number
+// of entries of each kind is bounded.
+type Memo struct {
+	serving func() bool
+	limit   int
+
+	mu    sync.Mutex
+	gen   uint64 // moved by every Forget: a read that began before it is not kept
+	kinds [kindCount]map[string]any
+
+	hits, misses, bypassed atomic.Int64
+}
+
+type memoKind int
+
+const (
+	kindUser memoKind = iota
+	kindOption
+	kindGroup
+	kindCount
+)
+
+// memoKey names a read: its kind (what invalidates it) and what it asked.
+type memoKey struct {
+	kind memoKind
+	key  string
+}
+
+// NewMemo is an empty memo that answers only while serving() is true,
+// keeping at most limit entries of each kind (users, options, groups).
+func NewMemo(serving func() bool, limit int) *Memo {
+	m := &Memo{serving: serving, limit: max(limit, 1)}
+	for k := range m.kinds {
+		m.kinds[k] = map[string]any{}
+	}
+	return m
+}
+
+// Changed is what a committed transaction wrote, as far as the memo cares.
+type Changed struct {
+	All     bool     // something the memo cannot judge (a DDL statement)
+	Users   bool     // a users or usermeta row, any user
+	Options []string // option names
+	Groups  bool     // a field-group row
+}
+
+// Forget drops every entry c may have made stale. A nil memo forgets
+// nothing.
+func (m *Memo) Forget(c Changed) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	// A user's entry is found by what the client typed (a login, an
+	// e-mail), and a new or renamed user can change which user that finds:
+	// any user change drops them all. They are re-read at one round trip
+	// each.
+	if c.All || c.Users {
+		clear(m.kinds[kindUser])
+	}
+	if c.All || c.Groups {
+		clear(m.kinds[kindGroup])
+	}
+	if c.All {
+		clear(m.kinds[kindOption])
+	}
+	for _, name := range c.Options {
+		delete(m.kinds[kindOption], optionKey(name))
+	}
+}
+
+// MemoStats counts reads: answered from the memo, read from the database
+// and kept, or read from the database because the feed could not vouch.
+type MemoStats struct{ Hits, Misses, Bypassed int64 }
+
+// Stats are the counts so far.
+func (m *Memo) Stats() MemoStats {
+	return MemoStats{Hits: m.hits.Load(), Misses: m.misses.Load(), Bypassed: m.bypassed.Load()}
+}
+
+// lookup is the kept answer to k (ok), or, when there is none, the
+// generation a read starting now must give put, and whether the memo
+// serves at all (when not, nothing is kept either).
+func (m *Memo) lookup(k memoKey) (v any, ok bool, gen uint64, serving bool) {
+	if m == nil {
+		return nil, false, 0, false
+	}
+	if !m.serving() {
+		m.bypassed.Add(1)
+		return nil, false, 0, false
+	}
+	m.mu.Lock()
+	v, ok = m.kinds[k.kind][k.key]
+	gen = m.gen
+	m.mu.Unlock()
+	if ok {
+		m.hits.Add(1)
+	} else {
+		m.misses.Add(1)
+	}
+	return v, ok, gen, true
+}
+
+// put keeps v, read from the database after lookup gave gen, unless a
+// Forget came in between: the read may predate the change forgotten.
+func (m *Memo) put(k memoKey, gen uint64, v any) {
+	if m == nil {
+		return
+	}
+	if g, ok := v.(groupRow); ok && !g.found {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if gen != m.gen {
+		return
+	}
+	entries := m.kinds[k.kind]
+	if _, ok := entries[k.key]; !ok && len(entries) >= m.limit {
+		for old := range entries { // any one: the map's order is random
+			delete(entries, old)
+			break
+		}
+	}
+	entries[k.key] = v
+}
+
+// optionKey is how the options table's collation compares names: without
+// case, accents or trailing spaces.
+func optionKey(name string) string {
+	return strings.ToLower(removeAccents(strings.TrimRight(name, " ")))
+}
