@@ -56,6 +56,7 @@ type Site struct {
 	Users      map[string]User // by role name: administrator, editor, author, subscriber, granted, denied
 	repo       string
 	db         *sql.DB
+	dbc        *mysql.Config
 	sidecar    *exec.Cmd
 	sidecarLog *os.File
 	env        []string
@@ -89,6 +90,9 @@ type Options struct {
 	Companion bool
 	// MUPlugins are more must-use plugins, paths relative to the repository.
 	MUPlugins []string
+	// DB is the database server (its root), when not WPSIDECAR_TEST_DSN's
+	// or the machine's: one with a binary log, for the change feed.
+	DB *mysql.Config
 	// Varnish puts Debian's Varnish (with varnish-modules) in front of the
 	// sidecar at Site.VarnishURL, with deploy/varnish/wpsidecar.vcl, and has
 	// the sidecar purge it.
@@ -118,9 +122,13 @@ func Start(o Options) (s *Site, err error) {
 	}()
 
 	dbc, err := testDSN()
+	if o.DB != nil {
+		dbc, err = o.DB.Clone(), nil
+	}
 	if err != nil {
 		return s, err
 	}
+	s.dbc = dbc
 	ports, err := freePorts(5)
 	if err != nil {
 		return s, err
@@ -364,10 +372,7 @@ func (s *Site) Script(t testing.TB, name string, out any, args ...string) {
 // DB is a connection to the site's database.
 func (s *Site) DB(t testing.TB) *sql.DB {
 	t.Helper()
-	c, err := testDSN()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := s.dbc.Clone()
 	c.DBName = s.DBName
 	db, err := sql.Open("mysql", c.FormatDSN())
 	if err != nil {

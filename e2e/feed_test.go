@@ -1,0 +1,271 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/wptest"
+)
+
+// maxStaleness is the sidecar's --max-staleness in these tests (the
+// default).
+const maxStaleness = 250 * time.Millisecond
+
+// startFeedSite stands up a WordPress of its own on a MariaDB with a
+// binary log, the sidecar in front with --serve-from-feed, and waits until
+// the sidecar answers from memory.
+func startFeedSite(t *testing.T) *wptest.Site {
+	srv := testdb.StartBinlogServer(t)
+	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := wptest.Start(wptest.Options{DB: srv.Config(), MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"},
+		SidecarArgs: []string{"--themeopts-config", themeoptsConfig, "--change-feed", "binlog",
+			"--binlog-dsn", "root@tcp(127.0.0.1:" + strconv.Itoa(srv.Port) + ")/", "--serve-from-feed",
+			// The revocation measurement fails hundreds of times a second on purpose.
+			"--auth-fail-limit-ip", "0", "--auth-fail-limit-account", "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sidecar log:\n%s", tail(fs.SidecarLog(), 30))
+		}
+		fs.Stop()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a := ask(t, fs.AdminURL, "", http.MethodGet, "/readyz", "")
+		if strings.Contains(a.body, `"serve_from_feed":"memory"`) {
+			return fs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz never said memory: %s\n%s", a.body, fs.SidecarLog())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func basic(login, password string) []string {
+	return []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(login+":"+password))}
+}
+
+// memoryReads is the sidecar's count of reads answered from memory.
+func memoryReads(t *testing.T, fs *wptest.Site) int {
+	t.Helper()
+	m := ask(t, fs.AdminURL, "", http.MethodGet, "/metrics", "").body
+	const name = `wpsidecar_serve_from_feed_reads_total{source="memory"} `
+	i := strings.Index(m, name)
+	if i < 0 {
+		t.Fatal("no " + name)
+	}
+	n, _ := strconv.ParseFloat(strings.Fields(m[i+len(name):])[0], 64)
+	return int(n)
+}
+
+// TestServeFromFeed: with --serve-from-feed, GETs are answered from memory
+// and every change PHP makes through WordPress's own API is answered as
+// WordPress answers it (the twin of the routes, scripts/wp/fieldmgr-twin.php,
+// on the same request) no later than --max-staleness after PHP returned:
+// a user created (a miss is not remembered), a role changed, an
+// application password revoked, a session destroyed, a user deleted, the
+// theme options row deleted and created again. Then the revocation window,
+// measured.
+func TestServeFromFeed(t *testing.T) {
+	fs := startFeedSite(t)
+	admin := fs.Users["administrator"]
+
+	// asWordPress asks the sidecar and WordPress the same; the sidecar
+	// must agree at once or, at the latest, max-staleness later: the same
+	// status, and the same body, or for a failed Basic authentication the
+	// contract's error (docs/api.md §1: WordPress's twin route says only
+	// rest_forbidden there).
+	late := 0
+	asWordPress := func(step string, wantStatus int, wantError string, hdr ...string) {
+		t.Helper()
+		for try := 0; ; try++ {
+			ours := ask(t, fs.URL, "fieldmgr/v1", http.MethodGet, "/wp-json/{ns}/field-groups", "", hdr...)
+			wp := ask(t, fs.WPURL, "twin/v1", http.MethodGet, "/wp-json/{ns}/field-groups", "", hdr...)
+			same := sameBody(ours.body, wp.body)
+			if wantError != "" {
+				same = strings.HasPrefix(ours.body, `{"code":"`+wantError+`"`)
+			}
+			if ours.status == wp.status && same && ours.status == wantStatus {
+				return
+			}
+			if try == 1 {
+				t.Errorf("%s: max-staleness after the change,\n sidecar   %d %s\n WordPress %d %s (want %d)", step, ours.status, ours.body, wp.status, wp.body, wantStatus)
+				return
+			}
+			late++
+			time.Sleep(maxStaleness)
+		}
+	}
+	php := func(code string, out any) { t.Helper(); fs.PHP(t, code, out) }
+
+	// A miss, then the user created: seen.
+	asWordPress("before the user exists", 401, "invalid_username", basic("feed_user", "abcd abcd abcd abcd abcd abcd")...)
+	var made struct {
+		ID       int64  `json:"id"`
+		Password string `json:"password"`
+		UUID     string `json:"uuid"`
+	}
+	php(`$id = wp_insert_user(array("user_login" => "feed_user", "user_pass" => "pw-feed-user", "user_email" => "feed_user@example.test", "role" => "administrator"));
+		$c = WP_Application_Passwords::create_new_application_password($id, array("name" => "feed"));
+		return array("id" => $id, "password" => WP_Application_Passwords::chunk_password($c[0]), "uuid" => $c[1]["uuid"]);`, &made)
+	creds := basic("feed_user", made.Password)
+	asWordPress("user created", 200, "", creds...)
+	before := memoryReads(t, fs)
+	asWordPress("again", 200, "", creds...)
+	if memoryReads(t, fs) <= before {
+		t.Error("a repeated GET was not answered from memory")
+	}
+
+	php(fmt.Sprintf(`(new WP_User(%d))->set_role("editor"); return true;`, made.ID), nil)
+	asWordPress("role changed to editor", 403, "", creds...)
+	php(fmt.Sprintf(`(new WP_User(%d))->set_role("administrator"); return true;`, made.ID), nil)
+	asWordPress("role changed back", 200, "", creds...)
+
+	php(fmt.Sprintf(`return WP_Application_Passwords::delete_application_password(%d, %q);`, made.ID, made.UUID), nil)
+	asWordPress("application password revoked", 401, "incorrect_password", creds...)
+
+	cookie := fs.Login(t, wptest.User{Login: "feed_user", Password: "pw-feed-user"})
+	nonce := fs.RESTNonce(t, cookie)
+	var jar []string
+	for _, ck := range cookie.Jar.Cookies(mustURL(fs.URL + "/")) {
+		jar = append(jar, ck.Name+"="+ck.Value)
+	}
+	session := []string{"Cookie", strings.Join(jar, "; "), "X-WP-Nonce", nonce}
+	asWordPress("logged in", 200, "", session...)
+	php(fmt.Sprintf(`WP_Session_Tokens::get_instance(%d)->destroy_all(); return true;`, made.ID), nil)
+	asWordPress("sessions destroyed", 403, "", session...)
+
+	var again []string
+	php(fmt.Sprintf(`$c = WP_Application_Passwords::create_new_application_password(%d, array("name" => "feed2")); return array(WP_Application_Passwords::chunk_password($c[0]));`, made.ID), &again)
+	creds = basic("feed_user", again[0])
+	asWordPress("a new application password", 200, "", creds...)
+	php(fmt.Sprintf(`require_once ABSPATH . "wp-admin/includes/user.php"; return wp_delete_user(%d);`, made.ID), nil)
+	asWordPress("user deleted", 401, "invalid_username", creds...)
+
+	// The theme options row, deleted and created again.
+	options := func(step, want string) {
+		t.Helper()
+		for try := 0; ; try++ {
+			a := ask(t, fs.URL, "", http.MethodGet, "/wp-json/themeopts/v1/options", "", basic(admin.Login, admin.ApplicationPassword)...)
+			if a.status == 200 && a.body == want {
+				return
+			}
+			if try == 1 {
+				t.Errorf("%s: max-staleness after the change: %d %s, want %s", step, a.status, a.body, want)
+				return
+			}
+			late++
+			time.Sleep(maxStaleness)
+		}
+	}
+	php(`return update_option("themeopts_options", array("accent_color" => "#111111"));`, nil)
+	options("option saved", `{"accent_color":"#111111"}`)
+	options("option read again", `{"accent_color":"#111111"}`)
+	php(`return delete_option("themeopts_options");`, nil)
+	options("option deleted", `{}`)
+	php(`return add_option("themeopts_options", array("accent_color" => "#222222"));`, nil)
+	options("option created again", `{"accent_color":"#222222"}`)
+	t.Logf("%d of the answers right after PHP returned were not yet the new ones; each was by max-staleness", late)
+
+	measureRevocation(t, fs, admin.ID, 30)
+}
+
+// measureRevocation revokes an application password n times while four
+// clients keep asking with it, and reports the revocation window: how long
+// after PHP's delete_application_password returned (its commit) a request
+// sent could still be let in, and when the first refusal came.
+func measureRevocation(t *testing.T, fs *wptest.Site, userID int64, n int) {
+	login := fs.Users["administrator"].Login
+	var windows, firsts []time.Duration
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := 0; i < n; i++ {
+		var made []string
+		fs.PHP(t, fmt.Sprintf(`$c = WP_Application_Passwords::create_new_application_password(%d, array("name" => "window")); return array(WP_Application_Passwords::chunk_password($c[0]), $c[1]["uuid"]);`, userID), &made)
+		auth := basic(login, made[0])[1]
+		var (
+			mu       sync.Mutex
+			accepted []time.Time // when each request that got 200 was sent
+			refused  []time.Time // when each 401 arrived
+			failed   []string
+			stop     = make(chan struct{})
+			wg       sync.WaitGroup
+		)
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					req, _ := http.NewRequest(http.MethodGet, fs.URL+"/wp-json/fieldmgr/v1/field-groups", nil)
+					req.Header.Set("Authorization", auth)
+					sent := time.Now()
+					resp, err := client.Do(req)
+					if err != nil {
+						mu.Lock()
+						failed = append(failed, err.Error())
+						mu.Unlock()
+						continue
+					}
+					resp.Body.Close()
+					mu.Lock()
+					switch resp.StatusCode {
+					case 200:
+						accepted = append(accepted, sent)
+					case 401:
+						refused = append(refused, time.Now())
+					default:
+						failed = append(failed, resp.Status)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(100 * time.Millisecond) // the password is in memory by now
+		var committed float64
+		fs.PHP(t, fmt.Sprintf(`WP_Application_Passwords::delete_application_password(%d, %q); return microtime(true);`, userID, made[1]), &committed)
+		at := time.Unix(0, int64(committed*1e9))
+		time.Sleep(maxStaleness + 100*time.Millisecond)
+		close(stop)
+		wg.Wait()
+		if len(refused) == 0 || len(failed) > 0 {
+			t.Fatalf("revocation %d: %d let in, %d refused, %d failures (first: %q)", i, len(accepted), len(refused), len(failed), failed[:min(1, len(failed))])
+		}
+		window := time.Duration(0)
+		for _, s := range accepted {
+			window = max(window, s.Sub(at))
+		}
+		windows = append(windows, window)
+		firsts = append(firsts, max(0, slices.MinFunc(refused, time.Time.Compare).Sub(at)))
+		if window > maxStaleness {
+			t.Errorf("revocation %d: a request sent %s after the commit was let in (max-staleness %s)", i, window, maxStaleness)
+		}
+	}
+	slices.Sort(windows)
+	slices.Sort(firsts)
+	p := func(d []time.Duration, q float64) time.Duration {
+		return d[min(len(d)-1, int(q*float64(len(d))))].Round(10 * time.Microsecond)
+	}
+	t.Logf("revocation window over %d revocations in PHP (last request let in, sent after the commit): p50 %s, p99 %s, max %s; first refusal after the commit: p50 %s, p99 %s",
+		n, p(windows, 0.5), p(windows, 0.99), windows[len(windows)-1].Round(10*time.Microsecond), p(firsts, 0.5), p(firsts, 0.99))
+}
