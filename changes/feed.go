@@ -77,8 +77,10 @@ type Feed struct {
 	// heartbeat, which it does only with nothing left to send.
 	caughtUp atomic.Bool
 
-	cols   map[string][]string // table → column names, in order
-	flavor string              // gomysql.MariaDBFlavor or MySQLFlavor: their GTIDs and dump commands differ
+	cols map[string][]string // table → column names, in order
+	// colsStale: a DDL statement went by; the column order is read again.
+	colsStale bool
+	flavor    string // gomysql.MariaDBFlavor or MySQLFlavor: their GTIDs and dump commands differ
 
 	// where to resume: a GTID set where the server has them, else a file
 	// and position; only ever a committed transaction's end.
@@ -198,6 +200,30 @@ func flavorOf(version string) string {
 	return gomysql.MySQLFlavor
 }
 
+// columns is table's column names in order, as many as a row event has
+// values; they are read again when not known (a table created after the
+// feed started), after a DDL statement, or when the count differs. nil
+// when the table does not have that many columns now (an event older
+// than a change of the table), which is logged.
+func (f *Feed) columns(ctx context.Context, table string, n int) []string {
+	if c, ok := f.cols[table]; ok && !f.colsStale && len(c) == n {
+		return c
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := f.readColumns(rctx); err != nil {
+		f.o.Log.Warn().Err(err).Str("table", table).Msg("binlog change feed: the table's columns could not be read; its rows in this transaction are not interpreted")
+		return nil
+	}
+	f.colsStale = false
+	if c := f.cols[table]; len(c) == n {
+		return c
+	}
+	f.o.Log.Warn().Str("table", table).Int("logged", n).Int("now", len(f.cols[table])).
+		Msg("binlog change feed: the log's rows do not match the table's columns now; its rows in this transaction are not interpreted")
+	return nil
+}
+
 // readColumns learns the followed tables' column order: row events carry
 // values, not names.
 func (f *Feed) readColumns(ctx context.Context) error {
@@ -282,7 +308,7 @@ func (f *Feed) follow(ctx context.Context) error {
 			file = string(e.NextLogName)
 			f.pos = gomysql.Position{Name: file, Pos: uint32(e.Position)}
 		case *replication.RowsEvent:
-			f.collect(&tx, e, ev.Header.EventType)
+			f.collect(ctx, &tx, e, ev.Header.EventType)
 		case *replication.XIDEvent:
 			f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
 		case *replication.QueryEvent:
@@ -296,6 +322,7 @@ func (f *Feed) follow(ctx context.Context) error {
 				// DDL, which commits by itself. Its schema is the session's
 				// default database, not necessarily the table's: any counts.
 				tx.touched.DDL = true
+				f.colsStale = true
 				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
 			}
 		default:
@@ -318,12 +345,22 @@ type pending struct {
 }
 
 // collect notes a row event's entities.
-func (f *Feed) collect(tx *pending, e *replication.RowsEvent, t replication.EventType) {
+func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEvent, t replication.EventType) {
 	if string(e.Table.Schema) != f.o.Schema {
 		return
 	}
 	table := string(e.Table.Table)
-	cols := f.cols[table]
+	switch table {
+	case f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta:
+	default:
+		return
+	}
+	cols := f.columns(ctx, table, int(e.Table.ColumnCount))
+	if cols == nil {
+		// The rows cannot be read: whatever kept them must let go.
+		tx.touched.DDL = true
+		return
+	}
 	col := func(row []any, name string) string {
 		if i := slices.Index(cols, name); i >= 0 && i < len(row) {
 			switch v := row[i].(type) {

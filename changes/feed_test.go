@@ -240,6 +240,10 @@ func TestFeed_Touched(t *testing.T) {
 		"INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('blogname', 'B', 'yes')",
 		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g1', 'T', '{}', NOW(), NOW())",
 		"TRUNCATE wp_fieldmgr_groups",
+		// The table made again, its columns in another order: read anew.
+		"DROP TABLE wp_fieldmgr_groups",
+		"CREATE TABLE wp_fieldmgr_groups (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL, group_key VARCHAR(191) NOT NULL UNIQUE)",
+		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g2', 'T', '{}', NOW(), NOW())",
 	} {
 		if _, err := tdb.SQL.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -248,9 +252,11 @@ func TestFeed_Touched(t *testing.T) {
 	u := fmt.Sprintf("users[%d] options[] groups[] ddl=false", id)
 	// The user and its two meta rows (three transactions), the session,
 	// the role, the deletion; the option twice; the group; a DDL statement
-	// (no rows logged: what it did is unknown).
+	// (no rows logged: what it did is unknown), twice more, and a group of
+	// the table made again.
 	o := "users[] options[blogname] groups[] ddl=false"
-	want := []string{u, u, u, u, u, u, o, o, "users[] options[] groups[g1] ddl=false", "users[] options[] groups[] ddl=true"}
+	ddl := "users[] options[] groups[] ddl=true"
+	want := []string{u, u, u, u, u, u, o, o, "users[] options[] groups[g1] ddl=false", ddl, ddl, ddl, "users[] options[] groups[g2] ddl=false"}
 	waitFor(t, "every transaction", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= len(want) })
 	mu.Lock()
 	if !slices.Equal(got, want) {

@@ -80,9 +80,10 @@ func memoryReads(t *testing.T, fs *wptest.Site) int {
 // WordPress answers it (the twin of the routes, scripts/wp/fieldmgr-twin.php,
 // on the same request) no later than --max-staleness after PHP returned:
 // a user created (a miss is not remembered), a role changed, an
-// application password revoked, a session destroyed, a user deleted, the
-// theme options row deleted and created again. Then the revocation window,
-// measured.
+// application password revoked, a session destroyed, a user deleted, a
+// field group inserted and renamed, the theme options row deleted and
+// created again; the sidecar's own writes are read back at once. Then the
+// revocation window, measured.
 func TestServeFromFeed(t *testing.T) {
 	fs := startFeedSite(t)
 	admin := fs.Users["administrator"]
@@ -159,11 +160,28 @@ func TestServeFromFeed(t *testing.T) {
 	php(fmt.Sprintf(`require_once ABSPATH . "wp-admin/includes/user.php"; return wp_delete_user(%d);`, made.ID), nil)
 	asWordPress("user deleted", 401, "invalid_username", creds...)
 
+	// Field groups written by PHP, then by the sidecar itself (which
+	// forgets what it wrote at once: no wait at all).
+	adminCreds := basic(admin.Login, admin.ApplicationPassword)
+	php(`global $wpdb; return $wpdb->insert($wpdb->prefix . "fieldmgr_groups", array("group_key" => "feed_g", "title" => "T1",
+		"config" => '{"type":"post","fields":{"a":{"type":"text","label":"A"}}}', "status" => "active",
+		"created_at" => "2026-01-01 00:00:00", "updated_at" => "2026-01-01 00:00:00"));`, nil)
+	asWordPress("group inserted by PHP", 200, "", adminCreds...)
+	php(`global $wpdb; return $wpdb->update($wpdb->prefix . "fieldmgr_groups", array("title" => "T2"), array("group_key" => "feed_g"));`, nil)
+	asWordPress("group renamed by PHP", 200, "", adminCreds...)
+	if a := ask(t, fs.URL, "", http.MethodPost, "/wp-json/fieldmgr/v1/field-groups/feed_g/toggle", "", adminCreds...); a.status != 200 {
+		t.Fatalf("toggle: %d %s", a.status, a.body)
+	}
+	if a := ask(t, fs.URL, "", http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", "", adminCreds...); !strings.Contains(a.body, `"status":"inactive"`) {
+		t.Errorf("the sidecar's own write, read at once: %s", a.body)
+	}
+	asWordPress("group toggled by the sidecar", 200, "", adminCreds...)
+
 	// The theme options row, deleted and created again.
 	options := func(step, want string) {
 		t.Helper()
 		for try := 0; ; try++ {
-			a := ask(t, fs.URL, "", http.MethodGet, "/wp-json/themeopts/v1/options", "", basic(admin.Login, admin.ApplicationPassword)...)
+			a := ask(t, fs.URL, "", http.MethodGet, "/wp-json/themeopts/v1/options", "", adminCreds...)
 			if a.status == 200 && a.body == want {
 				return
 			}

@@ -46,6 +46,9 @@ var (
 // get_user_by('login') applies it: tags, percent-encoded octets and HTML
 // entities are removed, accents stripped, whitespace collapsed and trimmed.
 func SanitizeUser(login string) string {
+	if unchangedBySanitize(login) {
+		return login // spare the regexps
+	}
 	s := reTags.ReplaceAllString(login, "")
 	s = removeAccents(s)
 	s = reOctets.ReplaceAllString(s, "")
@@ -57,14 +60,7 @@ func SanitizeUser(login string) string {
 // removeAccents drops combining marks after canonical decomposition
 // (é → e), the common part of WordPress's remove_accents().
 func removeAccents(s string) string {
-	isASCII := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			isASCII = false
-			break
-		}
-	}
-	if isASCII {
+	if isASCII(s) {
 		return s
 	}
 	var b strings.Builder
@@ -74,6 +70,21 @@ func removeAccents(s string) string {
 		}
 	}
 	return norm.NFC.String(b.String())
+}
+
+// unchangedBySanitize: ASCII with no tag, octet, entity or whitespace,
+// which SanitizeUser returns as it is (the common login).
+func unchangedBySanitize(s string) bool {
+	return !strings.ContainsAny(s, "<%& \t\n\v\f\r") && isASCII(s)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 var reEmail = regexp.MustCompile(`^[a-zA-Z0-9.!#$%&'*+/=?^_` + "`" + `{|}~-]+@[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+$`)

@@ -40,6 +40,7 @@ type Service struct {
 
 	tableMu    sync.Mutex
 	tableReady atomic.Bool
+	listed     atomic.Pointer[renderedList] // the last list answered
 }
 
 // New returns the service.
@@ -218,13 +219,38 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	etag, tags := listTags("fieldmgr:list", list)
-	httpcond.SetTags(w.Header(), tags...)
-	if httpcond.NotModified(w, r, etag) {
+	a := s.render(list)
+	httpcond.SetTags(w.Header(), a.tags...)
+	if httpcond.NotModified(w, r, a.etag) {
 		return nil
 	}
-	wpjson.WriteRaw(w, http.StatusOK, listJSON(list))
+	wpjson.WriteRaw(w, http.StatusOK, a.body)
 	return nil
+}
+
+// renderedList is a list's answer. The store hands out one list for as
+// long as nothing changed when it serves from the change feed's memo, and
+// lists are never modified: the same first element and length is the same
+// answer, and its ETag (a hash of every group) and JSON are made once.
+type renderedList struct {
+	first *store.FieldGroup // held, so that its address is not reused
+	n     int
+	etag  string
+	tags  []string
+	body  []byte
+}
+
+func (s *Service) render(list []store.FieldGroup) *renderedList {
+	if a := s.listed.Load(); a != nil && len(list) > 0 && a.first == &list[0] && a.n == len(list) {
+		return a
+	}
+	etag, tags := listTags("fieldmgr:list", list)
+	a := &renderedList{n: len(list), etag: etag, tags: tags, body: listJSON(list)}
+	if len(list) > 0 {
+		a.first = &list[0]
+		s.listed.Store(a)
+	}
+	return a
 }
 
 // listTags are a list's ETag (kind names what is listed) and cache tags:
