@@ -10,11 +10,15 @@
 # Also measured, as the ceiling: benchref -body answering each route's
 # exact bytes from memory (no database, no authentication, no routing, no
 # log): no handler that answers from memory can do better on this machine.
+# The sidecar gets all the CPUs here, as the bare handlers do
+# (SIDECAR_GOMAXPROCS; its default, --max-procs 0, takes half, leaving the
+# rest to PHP).
 #
 #   scripts/bench-serve-from-feed.sh          # ROUNDS=3 DURATION=5s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ROUNDS:=3}" "${DURATION:=5s}" "${STATE:=.bench-feed}" "${FEED_DB_PORT:=18306}" "${DB_SIDECAR_PORT:=18090}"
+: "${SIDECAR_GOMAXPROCS:=$(nproc)}"
 mkdir -p "$STATE"
 
 # The database: a private mariadbd with the binary log on.
@@ -43,7 +47,7 @@ bench_cleanup() { [ -n "$db_sidecar_pid" ] && kill "$db_sidecar_pid" 2>/dev/null
 trap bench_cleanup EXIT
 
 # The second sidecar: the same, reading the database per request.
-"$STATE/wpsidecar" --listen "127.0.0.1:$DB_SIDECAR_PORT" --admin-listen 127.0.0.1:0 --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
+GOMAXPROCS=$SIDECAR_GOMAXPROCS "$STATE/wpsidecar" --listen "127.0.0.1:$DB_SIDECAR_PORT" --admin-listen 127.0.0.1:0 --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
   "${feed_args[@]}" > "$STATE/sidecar-db.log" 2>&1 &
 db_sidecar_pid=$!
 for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$DB_SIDECAR_PORT/static.txt" && break; sleep 0.1; done

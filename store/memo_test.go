@@ -81,6 +81,9 @@ func TestMemo(t *testing.T) {
 	behindItsBack("UPDATE wp_options SET option_value = 'v2' WHERE option_name = 'opts'")
 	behindItsBack("UPDATE wp_fieldmgr_groups SET title = 'T2'")
 	check("user kept", user(), "h1/s1")
+	if u, err := db.UserForAuth(ctx, "KEPT", false, nil, store.MetaSessionTokens); err != nil || u.Pass != "h1" {
+		t.Errorf("the login in capitals (the same user to the collation) is not the kept entry: %+v %v", u, err)
+	}
 	check("option kept", option(), "v1")
 	check("groups kept", group(), "T1/T1")
 

@@ -78,6 +78,16 @@ func unchangedBySanitize(s string) bool {
 	return !strings.ContainsAny(s, "<%& \t\n\v\f\r") && isASCII(s)
 }
 
+// foldASCII lowercases ASCII text, which the columns' collation compares
+// without case (so "Admin" and "admin" find the same user and share a memo
+// entry); other text is kept as it is.
+func foldASCII(s string) string {
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	return s
+}
+
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
@@ -114,7 +124,7 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 			ride.finish(v, nil)
 		}
 	}
-	key := memoKey{kindUser, clean + "\x00" + email + "\x00" + strings.Join(metaKeys, "\x00")}
+	key := memoKey{kindUser, foldASCII(clean) + "\x00" + foldASCII(email) + "\x00" + strings.Join(metaKeys, "\x00")}
 	kept, ok, gen, serving := db.memo.lookup(key)
 	if ok {
 		if ride != nil && !ride.done {
