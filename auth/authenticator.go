@@ -93,6 +93,9 @@ type Authenticator struct {
 	touches sync.WaitGroup // application-password uses being recorded
 	derived atomic.Pointer[derived]
 	checks  *checkCache
+
+	parsedMu sync.Mutex
+	parsed   map[string][]appPassword // see appPasswords
 }
 
 // derived is what the authenticator computes once per settings snapshot.
@@ -135,7 +138,7 @@ func New(o Options) *Authenticator {
 			return h
 		}
 	}
-	return &Authenticator{o: o, checks: newCheckCache(4096)}
+	return &Authenticator{o: o, checks: newCheckCache(4096), parsed: map[string][]appPassword{}}
 }
 
 func (a *Authenticator) site() (*derived, error) {
@@ -483,23 +486,53 @@ func throttled(wait time.Duration) *wpjson.Error {
 // matchApplicationPassword finds the stored item the password matches and
 // returns its uuid and last_used.
 func (a *Authenticator) matchApplicationPassword(u *store.User, password string, v Version, verify bool) (string, int64, bool) {
-	list, err := phpserial.Unserialize(u.Meta[store.MetaApplicationPasswords])
-	if err != nil || list.Kind != phpserial.Array || password == "" {
+	if password == "" {
 		return "", 0, false
 	}
-	for _, item := range list.Entries {
-		hash, _ := item.Value.Get("password")
-		if hash.Kind != phpserial.String || hash.Str == "" {
-			continue
-		}
-		if a.checkCached("app", u.ID, password, hash.Str, verify, func() bool { return checkApplicationPassword(password, hash.Str, v) }) {
-			uuid, _ := item.Value.Get("uuid")
-			last, _ := item.Value.Get("last_used")
-			lastUsed, _ := last.AsInt()
-			return uuid.Str, lastUsed, true
+	for _, item := range a.appPasswords(u.Meta[store.MetaApplicationPasswords]) {
+		if a.checkCached("app", u.ID, password, item.hash, verify, func() bool { return checkApplicationPassword(password, item.hash, v) }) {
+			return item.uuid, item.lastUsed, true
 		}
 	}
 	return "", 0, false
+}
+
+// appPassword is what authentication reads of an application password.
+type appPassword struct {
+	hash, uuid string
+	lastUsed   int64
+}
+
+// appPasswords reads a user's _application_passwords value, remembering
+// the last values read (the same value comes with every request of a
+// client; a changed one is a new key).
+func (a *Authenticator) appPasswords(raw string) []appPassword {
+	a.parsedMu.Lock()
+	items, ok := a.parsed[raw]
+	a.parsedMu.Unlock()
+	if ok {
+		return items
+	}
+	list, err := phpserial.Unserialize(raw)
+	if err == nil && list.Kind == phpserial.Array {
+		for _, e := range list.Entries {
+			hash, _ := e.Value.Get("password")
+			if hash.Kind != phpserial.String || hash.Str == "" {
+				continue
+			}
+			uuid, _ := e.Value.Get("uuid")
+			last, _ := e.Value.Get("last_used")
+			lastUsed, _ := last.AsInt()
+			items = append(items, appPassword{hash.Str, uuid.Str, lastUsed})
+		}
+	}
+	a.parsedMu.Lock()
+	if len(a.parsed) >= 1024 {
+		clear(a.parsed)
+	}
+	a.parsed[raw] = items
+	a.parsedMu.Unlock()
+	return items
 }
 
 // Wait waits for the uses of application passwords still being recorded

@@ -220,7 +220,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	a := s.render(list)
-	httpcond.SetTags(w.Header(), a.tags...)
+	a.tags.Set(w.Header())
 	if httpcond.NotModified(w, r, a.etag) {
 		return nil
 	}
@@ -236,7 +236,7 @@ type renderedList struct {
 	first *store.FieldGroup // held, so that its address is not reused
 	n     int
 	etag  string
-	tags  []string
+	tags  httpcond.Tags
 	body  []byte
 }
 
@@ -245,7 +245,7 @@ func (s *Service) render(list []store.FieldGroup) *renderedList {
 		return a
 	}
 	etag, tags := listTags("fieldmgr:list", list)
-	a := &renderedList{n: len(list), etag: etag, tags: tags, body: listJSON(list)}
+	a := &renderedList{n: len(list), etag: etag, tags: httpcond.NewTags(tags...), body: listJSON(list)}
 	if len(list) > 0 {
 		a.first = &list[0]
 		s.listed.Store(a)

@@ -109,7 +109,14 @@ const maxTagHeader = 4096
 // Cache-Tag (comma-separated) and Surrogate-Key (space-separated). Tags are
 // percent-encoded beyond letters, digits and "_-.:" so that no separator
 // or space gets in. The first tag should be the namespace's.
-func SetTags(h http.Header, tags ...string) {
+func SetTags(h http.Header, tags ...string) { NewTags(tags...).Set(h) }
+
+// Tags are SetTags's header values, made once for an answer served many
+// times.
+type Tags struct{ cacheTag, surrogateKey []string }
+
+// NewTags encodes tags as SetTags does.
+func NewTags(tags ...string) Tags {
 	enc := make([]string, 0, len(tags))
 	n := 0
 	for _, t := range tags {
@@ -120,9 +127,17 @@ func SetTags(h http.Header, tags ...string) {
 		}
 		enc = append(enc, e)
 	}
-	h.Set("Cache-Tag", strings.Join(enc, ","))
-	h.Set("Surrogate-Key", strings.Join(enc, " "))
+	return Tags{one(strings.Join(enc, ",")), one(strings.Join(enc, " "))}
 }
+
+// Set puts the tags in h. The values are shared between answers: one
+// element at full capacity, so that an Add copies rather than writes
+// into them.
+func (t Tags) Set(h http.Header) {
+	h["Cache-Tag"], h["Surrogate-Key"] = t.cacheTag, t.surrogateKey
+}
+
+func one(v string) []string { return []string{v}[:1:1] }
 
 // EscapeTag is a cache tag as the headers carry it (and purges must name
 // it): characters outside A-Za-z0-9_-.: percent-encoded.

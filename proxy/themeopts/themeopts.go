@@ -57,6 +57,7 @@ type derivedSet struct {
 	set   phpserial.Value
 	etag  string
 	tags  []string
+	head  httpcond.Tags // tags, as headers
 	json  []byte
 }
 
@@ -204,7 +205,7 @@ func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (*
 		return nil, err
 	}
 	d := s.derive(r.Context(), c, raw, found)
-	httpcond.SetTags(w.Header(), d.tags...)
+	d.head.Set(w.Header())
 	return d, nil
 }
 
@@ -264,6 +265,7 @@ func (s *Service) derive(ctx context.Context, c *Config, raw string, found bool)
 			d.tags = append(d.tags, "themeopts:"+e.Key.String())
 		}
 		d.json = setJSON(d.set)
+		d.head = httpcond.NewTags(d.tags...)
 		s.last.Store(d)
 	}
 	return d
