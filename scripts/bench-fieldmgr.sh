@@ -18,17 +18,7 @@ pw=$(WP_HTTP_HOST="127.0.0.1:$SIDECAR_PORT" php scripts/wp/app-password.php "$WP
 auth="Authorization: Basic $(printf '%s:%s' "$WP_ADMIN_USER" "$pw" | base64 -w0)"
 api="$WP_SITEURL/wp-json/fieldmgr/v1"
 
-# 20 groups of 10 fields (made once; the table is the site's).
-for g in $(seq 1 20); do
-  fields=""
-  for i in $(seq 1 10); do
-    fields="$fields${fields:+,}\"field_$i\":{\"type\":\"text\",\"label\":\"Field $i of group $g\",\"placeholder\":\"…\",\"maxlength\":80}"
-  done
-  curl -s -o /dev/null -H "$auth" -H 'Content-Type: application/json' \
-    -d "{\"group_key\":\"bench_$g\",\"title\":\"Bench group $g\",\"config\":{\"type\":\"post\",\"post_type\":\"post\",\"fields\":{$fields}}}" "$api/field-groups"
-done
-n=$(curl -s -H "$auth" "$api/field-groups" | grep -o '"id":"bench_' | wc -l)
-[ "$n" -ge 20 ] || { echo "bench: only $n bench groups" >&2; exit 1; }
+bench_make_groups "$auth" "$api"
 
 bench_start_ref -key bench_7
 

@@ -56,14 +56,7 @@ grep -q '"serve-from-feed on' "$STATE/sidecar.log" || { echo "bench: the sidecar
 pw=$(WP_HTTP_HOST="127.0.0.1:$SIDECAR_PORT" php scripts/wp/app-password.php "$WP_DOCROOT" "$WP_ADMIN_USER" bench "$STATE/bench-app-password.json")
 auth="Authorization: Basic $(printf '%s:%s' "$WP_ADMIN_USER" "$pw" | base64 -w0)"
 curl -s -o /dev/null -H "$auth" -H 'Content-Type: application/json' -d '{"accent":"#112233","tagline":"Grüße 😀","sticky":false}' "$WP_SITEURL/wp-json/themeopts/v1/options"
-for g in $(seq 1 20); do
-  fields=""
-  for i in $(seq 1 10); do
-    fields="$fields${fields:+,}\"field_$i\":{\"type\":\"text\",\"label\":\"Field $i of group $g\",\"placeholder\":\"…\",\"maxlength\":80}"
-  done
-  curl -s -o /dev/null -H "$auth" -H 'Content-Type: application/json' \
-    -d "{\"group_key\":\"bench_$g\",\"title\":\"Bench group $g\",\"config\":{\"type\":\"post\",\"post_type\":\"post\",\"fields\":{$fields}}}" "$WP_SITEURL/wp-json/fieldmgr/v1/field-groups"
-done
+bench_make_groups "$auth" "$WP_SITEURL/wp-json/fieldmgr/v1"
 
 bench_start_ref -table wp_options -column option_value -where option_name -key themeopts_bench
 # The ceilings: each answer's bytes, from memory.
