@@ -5,7 +5,9 @@ package e2e
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
@@ -25,7 +28,7 @@ const maxStaleness = 250 * time.Millisecond
 // startFeedSite stands up a WordPress of its own on a MariaDB with a
 // binary log, the sidecar in front with --serve-from-feed, and waits until
 // the sidecar answers from memory.
-func startFeedSite(t *testing.T) *wptest.Site {
+func startFeedSite(t *testing.T, hook string) *wptest.Site {
 	srv := testdb.StartBinlogServer(t)
 	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
 	if err != nil {
@@ -34,6 +37,7 @@ func startFeedSite(t *testing.T) *wptest.Site {
 	fs, err := wptest.Start(wptest.Options{DB: srv.Config(), MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"},
 		SidecarArgs: []string{"--themeopts-config", themeoptsConfig, "--change-feed", "binlog",
 			"--binlog-dsn", "root@tcp(127.0.0.1:" + strconv.Itoa(srv.Port) + ")/", "--serve-from-feed",
+			"--webhook-urls", hook, "--webhook-secret", webhookSecret, "--change-interval", "1h",
 			// The revocation measurement fails hundreds of times a second on purpose.
 			"--auth-fail-limit-ip", "0", "--auth-fail-limit-account", "0"}})
 	if err != nil {
@@ -85,7 +89,17 @@ func memoryReads(t *testing.T, fs *wptest.Site) int {
 // created again; the sidecar's own writes are read back at once. Then the
 // revocation window, measured.
 func TestServeFromFeed(t *testing.T) {
-	fs := startFeedSite(t)
+	received := make(chan time.Time, 256)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
+		body, _ := io.ReadAll(r.Body)
+		if err := changes.Verify(webhookSecret, r.Header.Get(changes.HeaderTimestamp), r.Header.Get(changes.HeaderSignature), body, at, time.Minute); err == nil &&
+			string(body) == `{"namespace":"themeopts","ids":["accent_color"]}` {
+			received <- at
+		}
+	}))
+	defer hook.Close()
+	fs := startFeedSite(t, hook.URL)
 	admin := fs.Users["administrator"]
 
 	// asWordPress asks the sidecar and WordPress the same; the sidecar
@@ -203,6 +217,31 @@ func TestServeFromFeed(t *testing.T) {
 	t.Logf("%d of the answers right after PHP returned were not yet the new ones; each was by max-staleness", late)
 
 	measureRevocation(t, fs, admin.ID, 30)
+	measureWebhooks(t, fs, received, 100)
+}
+
+// measureWebhooks has PHP save the theme options n times, 20 ms apart,
+// and reports how long after each update_option returned (its commit) the
+// signed webhook reached a loopback receiver: the change interval is an
+// hour, so only the binlog feed can send them.
+func measureWebhooks(t *testing.T, fs *wptest.Site, received <-chan time.Time, n int) {
+	for len(received) > 0 { // the traps' own changes
+		<-received
+	}
+	var committed []float64
+	fs.PHP(t, fmt.Sprintf(`$at = array(); for ($i = 0; $i < %d; $i++) { update_option("themeopts_options", array("accent_color" => sprintf("#%%06x", $i))); $at[] = microtime(true); usleep(20000); } return $at;`, n), &committed)
+	var took []time.Duration
+	for i, c := range committed {
+		select {
+		case at := <-received:
+			took = append(took, at.Sub(time.Unix(0, int64(c*1e9))))
+		case <-time.After(10 * time.Second):
+			t.Fatalf("change %d: no webhook", i)
+		}
+	}
+	slices.Sort(took)
+	t.Logf("PHP's update_option committed to the signed webhook received, %d changes: p50 %s, p99 %s, max %s", n,
+		took[n/2].Round(10*time.Microsecond), took[n*99/100].Round(10*time.Microsecond), took[n-1].Round(10*time.Microsecond))
 }
 
 // measureRevocation revokes an application password n times while four
