@@ -63,6 +63,7 @@ type CacheInvalidator interface {
 // DB is WordPress's database.
 type DB struct {
 	sql       *sql.DB
+	dbName    string
 	prefix    string
 	multisite bool
 	// piggyback: reads may ride as a second statement (see Piggyback);
@@ -123,7 +124,7 @@ func Open(o Options) (*DB, error) {
 	if !safe {
 		o.Logger.Info().Str("charset", o.Charset).Msg("database charset is not safe for client-side escaping: server-side placeholders, one statement per round trip")
 	}
-	return &DB{sql: db, prefix: o.TablePrefix, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache}, nil
+	return &DB{sql: db, dbName: o.DBName, prefix: o.TablePrefix, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache}, nil
 }
 
 // safeCharsets are the connection character sets in which neither a

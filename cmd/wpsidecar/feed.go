@@ -115,6 +115,12 @@ type closer func() error
 
 func (c closer) Drain(context.Context) { c() }
 
+// leaderKeep is how long an instance that does not lead keeps the changes
+// it noticed, to send them should it come to lead: longer than a
+// fail-over takes (the leader's connection gone: at once; the leader gone
+// from the network: about 5 s, when the server times its session out).
+const leaderKeep = 10 * time.Second
+
 // memoLimit bounds serve-from-feed's memory: entries of each kind (users
 // by what they logged in with, option rows, field-group reads).
 const memoLimit = 10000

@@ -164,8 +164,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
 	feedMode.Store("off")
-	var feed *changes.Feed // the binlog feed, when it runs
-	var memo *store.Memo   // with serve-from-feed and a feed
+	var feed *changes.Feed           // the binlog feed, when it runs
+	var memo *store.Memo             // with serve-from-feed and a feed
+	var leadership *store.Leadership // with changes to send
 	if cfg.ServeFromFeed {
 		memo = store.NewMemo(func() bool { return feed.Current(cfg.MaxStaleness) }, memoLimit)
 	}
@@ -191,10 +192,18 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 				}
 			})
 		}
-		notify := func(c changes.Change) {
-			for _, t := range tell {
-				t(c)
-			}
+		notify := func(changes.Change) {}
+		if detect {
+			// Every instance notices changes; only the one elected through
+			// the database sends them.
+			sender := changes.NewSender(func(c changes.Change) {
+				for _, t := range tell {
+					t(c)
+				}
+			}, leaderKeep, cfg.ChangeInterval+time.Second)
+			leadership = db.Leadership(time.Second, clog)
+			background(func(ctx context.Context) { leadership.Run(ctx, sender.Lead) })
+			notify = sender.Notify
 		}
 		detector := changes.NewDetector(db, groups, optName, notify, clog)
 		poll := func(ctx context.Context) {
@@ -231,6 +240,15 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	metrics.Register(authCollectors...)
 	metrics.Register(purgeMetrics(purgers)...)
 	metrics.Register(feedMetrics(&feedMode, feed, memo)...)
+	if leadership != nil {
+		metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_leader",
+			Help: "1 while this instance leads (sends webhooks and purges), 0 while another does."}, func() float64 {
+			if leadership.Leading() {
+				return 1
+			}
+			return 0
+		}))
+	}
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}
@@ -257,6 +275,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 				st := map[string]string{}
 				if m := feedMode.Load().(string); m != "off" {
 					st["change_feed"] = m
+				}
+				if leadership != nil {
+					st["leader"] = "no"
+					if leadership.Leading() {
+						st["leader"] = "yes"
+					}
 				}
 				if memo != nil {
 					st["serve_from_feed"] = "database"

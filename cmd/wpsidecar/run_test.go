@@ -584,3 +584,108 @@ func TestRun_BinlogChangeFeed(t *testing.T) {
 		t.Errorf("check-config without a binary log: %v\n%s", err, out.String())
 	}
 }
+
+// TestRun_OneSender: three sidecars on one site elect one leader through
+// the database; each change reaches the webhook receiver once; the leader
+// stopped, another leads, a change made meanwhile is not lost, and once
+// the new leader is settled each change again arrives once.
+func TestRun_OneSender(t *testing.T) {
+	tdb := testdb.New(t)
+	var mu sync.Mutex
+	got := map[string]int{}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got[string(b)]++
+		mu.Unlock()
+	}))
+	defer hook.Close()
+	php := httptest.NewServer(http.NotFoundHandler())
+	defer php.Close()
+	cfgFile := filepath.Join(t.TempDir(), "themeopts.json")
+	fields := ""
+	for i := 0; i < 40; i++ {
+		fields += fmt.Sprintf(`%s{"id":"f%d","type":"text"}`, map[bool]string{true: ",", false: ""}[i > 0], i)
+	}
+	os.WriteFile(cfgFile, []byte(`{"opt_name":"o","sections":[{"id":"s","fields":[`+fields+`]}]}`), 0o644)
+	var ss []*started
+	for i := 0; i < 3; i++ {
+		args, env := sidecarArgs(t, tdb, php.URL)
+		ss = append(ss, start(t, append(args, "--themeopts-config", cfgFile, "--webhook-urls", hook.URL, "--webhook-secret", "s", "--change-interval", "100ms"), env))
+	}
+	leader := func(step string, not int) int {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, who := 0, -1
+			for i, s := range ss {
+				if i == not {
+					continue
+				}
+				if _, body := get(t, s.admin+"/readyz"); strings.Contains(body, `"leader":"yes"`) {
+					n, who = n+1, i
+				}
+			}
+			if n == 1 {
+				return who
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d leaders", step, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// Each change sets one more id: its webhook names that id alone.
+	set := ""
+	change := func(i int) {
+		set += fmt.Sprintf(`s:%d:"f%d";s:1:"x";`, len(fmt.Sprintf("f%d", i)), i)
+		tdb.SetOption(t, "o", fmt.Sprintf("a:%d:{%s}", i+1, set))
+		time.Sleep(300 * time.Millisecond) // each its own poll
+	}
+	body := func(i int) string { return fmt.Sprintf(`{"namespace":"themeopts","ids":["f%d"]}`, i) }
+	count := func(from, to int) (once, more, missing []int) {
+		time.Sleep(500 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		for i := from; i < to; i++ {
+			switch n := got[body(i)]; {
+			case n == 1:
+				once = append(once, i)
+			case n > 1:
+				more = append(more, i)
+			default:
+				missing = append(missing, i)
+			}
+		}
+		return
+	}
+
+	first := leader("start", -1)
+	time.Sleep(300 * time.Millisecond) // every detector has its baseline
+	for i := 0; i < 10; i++ {
+		change(i)
+	}
+	if once, more, missing := count(0, 10); len(once) != 10 {
+		t.Errorf("steady state: sent more than once %v, never %v", more, missing)
+	}
+
+	ss[first].stop()
+	change(10) // while leadership moves
+	second := leader("after the leader stopped", first)
+	for i := 11; i < 15; i++ {
+		change(i)
+	}
+	time.Sleep(1500 * time.Millisecond) // past the fail-over's grace
+	for i := 15; i < 25; i++ {
+		change(i)
+	}
+	if _, _, missing := count(10, 25); len(missing) > 0 {
+		t.Errorf("lost around the fail-over: %v", missing)
+	}
+	if once, more, _ := count(15, 25); len(once) != 10 {
+		t.Errorf("steady state under the new leader (%d): sent more than once %v", second, more)
+	}
+	if _, m := get(t, ss[second].admin+"/metrics"); !strings.Contains(m, "\nwpsidecar_leader 1\n") {
+		t.Error("the leader's metrics do not say so")
+	}
+}

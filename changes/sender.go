@@ -1,0 +1,83 @@
+package changes
+
+import (
+	"sync"
+	"time"
+)
+
+// Sender lets only the leading instance send what changed: every instance
+// notices changes (its own memory needs them), and one noticed while
+// another instance leads is kept for a while, then dropped — unless this
+// instance comes to lead meanwhile and the old leader was not seen alive
+// for lag after the change was noticed (it notices changes up to lag
+// later than this instance, and may have died before sending them), so
+// it is sent then. A receiver may get a change twice around a fail-over,
+// never in steady state.
+type Sender struct {
+	send      func(Change)
+	keep, lag time.Duration
+	now       func() time.Time
+
+	mu      sync.Mutex
+	leading bool
+	recent  []noticed // oldest first
+}
+
+type noticed struct {
+	at time.Time
+	c  Change
+}
+
+// maxKept bounds what a follower keeps, whatever keep says.
+const maxKept = 1024
+
+// NewSender sends through send while leading, keeping what it notices as
+// a follower for keep; lag is how much later than this instance the
+// leader may notice a change.
+func NewSender(send func(Change), keep, lag time.Duration) *Sender {
+	return &Sender{send: send, keep: keep, lag: lag, now: time.Now}
+}
+
+// Notify sends c, or keeps it while another instance leads. send must not
+// block: it is called with the order of changes held.
+func (s *Sender) Notify(c Change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leading {
+		s.send(c)
+		return
+	}
+	s.prune()
+	if len(s.recent) == maxKept {
+		s.recent = s.recent[1:]
+	}
+	s.recent = append(s.recent, noticed{s.now(), c})
+}
+
+// Lead says whether this instance leads now; on becoming leader it sends
+// what it kept that the old leader, last seen holding the lock at held,
+// may not have sent.
+func (s *Sender) Lead(leading bool, held time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leading = leading
+	if !leading {
+		return
+	}
+	s.prune()
+	for _, n := range s.recent {
+		if n.at.Add(s.lag).After(held) {
+			s.send(n.c)
+		}
+	}
+	s.recent = nil
+}
+
+func (s *Sender) prune() {
+	cut := s.now().Add(-s.keep)
+	i := 0
+	for i < len(s.recent) && s.recent[i].at.Before(cut) {
+		i++
+	}
+	s.recent = s.recent[i:]
+}

@@ -1,0 +1,80 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// TestLeadership: of three candidates one leads; when it stops another
+// leads at once; when the leader's connection is killed on the server it
+// steps down at once (it is always waiting on the server) and another
+// leads.
+func TestLeadership(t *testing.T) {
+	tdb := testdb.New(t)
+	type candidate struct {
+		l      *store.Leadership
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
+	var cs []*candidate
+	for i := 0; i < 3; i++ {
+		db := tdb.Store(t)
+		c := &candidate{l: db.Leadership(200*time.Millisecond, zerolog.Nop()), done: make(chan struct{})}
+		var ctx context.Context
+		ctx, c.cancel = context.WithCancel(context.Background())
+		go func() { c.l.Run(ctx, func(bool, time.Time) {}); close(c.done) }()
+		t.Cleanup(func() { c.cancel(); <-c.done })
+		cs = append(cs, c)
+	}
+	leaders := func() (n int, who *candidate) {
+		for _, c := range cs {
+			if c.l.Leading() {
+				n, who = n+1, c
+			}
+		}
+		return n, who
+	}
+	waitOne := func(step string, not *candidate) (*candidate, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		for time.Since(start) < 10*time.Second {
+			// Two may overlap for the moment the old one takes to hear its
+			// connection is gone.
+			if n, who := leaders(); n == 1 && who != not {
+				return who, time.Since(start)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("%s: no single leader", step)
+		return nil, 0
+	}
+	first, _ := waitOne("start", nil)
+	first.cancel()
+	<-first.done
+	second, took := waitOne("the leader stopped", first)
+	t.Logf("leader stopped: another led after %s", took.Round(time.Millisecond))
+
+	var holder int64
+	if err := tdb.SQL.QueryRow("SELECT IS_USED_LOCK(?)", second.l.Name()).Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	if _, err := tdb.SQL.Exec("KILL ?", holder); err != nil {
+		t.Fatal(err)
+	}
+	for second.l.Leading() {
+		if time.Since(killed) > 100*time.Millisecond { // its period is 200 ms
+			t.Fatal("the killed leader did not step down before its next look")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("leader's connection killed: it stepped down after %s", time.Since(killed).Round(time.Millisecond))
+	_, took = waitOne("the leader's connection killed", second)
+	t.Logf("leader's connection killed: another led after %s", took.Round(time.Millisecond))
+}
