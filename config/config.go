@@ -33,6 +33,7 @@ const (
 	DefaultMySQLSocket       = "/run/mysqld/mysqld.sock"
 	DefaultDBMaxOpen         = 16
 	DefaultDBTimeout         = 5 * time.Second
+	DefaultMaxReplicaLag     = time.Second
 	DefaultLogLevel          = "info"
 	DefaultLogFormat         = "json"
 	DefaultEnvironmentType   = "production"
@@ -158,6 +159,10 @@ type DB struct {
 	Socket   string // the local socket "localhost" means
 	MaxOpen  int
 	Timeout  time.Duration
+	// Replicas are read replicas (user, password and database default to
+	// the primary's); one that lags more than MaxReplicaLag is not read.
+	Replicas      []*mysql.Config
+	MaxReplicaLag time.Duration
 }
 
 // Address turns DB_HOST into a go-sql-driver network and address the way

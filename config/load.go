@@ -47,7 +47,14 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 		if s.kind == kBool {
 			fs.BoolFunc(name, usage, func(v string) error { flags[name] = v; return nil })
 		} else {
-			fs.Func(name, usage, func(v string) error { flags[name] = v; return nil })
+			repeat := s.repeat
+			fs.Func(name, usage, func(v string) error {
+				if old, ok := flags[name]; ok && repeat {
+					v = old + "\n" + v
+				}
+				flags[name] = v
+				return nil
+			})
 		}
 	}
 	fs.BoolVar(&checkConfig, "check-config", false, "print the effective configuration, secrets masked, and exit")
@@ -260,6 +267,13 @@ func (c *Config) problems() []string {
 	}
 	if (c.Purge.FastlyService == "") != (c.Purge.FastlyToken == "") {
 		p = append(p, "fastly-service, fastly-token: give both or neither")
+	}
+	seen := map[string]bool{}
+	for _, r := range c.DB.Replicas {
+		if seen[r.Addr] {
+			p = append(p, fmt.Sprintf("db-replica: %s is given twice", r.Addr))
+		}
+		seen[r.Addr] = true
 	}
 	if c.ServeFromFeed && c.ChangeFeed != "binlog" {
 		p = append(p, "serve-from-feed: needs change-feed binlog (only the binlog feed tells of every change as it commits)")

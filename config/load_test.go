@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -396,7 +397,34 @@ func TestValidate_ReportsAndChangesNothing(t *testing.T) {
 	if !IsConfigError(err) || !strings.Contains(err.Error(), `log-format: "xml"`) || !strings.Contains(err.Error(), `table-prefix: "bad-prefix"`) {
 		t.Errorf("Validate = %v", err)
 	}
-	if cfg.DB != before.DB || cfg.TablePrefix != before.TablePrefix || cfg.LogFormat != before.LogFormat {
+	if !reflect.DeepEqual(cfg.DB, before.DB) || cfg.TablePrefix != before.TablePrefix || cfg.LogFormat != before.LogFormat {
 		t.Error("Validate changed the configuration")
+	}
+}
+
+// TestLoad_Replicas: --db-replica may be repeated, the variable may hold
+// several; the same replica twice and a DSN that is not TCP are refused.
+func TestLoad_Replicas(t *testing.T) {
+	addrs := func(c *Config) (out []string) {
+		for _, r := range c.DB.Replicas {
+			out = append(out, r.User+"@"+r.Addr+"/"+r.DBName)
+		}
+		return out
+	}
+	cfg := mustLoad(t, []string{"--upstream=http://php", "--db-replica", "ro:pw@tcp(10.0.0.2:3306)/wp", "--db-replica", "tcp(10.0.0.3:3306)/"})
+	if got := addrs(cfg); !reflect.DeepEqual(got, []string{"ro@10.0.0.2:3306/wp", "@10.0.0.3:3306/"}) || cfg.DB.MaxReplicaLag != time.Second {
+		t.Errorf("flags: %q, lag %s", got, cfg.DB.MaxReplicaLag)
+	}
+	cfg = mustLoad(t, []string{"--upstream=http://php"}, "WPSIDECAR_DB_REPLICA=tcp(10.0.0.2:3306)/\n tcp(10.0.0.3:3306)/", "WPSIDECAR_MAX_REPLICA_LAG=250ms")
+	if got := addrs(cfg); len(got) != 2 || cfg.DB.MaxReplicaLag != 250*time.Millisecond {
+		t.Errorf("variable: %q, lag %s", got, cfg.DB.MaxReplicaLag)
+	}
+	_, err := load(t, []string{"--upstream=http://php", "--db-replica", "tcp(10.0.0.2:3306)/", "--db-replica", "tcp(10.0.0.2:3306)/"})
+	if err == nil || !strings.Contains(err.Error(), "db-replica: 10.0.0.2:3306 is given twice") {
+		t.Errorf("twice: %v", err)
+	}
+	_, err = load(t, []string{"--upstream=http://php", "--db-replica", "unix(/run/mysqld.sock)/"})
+	if err == nil || !strings.Contains(err.Error(), "db-replica:") {
+		t.Errorf("socket: %v", err)
 	}
 }

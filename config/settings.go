@@ -35,6 +35,9 @@ type setting struct {
 	set     func(c *Config, v string) error
 	// redact, when set, is the value fit to print (credentials masked).
 	redact func(v string) string
+	// repeat: the flag may be given several times; set gets the values
+	// one per line.
+	repeat bool
 }
 
 // EnvName is the WPSIDECAR_* variable of a setting.
@@ -346,6 +349,20 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.DB.Socket })},
 		{name: "db-max-open", kind: kInt, def: strconv.Itoa(DefaultDBMaxOpen), usage: "most open database connections",
 			set: intSetter(1, func(c *Config) *int { return &c.DB.MaxOpen })},
+		{name: "db-replica", secret: true, repeat: true, usage: "a read replica, user:password@tcp(host:port)/dbname (user, password and database default to the primary's); repeat the flag for more, or give several separated by spaces or lines; GETs read from one that lags at most max-replica-lag",
+			set: func(c *Config, v string) error {
+				c.DB.Replicas = nil
+				for _, dsn := range strings.Fields(v) {
+					dc, err := mysql.ParseDSN(dsn)
+					if err != nil || dc.Net != "tcp" {
+						return fmt.Errorf("not a DSN such as user:password@tcp(host:3306)/dbname")
+					}
+					c.DB.Replicas = append(c.DB.Replicas, dc)
+				}
+				return nil
+			}},
+		{name: "max-replica-lag", kind: kDuration, def: DefaultMaxReplicaLag.String(), usage: "how far behind the primary a replica may be and still serve reads (measured by GTID position)",
+			set: durSetter(func(c *Config) *time.Duration { return &c.DB.MaxReplicaLag })},
 		{name: "db-timeout", kind: kDuration, def: DefaultDBTimeout.String(), usage: "database connect, read and write timeout",
 			set: durSetter(func(c *Config) *time.Duration { return &c.DB.Timeout })},
 		{name: "table-prefix", def: DefaultTablePrefix, wpEnv: "WORDPRESS_TABLE_PREFIX", wpConst: "$table_prefix", usage: "WordPress table prefix",

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -47,6 +48,11 @@ type Options struct {
 	MaxOpen   int
 	Timeout   time.Duration
 	Logger    zerolog.Logger
+	// Replicas are read replicas (user, password and database default to
+	// the primary's); GETs read one whose lag is at most MaxReplicaLag
+	// (see WatchReplicas).
+	Replicas      []*mysql.Config
+	MaxReplicaLag time.Duration
 	// Cache, when not nil, is told of every committed write to a row that
 	// WordPress may keep in a persistent object cache.
 	Cache CacheInvalidator
@@ -72,6 +78,9 @@ type DB struct {
 	log       zerolog.Logger
 	cache     CacheInvalidator
 	memo      *Memo
+	replicas  []*replica
+	maxLag    time.Duration
+	next      atomic.Uint32 // round robin over healthy replicas
 }
 
 // identRe is what a table name or prefix may be: the sidecar puts them
@@ -83,9 +92,38 @@ func Open(o Options) (*DB, error) {
 	if !identRe.MatchString(o.TablePrefix) {
 		return nil, fmt.Errorf("store: invalid table prefix %q", o.TablePrefix)
 	}
+	safe := interpolationSafe(o.Charset, o.Collation)
+	db, err := openPool(o, o.Net, o.Addr, o.User, o.Password, o.DBName, safe)
+	if err != nil {
+		return nil, err
+	}
+	if !safe {
+		o.Logger.Info().Str("charset", o.Charset).Msg("database charset is not safe for client-side escaping: server-side placeholders, one statement per round trip")
+	}
+	d := &DB{sql: db, dbName: o.DBName, prefix: o.TablePrefix, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache, maxLag: o.MaxReplicaLag}
+	for _, r := range o.Replicas {
+		user, pass, name := r.User, r.Passwd, r.DBName
+		if user == "" {
+			user, pass = o.User, o.Password
+		}
+		if name == "" {
+			name = o.DBName
+		}
+		pool, err := openPool(o, "tcp", r.Addr, user, pass, name, safe)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.replicas = append(d.replicas, &replica{addr: r.Addr, sql: pool})
+	}
+	return d, nil
+}
+
+// openPool is a connection pool to one server, set up as wpdb connects.
+func openPool(o Options, network, addr, user, password, dbName string, safe bool) (*sql.DB, error) {
 	c := mysql.NewConfig()
-	c.Net, c.Addr = o.Net, o.Addr
-	c.User, c.Passwd, c.DBName = o.User, o.Password, o.DBName
+	c.Net, c.Addr = network, addr
+	c.User, c.Passwd, c.DBName = user, password, dbName
 	if o.Charset != "" {
 		// SET NAMES <charset> COLLATE <collation>, as wpdb does.
 		if err := c.Apply(mysql.Charset(o.Charset, o.Collation)); err != nil {
@@ -100,7 +138,6 @@ func Open(o Options) (*DB, error) {
 	// quote: under gbk, big5, sjis, cp932 or gb18030 a lead byte swallows
 	// the escaping backslash. Other charsets get server-side placeholders
 	// and one statement per query.
-	safe := interpolationSafe(o.Charset, o.Collation)
 	c.InterpolateParams = safe
 	c.MultiStatements = safe
 	// UPDATE reports the rows it matched, not only those it changed, so
@@ -121,10 +158,7 @@ func Open(o Options) (*DB, error) {
 	db.SetMaxIdleConns(maxOpen)
 	db.SetConnMaxLifetime(5 * time.Minute)
 	db.SetConnMaxIdleTime(time.Minute)
-	if !safe {
-		o.Logger.Info().Str("charset", o.Charset).Msg("database charset is not safe for client-side escaping: server-side placeholders, one statement per round trip")
-	}
-	return &DB{sql: db, dbName: o.DBName, prefix: o.TablePrefix, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache}, nil
+	return db, nil
 }
 
 // safeCharsets are the connection character sets in which neither a
@@ -155,7 +189,7 @@ func (db *DB) readAlone(ctx context.Context, pb *Piggyback) error {
 	k := memoKey{pb.kind, pb.key}
 	v, ok, gen, serving := db.memo.lookup(k)
 	if !ok {
-		rows, err := db.sql.QueryContext(ctx, pb.query, pb.args...)
+		rows, err := db.reader(serving).QueryContext(ctx, pb.query, pb.args...)
 		if err != nil {
 			return classify(err)
 		}
@@ -171,8 +205,13 @@ func (db *DB) readAlone(ctx context.Context, pb *Piggyback) error {
 	return nil
 }
 
-// Close closes the pool.
-func (db *DB) Close() error { return db.sql.Close() }
+// Close closes the pools.
+func (db *DB) Close() error {
+	for _, r := range db.replicas {
+		r.sql.Close()
+	}
+	return db.sql.Close()
+}
 
 // SQL is the pool, for its statistics.
 func (db *DB) SQL() *sql.DB { return db.sql }

@@ -81,6 +81,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
 		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 		MaxOpen: cfg.DB.MaxOpen, Timeout: cfg.DB.Timeout, Cache: cache,
+		Replicas: cfg.DB.Replicas, MaxReplicaLag: cfg.DB.MaxReplicaLag,
 		Logger: logger.With().Str("component", "store").Logger(),
 	})
 	if err != nil {
@@ -107,6 +108,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			d.Drain(dctx)
 		}
 	}()
+	if len(cfg.DB.Replicas) > 0 {
+		background(func(ctx context.Context) {
+			db.WatchReplicas(ctx, max(10*time.Millisecond, min(250*time.Millisecond, cfg.DB.MaxReplicaLag/4)))
+		})
+	}
 	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
 	background(settings.Run)
 
@@ -240,6 +246,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	metrics.Register(authCollectors...)
 	metrics.Register(purgeMetrics(purgers)...)
 	metrics.Register(feedMetrics(&feedMode, feed, memo)...)
+	metrics.Register(replicaMetrics(db)...)
 	if leadership != nil {
 		metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_leader",
 			Help: "1 while this instance leads (sends webhooks and purges), 0 while another does."}, func() float64 {
@@ -281,6 +288,15 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 					if leadership.Leading() {
 						st["leader"] = "yes"
 					}
+				}
+				if rs := db.Replicas(); len(rs) > 0 {
+					n := 0
+					for _, r := range rs {
+						if r.Healthy {
+							n++
+						}
+					}
+					st["replicas"] = fmt.Sprintf("%d of %d read", n, len(rs))
 				}
 				if memo != nil {
 					st["serve_from_feed"] = "database"

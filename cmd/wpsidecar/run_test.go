@@ -689,3 +689,33 @@ func TestRun_OneSender(t *testing.T) {
 		t.Error("the leader's metrics do not say so")
 	}
 }
+
+// TestRun_Replica: with --db-replica, /readyz and the metrics say whether
+// the replica is read and how far it lags.
+func TestRun_Replica(t *testing.T) {
+	primary := testdb.StartBinlogServer(t)
+	replica := testdb.StartReplica(t, primary)
+	tdb := testdb.NewOn(t, primary.Config())
+	php := httptest.NewServer(http.NotFoundHandler())
+	defer php.Close()
+	args := []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--upstream", php.URL,
+		"--db-replica", "tcp(127.0.0.1:" + strconv.Itoa(replica.Port) + ")/"}
+	env := []string{"WORDPRESS_DB_HOST=127.0.0.1:" + strconv.Itoa(primary.Port), "WORDPRESS_DB_USER=root", "WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
+	s := start(t, args, env)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if code, body := get(t, s.admin+"/readyz"); code == 200 && strings.Contains(body, `"replicas":"1 of 1 read"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			_, body := get(t, s.admin+"/readyz")
+			t.Fatalf("readyz never said the replica is read: %s\n%s", body, s.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, m := get(t, s.admin+"/metrics")
+	label := `{replica="127.0.0.1:` + strconv.Itoa(replica.Port) + `"}`
+	if !strings.Contains(m, "wpsidecar_db_replica_reads"+label+" 1\n") || !strings.Contains(m, "wpsidecar_db_replica_lag_seconds"+label+" ") {
+		t.Errorf("replica metrics missing:\n%s", m)
+	}
+}

@@ -133,3 +133,25 @@ func (s *Server) Config() *mysql.Config {
 	c.Logger = &mysql.NopLogger{}
 	return c
 }
+
+// StartReplica starts a server (id 2, no binary log of its own) that
+// replicates primary, a StartBinlogServer, by GTID from its first
+// transaction; stopped when the test ends.
+func StartReplica(t testing.TB, primary *Server) *Server {
+	t.Helper()
+	r := startServer(t, []string{"--server-id=2"})
+	db, err := sql.Open("mysql", r.Config().FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='root', MASTER_PASSWORD='', MASTER_USE_GTID=slave_pos", primary.Port),
+		"START SLAVE",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("testdb: replica: %s: %v", q, err)
+		}
+	}
+	return r
+}

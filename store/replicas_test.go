@@ -1,0 +1,92 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// TestReplicas: with a replica that keeps up, GETs read it; replication
+// stopped and the primary written, the replica lags and reads move to the
+// primary; replication started again, they move back once it caught up.
+// A row only the replica has tells which server answered.
+func TestReplicas(t *testing.T) {
+	primary := testdb.StartBinlogServer(t)
+	replica := testdb.StartReplica(t, primary)
+	tdb := testdb.NewOn(t, primary.Config())
+	rc := replica.Config()
+	rc.DBName = tdb.Name
+	rdb, err := sql.Open("mysql", rc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 15 s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("the schema on the replica", func() bool {
+		var n int
+		rdb.QueryRow("SELECT COUNT(*) FROM wp_options").Scan(&n)
+		return n > 0
+	})
+	if _, err := rdb.Exec("INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('replica_only', 'r', 'no')"); err != nil {
+		t.Fatal(err)
+	}
+
+	o := tdb.StoreOptions()
+	o.Replicas = []*mysql.Config{{Net: "tcp", Addr: rc.Addr}}
+	o.MaxReplicaLag = 300 * time.Millisecond
+	db, err := store.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { db.WatchReplicas(ctx, 50*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	fromReplica := func() bool {
+		_, err := db.RawOption(context.Background(), "replica_only")
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	waitFor("reads from the replica", fromReplica)
+	if st := db.Replicas(); len(st) != 1 || !st[0].Healthy || st[0].Lag < 0 || st[0].Lag > o.MaxReplicaLag {
+		t.Errorf("state %+v", st)
+	}
+
+	if _, err := rdb.Exec("STOP SLAVE"); err != nil {
+		t.Fatal(err)
+	}
+	tdb.SetOption(t, "blogname", "changed on the primary")
+	stopped := time.Now()
+	waitFor("reads from the primary", func() bool { return !fromReplica() })
+	t.Logf("replication stopped: reads left the replica after %s (max lag %s)", time.Since(stopped).Round(time.Millisecond), o.MaxReplicaLag)
+	if v, err := db.RawOption(context.Background(), "blogname"); err != nil || v != "changed on the primary" {
+		t.Errorf("read while the replica lags: %q %v", v, err)
+	}
+	if st := db.Replicas(); st[0].Healthy {
+		t.Errorf("a lagging replica is healthy: %+v", st)
+	}
+
+	if _, err := rdb.Exec("START SLAVE"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("reads back on the replica", fromReplica)
+}
