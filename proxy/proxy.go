@@ -75,9 +75,12 @@ type Options struct {
 	Site            Site
 	Namespaces      []Namespace
 	// Public, when set, answers the site owner's public routes.
-	Public  Public
-	Log     zerolog.Logger
-	Metrics *Metrics
+	Public Public
+	// Consistency, when set, carries a client's writes to its next reads
+	// (with read replicas).
+	Consistency Consistency
+	Log         zerolog.Logger
+	Metrics     *Metrics
 }
 
 // Handler is the public handler.
@@ -190,6 +193,7 @@ func (h *Handler) intercept(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+		w, r = h.readYourWrites(w, r)
 		next.ServeHTTP(w, r)
 	})
 }

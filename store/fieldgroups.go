@@ -118,8 +118,11 @@ func (f *FieldGroups) Get(ctx context.Context, key string) (FieldGroup, error) {
 // Create inserts a new active group; now is the site's local time.
 func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string) error {
 	defer f.forget()
-	_, err := f.db.sql.ExecContext(ctx, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)",
-		key, title, config, now, now)
+	err := f.db.onPrimary(ctx, func(conn *sql.Conn) error {
+		_, err := conn.ExecContext(ctx, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)",
+			key, title, config, now, now)
+		return err
+	})
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1062 {
 		return ErrDuplicate
@@ -167,14 +170,18 @@ type querier interface {
 // after reading the row under a lock and letting check decide.
 func (f *FieldGroups) checked(ctx context.Context, what, key string, check func(FieldGroup) error, write func(querier) (sql.Result, error)) error {
 	defer f.forget()
+	return f.db.onPrimary(ctx, func(conn *sql.Conn) error { return f.checkedOn(ctx, conn, what, key, check, write) })
+}
+
+func (f *FieldGroups) checkedOn(ctx context.Context, conn *sql.Conn, what, key string, check func(FieldGroup) error, write func(querier) (sql.Result, error)) error {
 	if check == nil {
-		res, err := write(f.db.sql)
+		res, err := write(conn)
 		if err != nil {
 			return fmt.Errorf("store: %s: %w", what, classify(err))
 		}
 		return mustAffect(res)
 	}
-	tx, err := f.db.sql.BeginTx(ctx, nil)
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", what, classify(err))
 	}
@@ -210,9 +217,17 @@ func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (Fi
 // Toggle flips the status and returns the new one; concurrent toggles are
 // serialised by the row lock, so each sees the status its own flip made.
 // check (when not nil) decides on the row as read under the lock.
-func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error) (string, error) {
+func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error) (next string, err error) {
 	defer f.forget()
-	tx, err := f.db.sql.BeginTx(ctx, nil)
+	err = f.db.onPrimary(ctx, func(conn *sql.Conn) error {
+		next, err = f.toggleOn(ctx, conn, key, now, check)
+		return err
+	})
+	return next, err
+}
+
+func (f *FieldGroups) toggleOn(ctx context.Context, conn *sql.Conn, key, now string, check func(FieldGroup) error) (string, error) {
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return "", fmt.Errorf("store: toggle: %w", classify(err))
 	}

@@ -86,7 +86,11 @@ func (db *DB) ModifyOption(ctx context.Context, name, autoload string, modify fu
 }
 
 func (db *DB) modifyOption(ctx context.Context, name, autoload string, modify func(string, bool) (string, error)) error {
-	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, autoload, modify) })
+}
+
+func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload string, modify func(string, bool) (string, error)) error {
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
 	}

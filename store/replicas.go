@@ -17,14 +17,22 @@ type replica struct {
 	sql     *sql.DB
 	healthy atomic.Bool
 	lag     atomic.Int64 // nanoseconds; -1: not known
+	pos     atomic.Value // gomysql.GTIDSet: what it had applied at the last look
 }
 
 // reader is where a GET reads: a replica that lags at most max-replica-lag
-// (in turn), else the primary. A read that the change feed's memo keeps
+// (in turn), else the primary; with a GTID to read after (ReadAfter), a
+// replica that has applied it, else the primary. A read that the change feed's memo keeps
 // goes to the primary: the feed follows the primary, and a replica's
 // older row kept after the feed forgot it would stay stale.
-func (db *DB) reader(memo bool) *sql.DB {
+func (db *DB) reader(ctx context.Context, memo bool) *sql.DB {
 	if memo || len(db.replicas) == 0 {
+		return db.sql
+	}
+	if want, ok := ctx.Value(readAfterKey{}).(gomysql.GTIDSet); ok {
+		if r := db.readAfter(ctx, want); r != nil {
+			return r
+		}
 		return db.sql
 	}
 	n := uint32(len(db.replicas))
@@ -82,6 +90,7 @@ func (db *DB) WatchReplicas(ctx context.Context, every time.Duration) {
 		}
 		if flavor != "" {
 			if pos, err := gtidPosition(ctx, db.sql, flavor, true); err == nil {
+				db.primaryPos.Store(pos)
 				samples = append(samples, sample{time.Now(), pos})
 				if len(samples) > keep {
 					samples = samples[1:]
@@ -104,7 +113,11 @@ func (db *DB) WatchReplicas(ctx context.Context, every time.Duration) {
 // measure sets r's lag and health from its applied position.
 func (db *DB) measure(ctx context.Context, r *replica, flavor string, samples []sample) {
 	lag := time.Duration(-1)
-	if pos, err := gtidPosition(ctx, r.sql, flavor, false); err == nil && len(samples) > 0 {
+	pos, err := gtidPosition(ctx, r.sql, flavor, false)
+	if err == nil {
+		r.pos.Store(pos)
+	}
+	if err == nil && len(samples) > 0 {
 		lag = time.Since(samples[0].at) // at least: it has none of them
 		for i := len(samples) - 1; i >= 0; i-- {
 			if pos.Contain(samples[i].pos) {

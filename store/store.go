@@ -81,6 +81,10 @@ type DB struct {
 	replicas  []*replica
 	maxLag    time.Duration
 	next      atomic.Uint32 // round robin over healthy replicas
+	// primaryPos is the primary's GTID position at the last look
+	// (gomysql.GTIDSet); flavorSeen its flavor, once read.
+	primaryPos atomic.Value
+	flavorSeen atomic.Value
 }
 
 // identRe is what a table name or prefix may be: the sidecar puts them
@@ -189,7 +193,7 @@ func (db *DB) readAlone(ctx context.Context, pb *Piggyback) error {
 	k := memoKey{pb.kind, pb.key}
 	v, ok, gen, serving := db.memo.lookup(k)
 	if !ok {
-		rows, err := db.reader(serving).QueryContext(ctx, pb.query, pb.args...)
+		rows, err := db.reader(ctx, serving).QueryContext(ctx, pb.query, pb.args...)
 		if err != nil {
 			return classify(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -190,4 +191,12 @@ func replicaMetrics(db *store.DB) []prometheus.Collector {
 			}))
 	}
 	return out
+}
+
+// consistency is read-your-writes across instances, with read replicas.
+func consistency(db *store.DB, cfg *config.Config) proxy.Consistency {
+	if len(cfg.DB.Replicas) == 0 {
+		return nil
+	}
+	return db
 }

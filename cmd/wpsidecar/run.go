@@ -263,6 +263,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
 		Site: site, Namespaces: namespaces, Log: logger, Metrics: metrics, Public: pub.handler(),
+		Consistency: consistency(db, cfg),
 	})
 	if err != nil {
 		return err

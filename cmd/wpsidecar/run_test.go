@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"database/sql"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/testsite"
 )
 
 type syncBuffer = testlog.Buffer
@@ -717,5 +719,74 @@ func TestRun_Replica(t *testing.T) {
 	label := `{replica="127.0.0.1:` + strconv.Itoa(replica.Port) + `"}`
 	if !strings.Contains(m, "wpsidecar_db_replica_reads"+label+" 1\n") || !strings.Contains(m, "wpsidecar_db_replica_lag_seconds"+label+" ") {
 		t.Errorf("replica metrics missing:\n%s", m)
+	}
+}
+
+// TestRun_ReadYourWrites: two sidecars over a primary and a replica that
+// applies changes two seconds late (and may: its bound is ten). A write
+// through one answers its commit; a read through the other that brings it
+// back — header or cookie — sees the write, where a read without it is
+// answered by the replica, from before the write. A value that is no
+// GTID changes nothing.
+func TestRun_ReadYourWrites(t *testing.T) {
+	primary := testdb.StartBinlogServer(t)
+	replica := testdb.StartReplica(t, primary)
+	rdb, err := sql.Open("mysql", replica.Config().FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	for _, q := range []string{"STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY = 2", "START SLAVE"} {
+		if _, err := rdb.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	tdb := testdb.NewOn(t, primary.Config())
+	testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: "abcdefghijklmnopqrstuvwx"})
+	php := httptest.NewServer(http.NotFoundHandler())
+	defer php.Close()
+	cfgFile := filepath.Join(t.TempDir(), "themeopts.json")
+	os.WriteFile(cfgFile, []byte(`{"opt_name":"o","sections":[{"id":"s","fields":[{"id":"a","type":"text"}]}]}`), 0o644)
+	args := []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--upstream", php.URL, "--themeopts-config", cfgFile,
+		"--environment-type", "local", "--db-replica", "tcp(127.0.0.1:" + strconv.Itoa(replica.Port) + ")/", "--max-replica-lag", "10s"}
+	env := []string{"WORDPRESS_DB_HOST=127.0.0.1:" + strconv.Itoa(primary.Port), "WORDPRESS_DB_USER=root", "WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
+	a, b := start(t, args, env), start(t, args, env)
+	options := "/wp-json/themeopts/v1/options"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, body := get(t, b.admin+"/readyz")
+		code, _, _ := testsite.Send(t, http.MethodGet, b.public+options, "", "admin", "abcdefghijklmnopqrstuvwx")
+		if strings.Contains(body, `"replicas":"1 of 1 read"`) && code == 200 {
+			break // the replica has the site, two seconds late
+		}
+		if time.Now().After(deadline) {
+			_, rb, _ := testsite.Send(t, http.MethodGet, b.public+options, "", "admin", "abcdefghijklmnopqrstuvwx")
+			t.Fatalf("the replica never served: %s %d %s", body, code, rb)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	code, body, hdr := testsite.Send(t, http.MethodPost, a.public+options, `{"a":"written"}`, "admin", "abcdefghijklmnopqrstuvwx")
+	gtid := hdr.Get("X-WPSidecar-GTID")
+	if code != 200 || gtid == "" || !strings.Contains(hdr.Get("Set-Cookie"), "wpsidecar_gtid=") {
+		t.Fatalf("write: %d %s %q", code, body, hdr)
+	}
+	read := func(h ...string) string {
+		code, body, _ := testsite.Send(t, http.MethodGet, b.public+options, "", "admin", "abcdefghijklmnopqrstuvwx", h...)
+		if code != 200 {
+			t.Fatalf("read %q: %d %s", h, code, body)
+		}
+		return body
+	}
+	if got := read(); got != `{}` {
+		t.Errorf("a read without the commit: %s; want the replica's {} (else this test shows nothing)", got)
+	}
+	for _, h := range [][]string{{"X-WPSidecar-GTID", gtid}, {"Cookie", hdr.Get("Set-Cookie")}} {
+		if got := read(h...); got != `{"a":"written"}` {
+			t.Errorf("a read with %s: %s", h[0], got)
+		}
+	}
+	for _, bogus := range []string{"x'; DROP TABLE wp_options; --", "999-999-999999999", strings.Repeat("1-1-1,", 500)} {
+		read("X-WPSidecar-GTID", bogus) // answered, whatever it is
 	}
 }

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// Read-your-writes across instances: a write notes its commit's GTID in
+// the request's Receipt, the answer hands it to the client, and a later
+// read that brings it back (ReadAfter) is answered by a replica only once
+// that replica has applied it.
+
+type receiptKey struct{}
+
+// Receipt is the GTID of the last write a request committed ("" when
+// none, or the primary writes no binary log).
+type Receipt struct {
+	mu   sync.Mutex
+	gtid string
+}
+
+// Receipt has the writes made with the returned context note their
+// commit; gtid tells it once they are done.
+func (db *DB) Receipt(ctx context.Context) (_ context.Context, gtid func() string) {
+	r := &Receipt{}
+	return context.WithValue(ctx, receiptKey{}, r), r.GTID
+}
+
+// GTID is the noted commit.
+func (r *Receipt) GTID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gtid
+}
+
+// onPrimary runs write on a connection of the primary of its own and,
+// when it succeeds, notes the commit it made (see Receipt).
+func (db *DB) onPrimary(ctx context.Context, write func(*sql.Conn) error) error {
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer conn.Close()
+	if err := write(conn); err != nil {
+		return err
+	}
+	db.note(ctx, conn)
+	return nil
+}
+
+// note records the commit conn just made, when ctx asks for it.
+func (db *DB) note(ctx context.Context, conn *sql.Conn) {
+	r, _ := ctx.Value(receiptKey{}).(*Receipt)
+	if r == nil {
+		return
+	}
+	q := "SELECT @@GLOBAL.gtid_executed" // MySQL: a superset of this commit, as good to wait for
+	if db.flavorOf(ctx) == gomysql.MariaDBFlavor {
+		q = "SELECT @@SESSION.last_gtid"
+	}
+	var g sql.NullString
+	if err := conn.QueryRowContext(ctx, q).Scan(&g); err != nil || !g.Valid {
+		return
+	}
+	r.mu.Lock()
+	r.gtid = g.String
+	r.mu.Unlock()
+}
+
+// flavorOf is the primary's flavor, read once.
+func (db *DB) flavorOf(ctx context.Context) string {
+	if f, _ := db.flavorSeen.Load().(string); f != "" {
+		return f
+	}
+	f := db.flavor(ctx)
+	if f != "" {
+		db.flavorSeen.Store(f)
+	}
+	return f
+}
+
+type readAfterKey struct{}
+
+// ReadAfter has the reads made with the returned context see the commit
+// gtid (a client brought it back from a write's answer): a replica is read
+// only once it has applied it, else the primary. A value that is not a
+// GTID set of the primary's flavor changes nothing.
+func (db *DB) ReadAfter(ctx context.Context, gtid string) context.Context {
+	if gtid == "" || len(gtid) > 1024 || len(db.replicas) == 0 {
+		return ctx
+	}
+	set, err := gomysql.ParseGTIDSet(db.flavorOf(ctx), gtid)
+	if err != nil || set == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, readAfterKey{}, set)
+}
+
+// readAfterWait bounds how long a read waits for a replica to apply the
+// client's write before it reads the primary instead.
+const readAfterWait = 200 * time.Millisecond
+
+// readAfter is a replica that has applied ctx's GTID (waiting a little
+// for the first healthy one), or nil: read the primary.
+func (db *DB) readAfter(ctx context.Context, want gomysql.GTIDSet) *sql.DB {
+	if p, _ := db.primaryPos.Load().(gomysql.GTIDSet); p == nil || !p.Contain(want) {
+		return nil // newer than the last look at the primary, or not its own: the primary has it
+	}
+	var wait *replica
+	for _, r := range db.replicas {
+		if !r.healthy.Load() {
+			continue
+		}
+		if pos, _ := r.pos.Load().(gomysql.GTIDSet); pos != nil && pos.Contain(want) {
+			return r.sql
+		}
+		if wait == nil {
+			wait = r
+		}
+	}
+	if wait == nil {
+		return nil
+	}
+	q := "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?) = 0"
+	if db.flavorOf(ctx) == gomysql.MariaDBFlavor {
+		q = "SELECT MASTER_GTID_WAIT(?, ?) = 0"
+	}
+	cctx, cancel := context.WithTimeout(ctx, readAfterWait+time.Second)
+	defer cancel()
+	var ok bool
+	if err := wait.sql.QueryRowContext(cctx, q, want.String(), readAfterWait.Seconds()).Scan(&ok); err != nil || !ok {
+		return nil
+	}
+	return wait.sql
+}
