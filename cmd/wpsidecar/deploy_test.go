@@ -157,3 +157,44 @@ func TestComposeFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestComposeScale: docker-compose.scale.yml is valid, publishes only the
+// balancer's port, sets the replica up with the official image's
+// replication settings, and gives each sidecar a configuration that reads
+// the replica and believes only the balancer.
+func TestComposeScale(t *testing.T) {
+	scale := composeConfig(t, nil, "-f", "docker-compose.scale.yml")
+	if n := strings.Count(scale, "published:"); n != 1 || !strings.Contains(scale, "published: 8080\n      target: 80") {
+		t.Errorf("%d published ports, want the balancer's 8080 alone", n)
+	}
+	if !strings.Contains(strings.Join(serviceEnv(scale, "db-replica"), "\n"), "MARIADB_MASTER_HOST=db") ||
+		!strings.Contains(scale, "command: --log-bin --log-basename=mariadb --binlog-format=ROW --server-id=1") {
+		t.Error("no primary with a row-based binary log and a replica of it")
+	}
+	if !strings.Contains(scale, "./deploy/nginx/scale-lb.conf:/etc/nginx/conf.d/default.conf:ro") && !strings.Contains(scale, "deploy/nginx/scale-lb.conf:/etc/nginx/conf.d/default.conf:ro") {
+		t.Error("the balancer does not use deploy/nginx/scale-lb.conf")
+	}
+	lb, err := os.ReadFile("../../deploy/nginx/scale-lb.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp, _ := filepath.Abs("../../config/testdata/wp-config-docker.php")
+	for _, svc := range []string{"sidecar-1", "sidecar-2"} {
+		if !strings.Contains(string(lb), "server "+svc+":8080") {
+			t.Errorf("the balancer does not send to %s", svc)
+		}
+		env := serviceEnv(scale, svc)
+		for i, kv := range env {
+			if strings.HasPrefix(kv, "WPSIDECAR_WP_CONFIG=") {
+				env[i] = "WPSIDECAR_WP_CONFIG=" + wp
+			}
+		}
+		cfg, _, err := config.Load(nil, env, io.Discard)
+		if err != nil {
+			t.Fatalf("%s configuration from compose: %v", svc, err)
+		}
+		if len(cfg.DB.Replicas) != 1 || cfg.DB.Replicas[0].Addr != "db-replica:3306" || len(cfg.TrustedProxies) != 1 || cfg.TrustedProxies[0].String() != "172.28.0.10/32" {
+			t.Errorf("%s: replicas %v, trusted %v", svc, cfg.DB.Replicas, cfg.TrustedProxies)
+		}
+	}
+}
