@@ -188,12 +188,24 @@ func interpolationSafe(charset, collation string) bool {
 // sidecar's own writes forget what they change. Call it before any read.
 func (db *DB) UseMemo(m *Memo) { db.memo = m }
 
+// query runs q on from; a replica that fails it (gone since its last
+// look, or without a table the primary has just made) leaves it to the
+// primary.
+func (db *DB) query(ctx context.Context, from *sql.DB, q string, args ...any) (*sql.Rows, error) {
+	rows, err := from.QueryContext(ctx, q, args...)
+	if err != nil && from != db.sql && ctx.Err() == nil {
+		db.log.Debug().Err(err).Msg("a replica failed a read; the primary answers it")
+		rows, err = db.sql.QueryContext(ctx, q, args...)
+	}
+	return rows, err
+}
+
 // readAlone runs pb as a query of its own, or answers it from the memo.
 func (db *DB) readAlone(ctx context.Context, pb *Piggyback) error {
 	k := memoKey{pb.kind, pb.key}
 	v, ok, gen, serving := db.memo.lookup(k)
 	if !ok {
-		rows, err := db.reader(ctx, serving).QueryContext(ctx, pb.query, pb.args...)
+		rows, err := db.query(ctx, db.reader(ctx, serving), pb.query, pb.args...)
 		if err != nil {
 			return classify(err)
 		}

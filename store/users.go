@@ -162,7 +162,7 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 	} else {
 		pb = nil
 	}
-	rows, err := db.reader(ctx, serving).QueryContext(ctx, q, args...)
+	rows, err := db.query(ctx, db.reader(ctx, serving), q, args...)
 	if unrepresentable(err) {
 		// A login the connection charset cannot hold equals no stored one;
 		// wpdb's lookup fails the same way and WordPress answers "unknown".

@@ -790,3 +790,135 @@ func TestRun_ReadYourWrites(t *testing.T) {
 		read("X-WPSidecar-GTID", bogus) // answered, whatever it is
 	}
 }
+
+// TestRun_PrimaryRestart: under a load of reads and writes through a
+// sidecar with a replica, the primary is stopped and started again. No
+// answer is a 500; while it is down, answers are 200s or 503s with
+// Retry-After; once it is back, writes succeed again; every write that
+// was answered 201 is in the database.
+func TestRun_PrimaryRestart(t *testing.T) {
+	primary := testdb.StartBinlogServer(t)
+	replica := testdb.StartReplica(t, primary)
+	tdb := testdb.NewOn(t, primary.Config())
+	testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: "abcdefghijklmnopqrstuvwx"})
+	php := httptest.NewServer(http.NotFoundHandler())
+	defer php.Close()
+	args := []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--upstream", php.URL, "--settings-refresh", "100ms",
+		"--environment-type", "local", "--db-replica", "tcp(127.0.0.1:" + strconv.Itoa(replica.Port) + ")/"}
+	env := []string{"WORDPRESS_DB_HOST=127.0.0.1:" + strconv.Itoa(primary.Port), "WORDPRESS_DB_USER=root", "WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
+	s := start(t, args, env)
+	waitReady(t, s)
+	groups := s.public + "/wp-json/fieldmgr/v1/field-groups"
+	// A request that gets no answer at all counts as status 0.
+	send := func(method, url, body string) (int, http.Header) {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.SetBasicAuth("admin", "abcdefghijklmnopqrstuvwx")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	if code, body, _ := testsite.Send(t, http.MethodGet, groups, "", "admin", "abcdefghijklmnopqrstuvwx"); code != 200 {
+		t.Fatalf("before: %d %s\n%s", code, body, s.log.String())
+	}
+	if code, body, _ := testsite.Send(t, http.MethodPost, groups, `{"group_key":"first","title":"T"}`, "admin", "abcdefghijklmnopqrstuvwx"); code != 201 {
+		t.Fatalf("a write before: %d %s", code, body)
+	}
+
+	var (
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		created  []string
+		noRetry  int
+		stop     = make(chan struct{})
+		wg       sync.WaitGroup
+	)
+	record := func(code int, hdr http.Header) {
+		mu.Lock()
+		defer mu.Unlock()
+		statuses[code]++
+		if code == 503 && hdr.Get("Retry-After") == "" {
+			noRetry++
+		}
+	}
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				record(send(http.MethodGet, groups, ""))
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			key := fmt.Sprintf("g%d", i)
+			code, hdr := send(http.MethodPost, groups, `{"group_key":"`+key+`","title":"T"}`)
+			record(code, hdr)
+			if code == 201 {
+				mu.Lock()
+				created = append(created, key)
+				mu.Unlock()
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	primary.Stop()
+	time.Sleep(time.Second)
+	primary.Start()
+	restarted := time.Now()
+	// Writes succeed again.
+	var back time.Duration
+	for {
+		mu.Lock()
+		n := len(created)
+		mu.Unlock()
+		if code, _ := send(http.MethodPost, groups, `{"group_key":"after","title":"T"}`); code == 201 {
+			back = time.Since(restarted)
+			mu.Lock()
+			created = append(created, "after")
+			mu.Unlock()
+			break
+		}
+		if time.Since(restarted) > 15*time.Second {
+			t.Fatalf("writes did not come back (%d created before)", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("primary restarted: statuses %v; a write succeeded %s after the restart", statuses, back.Round(time.Millisecond))
+	for code := range statuses {
+		if code != 200 && code != 201 && code != 503 {
+			t.Errorf("%d answers %d", statuses[code], code)
+		}
+	}
+	if noRetry > 0 {
+		t.Errorf("%d 503s without Retry-After", noRetry)
+	}
+	for _, key := range created {
+		var n int
+		if err := tdb.SQL.QueryRow("SELECT COUNT(*) FROM wp_fieldmgr_groups WHERE group_key = ?", key).Scan(&n); err != nil || n != 1 {
+			t.Errorf("group %s answered 201 but is not stored: %d %v", key, n, err)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func StartReplica(t testing.TB, primary *Server) *Server {
 	}
 	defer db.Close()
 	for _, q := range []string{
-		fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='root', MASTER_PASSWORD='', MASTER_USE_GTID=slave_pos", primary.Port),
+		fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='root', MASTER_PASSWORD='', MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1", primary.Port),
 		"START SLAVE",
 	} {
 		if _, err := db.Exec(q); err != nil {
