@@ -16,7 +16,6 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -116,12 +115,6 @@ type closer func() error
 
 func (c closer) Drain(context.Context) { c() }
 
-// leaderKeep is how long an instance that does not lead keeps the changes
-// it noticed, to send them should it come to lead: longer than a
-// fail-over takes (the leader's connection gone: at once; the leader gone
-// from the network: about 5 s, when the server times its session out).
-const leaderKeep = 10 * time.Second
-
 // memoLimit bounds serve-from-feed's memory: entries of each kind (users
 // by what they logged in with, option rows, field-group reads).
 const memoLimit = 10000
@@ -165,38 +158,4 @@ func feedMetrics(mode *atomic.Value, feed *changes.Feed, memo *store.Memo) []pro
 		}
 	}
 	return out
-}
-
-// replicaMetrics: wpsidecar_db_replica_lag_seconds{replica} is each
-// replica's measured lag (-1: not known), wpsidecar_db_replica_reads{replica}
-// 1 while GETs may read it.
-func replicaMetrics(db *store.DB) []prometheus.Collector {
-	var out []prometheus.Collector
-	for i, r := range db.Replicas() {
-		labels := prometheus.Labels{"replica": r.Addr}
-		out = append(out,
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_db_replica_lag_seconds", ConstLabels: labels,
-				Help: "How far the replica is behind the primary, by GTID position; -1 while not known."}, func() float64 {
-				if lag := db.Replicas()[i].Lag; lag >= 0 {
-					return lag.Seconds()
-				}
-				return -1
-			}),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_db_replica_reads", ConstLabels: labels,
-				Help: "1 while GETs may read the replica (reachable, lag within max-replica-lag)."}, func() float64 {
-				if db.Replicas()[i].Healthy {
-					return 1
-				}
-				return 0
-			}))
-	}
-	return out
-}
-
-// consistency is read-your-writes across instances, with read replicas.
-func consistency(db *store.DB, cfg *config.Config) proxy.Consistency {
-	if len(cfg.DB.Replicas) == 0 {
-		return nil
-	}
-	return db
 }

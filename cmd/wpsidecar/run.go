@@ -248,13 +248,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	metrics.Register(feedMetrics(&feedMode, feed, memo)...)
 	metrics.Register(replicaMetrics(db)...)
 	if leadership != nil {
-		metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_leader",
-			Help: "1 while this instance leads (sends webhooks and purges), 0 while another does."}, func() float64 {
-			if leadership.Leading() {
-				return 1
-			}
-			return 0
-		}))
+		metrics.Register(leaderMetric(leadership))
 	}
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
