@@ -142,10 +142,15 @@ func TestServeFromFeed(t *testing.T) {
 		return array("id" => $id, "password" => WP_Application_Passwords::chunk_password($c[0]), "uuid" => $c[1]["uuid"]);`, &made)
 	creds := basic("feed_user", made.Password)
 	asWordPress("user created", 200, "", creds...)
-	before := memoryReads(t, fs)
-	asWordPress("again", 200, "", creds...)
-	if memoryReads(t, fs) <= before {
-		t.Error("a repeated GET was not answered from memory")
+	// Answered from memory (on a loaded machine the feed may miss its
+	// max-staleness now and then: those GETs read the database).
+	before, hit := memoryReads(t, fs), false
+	for i := 0; i < 50 && !hit; i++ {
+		asWordPress("again", 200, "", creds...)
+		hit = memoryReads(t, fs) > before
+	}
+	if !hit {
+		t.Error("50 repeated GETs, none answered from memory")
 	}
 
 	php(fmt.Sprintf(`(new WP_User(%d))->set_role("editor"); return true;`, made.ID), nil)
