@@ -8,20 +8,39 @@ import (
 	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
 
-// TestLoad reads a network's tables as WordPress's schema makes them.
-func TestLoad(t *testing.T) {
-	tdb := testdb.New(t)
-	for _, q := range []string{
+// networkTables makes WordPress's network tables in tdb and fills them.
+func networkTables(t *testing.T, tdb *testdb.DB, networks []multisite.Network, sites []multisite.Site) {
+	t.Helper()
+	qs := []string{
 		"CREATE TABLE wp_site (id bigint(20) NOT NULL auto_increment, domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', PRIMARY KEY (id), KEY domain (domain(140),path(51)))",
 		"CREATE TABLE wp_blogs (blog_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', registered datetime NOT NULL, last_updated datetime NOT NULL, public tinyint(2) NOT NULL default '1', archived tinyint(2) NOT NULL default '0', mature tinyint(2) NOT NULL default '0', spam tinyint(2) NOT NULL default '0', deleted tinyint(2) NOT NULL default '0', lang_id int(11) NOT NULL default '0', PRIMARY KEY (blog_id), KEY domain (domain(50),path(5)), KEY lang_id (lang_id))",
-		"INSERT INTO wp_site (domain, path) VALUES ('example.test', '/')",
-		"INSERT INTO wp_blogs (site_id, domain, path, registered, last_updated) VALUES (1, 'example.test', '/', NOW(), NOW())",
-		"INSERT INTO wp_blogs (site_id, domain, path, registered, last_updated, spam, deleted) VALUES (1, 'example.test', '/shop/', NOW(), NOW(), 1, 2)",
-	} {
+		"CREATE TABLE wp_sitemeta (meta_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', meta_key varchar(255) default NULL, meta_value longtext, PRIMARY KEY (meta_id), KEY meta_key (meta_key(191)), KEY site_id (site_id))",
+	}
+	for _, q := range qs {
 		if _, err := tdb.SQL.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	for _, n := range networks {
+		if _, err := tdb.SQL.Exec("INSERT INTO wp_site (id, domain, path) VALUES (?, ?, ?)", n.ID, n.Domain, n.Path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range sites {
+		if _, err := tdb.SQL.Exec("INSERT INTO wp_blogs (blog_id, site_id, domain, path, registered, last_updated, archived, spam, deleted) VALUES (?, ?, ?, ?, NOW(), NOW(), ?, ?, ?)",
+			s.ID, s.NetworkID, s.Domain, s.Path, s.Archived, s.Spam, s.Deleted); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLoad reads a network's tables as WordPress's schema makes them.
+func TestLoad(t *testing.T) {
+	tdb := testdb.New(t)
+	networkTables(t, tdb, []multisite.Network{{ID: 1, Domain: "example.test", Path: "/"}}, []multisite.Site{
+		{ID: 1, NetworkID: 1, Domain: "example.test", Path: "/"},
+		{ID: 2, NetworkID: 1, Domain: "example.test", Path: "/shop/", Spam: true, Deleted: 2},
+	})
 	m, err := multisite.Load(context.Background(), tdb.SQL, "wp_", multisite.Constants{})
 	if err != nil {
 		t.Fatal(err)
