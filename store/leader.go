@@ -29,7 +29,7 @@ type Leadership struct {
 // hold (one lock name per site); every is how long a candidate waits on
 // the lock at a time and how often the leader checks it still holds it.
 func (db *DB) Leadership(every time.Duration, log zerolog.Logger) *Leadership {
-	sum := sha256.Sum256([]byte(db.dbName + "\x00" + db.prefix))
+	sum := sha256.Sum256([]byte(db.dbName + "\x00" + db.base))
 	// Lock names are at most 64 characters; the hash keeps them short and
 	// says nothing of the site.
 	return &Leadership{db: db, name: "wpsidecar:leader:" + hex.EncodeToString(sum[:16]), every: every, log: log}

@@ -83,8 +83,15 @@ func (m *Memo) Forget(c Changed) {
 	if c.All {
 		clear(m.kinds[kindOption])
 	}
+	// Option entries are table + NUL + name: a name forgets its row in
+	// every site's table (the feed names the option, not the table).
 	for _, name := range c.Options {
-		delete(m.kinds[kindOption], optionKey(name))
+		suffix := "\x00" + optionKey(name)
+		for k := range m.kinds[kindOption] {
+			if strings.HasSuffix(k, suffix) {
+				delete(m.kinds[kindOption], k)
+			}
+		}
 	}
 }
 

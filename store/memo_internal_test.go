@@ -7,7 +7,7 @@ import "testing"
 // began after is; entries of a kind stay within the limit.
 func TestMemo_ReadRacingAForget(t *testing.T) {
 	m := NewMemo(func() bool { return true }, 2)
-	k := memoKey{kindOption, "o"}
+	k := memoKey{kindOption, "wp_options\x00o"}
 	_, _, gen, _ := m.lookup(k)
 	m.Forget(Changed{Options: []string{"other"}})
 	m.put(k, gen, optionRow{"old", true})

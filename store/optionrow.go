@@ -30,7 +30,7 @@ type optionRow struct {
 // OptionPiggyback is a ride-along read (see Piggyback) of one option's raw
 // value, as stored: *found stays false when the row is missing.
 func (db *DB) OptionPiggyback(name string, dst *string, found *bool) *Piggyback {
-	return &Piggyback{kind: kindOption, key: optionKey(name),
+	return &Piggyback{kind: kindOption, key: db.Table("options") + "\x00" + optionKey(name),
 		query: "SELECT option_value FROM " + db.Table("options") + " WHERE option_name = ? LIMIT 1", args: []any{name},
 		read: func(rows *sql.Rows) (any, error) {
 			var r optionRow

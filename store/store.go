@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -66,11 +67,20 @@ type CacheInvalidator interface {
 	UserMetaChanged(ctx context.Context, userID int64)
 }
 
-// DB is WordPress's database.
+// DB is WordPress's database, seen from one site: per-site tables carry
+// the site's prefix, the network's global tables the base prefix (see
+// ForSite).
 type DB struct {
+	*pools
+	base   string // the table prefix of wp-config.php
+	prefix string // the site's: base for site 1, base + "N_" for site N
+}
+
+// pools is what every site's view shares: the connections and what is
+// known of the servers.
+type pools struct {
 	sql       *sql.DB
 	dbName    string
-	prefix    string
 	multisite bool
 	// piggyback: reads may ride as a second statement (see Piggyback);
 	// only where parameters are interpolated safely.
@@ -104,7 +114,8 @@ func Open(o Options) (*DB, error) {
 	if !safe {
 		o.Logger.Info().Str("charset", o.Charset).Msg("database charset is not safe for client-side escaping: server-side placeholders, one statement per round trip")
 	}
-	d := &DB{sql: db, dbName: o.DBName, prefix: o.TablePrefix, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache, maxLag: o.MaxReplicaLag}
+	d := &DB{pools: &pools{sql: db, dbName: o.DBName, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache, maxLag: o.MaxReplicaLag},
+		base: o.TablePrefix, prefix: o.TablePrefix}
 	for _, r := range o.Replicas {
 		user, pass, name := r.User, r.Passwd, r.DBName
 		if user == "" {
@@ -232,8 +243,31 @@ func (db *DB) Close() error {
 // SQL is the pool, for its statistics.
 func (db *DB) SQL() *sql.DB { return db.sql }
 
-// Table is a WordPress table name with the configured prefix.
-func (db *DB) Table(name string) string { return db.prefix + name }
+// Table is a WordPress table's name: the network's global tables (users,
+// usermeta and, on a network, site, sitemeta, blogs, blogmeta, signups,
+// registration_log) with the base prefix, the others with the site's, as
+// wpdb names them.
+func (db *DB) Table(name string) string {
+	if globalTables[name] {
+		return db.base + name
+	}
+	return db.prefix + name
+}
+
+var globalTables = map[string]bool{"users": true, "usermeta": true, "site": true, "sitemeta": true, "blogs": true,
+	"blogmeta": true, "signups": true, "registration_log": true}
+
+// ForSite is the database as site blogID of the network sees it: its
+// options and other per-site tables are {base}{blogID}_…, except site 1's,
+// which are the base prefix's (wpdb's get_blog_prefix). The view shares
+// everything else with db.
+func (db *DB) ForSite(blogID int64) *DB {
+	prefix := db.base
+	if blogID > 1 {
+		prefix = db.base + strconv.FormatInt(blogID, 10) + "_"
+	}
+	return &DB{pools: db.pools, base: db.base, prefix: prefix}
+}
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error {
