@@ -25,7 +25,7 @@ func TestLeadership(t *testing.T) {
 	var cs []*candidate
 	for i := 0; i < 3; i++ {
 		db := tdb.Store(t)
-		c := &candidate{l: db.Leadership(200*time.Millisecond, zerolog.Nop()), done: make(chan struct{})}
+		c := &candidate{l: db.Leadership(time.Second, zerolog.Nop()), done: make(chan struct{})}
 		var ctx context.Context
 		ctx, c.cancel = context.WithCancel(context.Background())
 		go func() { c.l.Run(ctx, func(bool, time.Time) {}); close(c.done) }()
@@ -69,7 +69,7 @@ func TestLeadership(t *testing.T) {
 		t.Fatal(err)
 	}
 	for second.l.Leading() {
-		if time.Since(killed) > 100*time.Millisecond { // its period is 200 ms
+		if time.Since(killed) > 500*time.Millisecond { // its next look is a second away
 			t.Fatal("the killed leader did not step down before its next look")
 		}
 		time.Sleep(time.Millisecond)
