@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 )
@@ -71,16 +71,20 @@ func TestThrottle_FailedBasicAuthentication(t *testing.T) {
 	const password = "abcdEFGHijklMNOPqrstUVWX"
 	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: password})
 	now := time.Unix(1_800_000_000, 0)
-	var logs bytes.Buffer
+	// Written by the background recording of application password uses
+	// too, which the test waits for before the database closes.
+	var logs testlog.Buffer
 	events := map[string]int{}
 	o := auth.Options{Store: site.DB, Settings: site.Settings, Keys: map[string]string{"AUTH_KEY": "k"}, EnvironmentType: "local",
 		Throttle: auth.NewThrottle(auth.Rate{Burst: 3, Per: time.Minute}, auth.Rate{Burst: 5, Per: time.Hour}),
 		Observe:  func(event, scope string) { events[event+":"+scope]++ },
 		Log:      zerolog.New(&logs), Now: func() time.Time { return now }}
 	a := auth.New(o)
+	defer a.Wait()
 	// restarted is a process that never verified the password, sharing
 	// the throttle's state.
 	restarted := auth.New(o)
+	defer restarted.Wait()
 	try := func(ip, login, pw string) (*auth.User, error) {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
