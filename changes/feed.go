@@ -42,7 +42,12 @@ type FeedOptions struct {
 	// one calls Settings.
 	SiteOptions []string
 	Settings    func()
-	Notify      func(Change)
+	// Sites are a network's tables of sites and networks ({base}blogs,
+	// {base}site): a committed change to one calls Network, so that the
+	// site map is read again at once.
+	Sites   []string
+	Network func()
+	Notify  func(Change)
 	// Heartbeat is the server's heartbeat period: a feed that hears
 	// nothing for three of them reconnects.
 	Heartbeat time.Duration
@@ -341,6 +346,7 @@ type pending struct {
 	groups   []string
 	ids      []string
 	settings bool
+	network  bool
 	touched  Touched
 }
 
@@ -350,6 +356,10 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		return
 	}
 	table := string(e.Table.Table)
+	if slices.Contains(f.o.Sites, table) {
+		tx.network = true
+		return
+	}
 	switch table {
 	case f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta:
 	default:
@@ -458,6 +468,9 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet) {
 	}
 	if tx.settings && f.o.Settings != nil {
 		f.o.Settings()
+	}
+	if tx.network && f.o.Network != nil {
+		f.o.Network()
 	}
 	for _, c := range []Change{{Namespace: "fieldmgr", Keys: tx.groups}, {Namespace: "themeopts", Keys: tx.ids}} {
 		if len(c.Keys) > 0 {

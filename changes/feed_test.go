@@ -200,15 +200,19 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // commit order, by user id for users and usermeta rows (a user created,
 // a session destroyed, a role changed, a user deleted with their meta),
 // by name for options (deleted and created again) and by key for groups;
+// a site added to a network reads the site map again;
 // Current tells a live feed from one that stopped hearing the server.
 func TestFeed_Touched(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
 	tdb := testdb.NewOn(t, srv.Config())
 	tdb.SQL.Exec("CREATE TABLE wp_fieldmgr_groups (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, group_key VARCHAR(191) NOT NULL UNIQUE, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL)")
+	tdb.SQL.Exec("CREATE TABLE wp_blogs (blog_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', PRIMARY KEY (blog_id))")
 	var mu sync.Mutex
 	var got []string
+	networkReads := 0
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
 		Users: "wp_users", Usermeta: "wp_usermeta", Notify: func(changes.Change) {},
+		Sites: []string{"wp_blogs", "wp_site"}, Network: func() { mu.Lock(); networkReads++; mu.Unlock() },
 		Touched: func(tc changes.Touched) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -244,6 +248,7 @@ func TestFeed_Touched(t *testing.T) {
 		"DROP TABLE wp_fieldmgr_groups",
 		"CREATE TABLE wp_fieldmgr_groups (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL, group_key VARCHAR(191) NOT NULL UNIQUE)",
 		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g2', 'T', '{}', NOW(), NOW())",
+		"INSERT INTO wp_blogs (site_id, domain, path) VALUES (1, 'example.test', '/shop/')",
 	} {
 		if _, err := tdb.SQL.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -258,6 +263,7 @@ func TestFeed_Touched(t *testing.T) {
 	ddl := "users[] options[] groups[] ddl=true"
 	want := []string{u, u, u, u, u, u, o, o, "users[] options[] groups[g1] ddl=false", ddl, ddl, ddl, "users[] options[] groups[g2] ddl=false"}
 	waitFor(t, "every transaction", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= len(want) })
+	waitFor(t, "the site map read again", func() bool { mu.Lock(); defer mu.Unlock(); return networkReads == 1 })
 	mu.Lock()
 	if !slices.Equal(got, want) {
 		t.Errorf("touched:\n%q\nwant\n%q", got, want)
