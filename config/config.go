@@ -96,8 +96,10 @@ type Config struct {
 	Keys            map[string]string // only the keys and salts that were set
 	EnvironmentType string
 	Multisite       bool
-	HomeURL         string // WP_HOME, overrides the home option when set
-	SiteURL         string // WP_SITEURL, overrides the siteurl option when set
+	// Network is how wp-config.php declares a multisite network.
+	Network Network
+	HomeURL string // WP_HOME, overrides the home option when set
+	SiteURL string // WP_SITEURL, overrides the siteurl option when set
 
 	// BasicAuthPasswords accepts HTTP Basic with account passwords.
 	BasicAuthPasswords bool
@@ -163,6 +165,15 @@ type DB struct {
 	// the primary's); one that lags more than MaxReplicaLag is not read.
 	Replicas      []*mysql.Config
 	MaxReplicaLag time.Duration
+}
+
+// Network is a multisite network's wp-config.php constants: SUBDOMAIN_INSTALL,
+// and DOMAIN_CURRENT_SITE, PATH_CURRENT_SITE and SITE_ID_CURRENT_SITE
+// (declared when the first two are set).
+type Network struct {
+	Subdomain    bool
+	Domain, Path string
+	ID           int
 }
 
 // Address turns DB_HOST into a go-sql-driver network and address the way

@@ -79,8 +79,12 @@ type Options struct {
 	// Consistency, when set, carries a client's writes to its next reads
 	// (with read replicas).
 	Consistency Consistency
-	Log         zerolog.Logger
-	Metrics     *Metrics
+	// Serves, when set, tells whether a request is for the site whose
+	// data the sidecar answers from (on a multisite network, the main
+	// site): a REST request for another site goes to PHP untouched.
+	Serves  func(*http.Request) bool
+	Log     zerolog.Logger
+	Metrics *Metrics
 }
 
 // Handler is the public handler.
@@ -134,7 +138,7 @@ func New(o Options) (*Handler, error) {
 // dispatch routes the REST view of a request (restView) to the sidecar's
 // own routes when one matches it, and the request as sent to PHP otherwise.
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
-	if rr := h.restView(r); rr != nil {
+	if rr := h.restView(r); rr != nil && (h.opts.Serves == nil || h.opts.Serves(r)) {
 		if h.public != nil && h.opts.Public.Matches(rr.URL.Path, rr.Method) {
 			h.servePublic(w, rr)
 			return

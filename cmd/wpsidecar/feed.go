@@ -21,8 +21,9 @@ import (
 
 // changeFeed is the binlog feed when --change-feed binlog and the server
 // can feed it; nil (polling) otherwise, with the reason logged. memo, when
-// not nil, forgets what each committed transaction wrote.
-func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, settings *store.SettingsWatcher, optName func() string,
+// not nil, forgets what each committed transaction wrote; sites, when not
+// nil, is read again when a network's sites change.
+func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, settings *store.SettingsWatcher, sites *store.NetworkWatcher, optName func() string,
 	notify func(changes.Change), memo *store.Memo, log zerolog.Logger) *changes.Feed {
 	if cfg.ChangeFeed != changes.ModeBinlog {
 		return nil
@@ -33,8 +34,18 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, settings 
 			memo.Forget(store.Changed{All: t.DDL, Users: len(t.UserIDs) > 0, Options: t.Options, Groups: len(t.Groups) > 0})
 		}
 	}
+	var network func()
+	if sites != nil {
+		network = func() {
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := sites.Refresh(rctx); err != nil {
+				log.Warn().Err(err).Msg("the network's sites changed; re-reading them failed (the next refresh tries again)")
+			}
+		}
+	}
 	feed, err := usableFeed(ctx, cfg, changes.FeedOptions{
-		OptName: optName, SiteOptions: db.SiteOptionNames(), Notify: notify, Touched: touched, Log: log,
+		OptName: optName, SiteOptions: db.SiteOptionNames(), Notify: notify, Touched: touched, Network: network, Log: log,
 		Settings: func() {
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -87,6 +98,9 @@ func newFeed(cfg *config.Config, o changes.FeedOptions) (*changes.Feed, error) {
 		o.ServerID = uint32(1<<20 + rand.IntN(1<<30))
 	}
 	o.Schema, o.Options, o.Groups = cfg.DB.Name, cfg.TablePrefix+"options", cfg.FieldmgrTable
+	if cfg.Multisite {
+		o.Sites = []string{cfg.TablePrefix + "blogs", cfg.TablePrefix + "site"}
+	}
 	if cfg.ServeFromFeed {
 		// The users' rows matter too, and the feed must hear the server
 		// twice within max-staleness to vouch for it.

@@ -115,6 +115,13 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
 	background(settings.Run)
+	var serves func(*http.Request) bool // on a multisite network: whether a request is the main site's
+	var sites *store.NetworkWatcher
+	if cfg.Multisite {
+		sites = store.NewNetworkWatcher(db, networkConstants(cfg), cfg.SettingsRefresh)
+		background(sites.Run)
+		serves = mainSiteOnly(sites)
+	}
 
 	site := proxy.SiteFunc(func() (proxy.SiteREST, error) {
 		s, err := settings.Current()
@@ -218,7 +225,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 				detector.Run(ctx, cfg.ChangeInterval)
 			}
 		}
-		if feed = changeFeed(ctx, cfg, db, settings, optName, notify, memo, clog); feed != nil {
+		if feed = changeFeed(ctx, cfg, db, settings, sites, optName, notify, memo, clog); feed != nil {
 			feedMode.Store(changes.ModeBinlog)
 			drains = append(drains, closer(feed.Close)) // after Run has returned
 			background(func(ctx context.Context) { feed.Run(ctx, poll) })
@@ -257,7 +264,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
 		Site: site, Namespaces: namespaces, Log: logger, Metrics: metrics, Public: pub.handler(),
-		Consistency: consistency(db, cfg),
+		Consistency: consistency(db, cfg), Serves: serves,
 	})
 	if err != nil {
 		return err

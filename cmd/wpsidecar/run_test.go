@@ -928,3 +928,60 @@ func TestRun_PrimaryRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_MultisiteOtherSitesGoToPHP: on a subdomain network the sidecar
+// answers REST requests for site 1, whose tables it reads; a request for
+// another site (its own subdomain, or a domain mapped to it) and one for
+// no site go to PHP, which answers them for that site — never with the
+// main site's data.
+func TestRun_MultisiteOtherSitesGoToPHP(t *testing.T) {
+	tdb := testdb.New(t)
+	tdb.AddSitemeta(t)
+	for _, q := range []string{
+		"CREATE TABLE wp_site (id bigint(20) NOT NULL auto_increment, domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', PRIMARY KEY (id))",
+		"CREATE TABLE wp_blogs (blog_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', archived tinyint(2) NOT NULL default '0', spam tinyint(2) NOT NULL default '0', deleted tinyint(2) NOT NULL default '0', PRIMARY KEY (blog_id))",
+		"INSERT INTO wp_site (domain, path) VALUES ('example.test', '/')",
+		"INSERT INTO wp_blogs (site_id, domain, path) VALUES (1, 'example.test', '/'), (1, 'shop.example.test', '/'), (1, 'mapped.test', '/')",
+		"INSERT INTO wp_sitemeta (site_id, meta_key, meta_value) VALUES (1, 'siteurl', 'http://example.test/')",
+	} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "php for "+r.Host) }))
+	defer php.Close()
+	args, env := sidecarArgs(t, tdb, php.URL)
+	s := start(t, append(args, "--multisite", "--subdomain-install"), env)
+	waitReady(t, s)
+	ask := func(host, path string) string {
+		req, _ := http.NewRequest(http.MethodGet, s.public+path, nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ask("shop.example.test", "/wp-json/fieldmgr/v1/field-groups") != "php for shop.example.test" {
+		if time.Now().After(deadline) {
+			t.Fatalf("another site's request never went to PHP:\n%s", s.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, c := range []struct{ host, path, want string }{
+		{"example.test", "/wp-json/fieldmgr/v1/field-groups", `{"code":"rest_forbidden"`},
+		{"example.test:80", "/wp-json/fieldmgr/v1/field-groups", `{"code":"rest_forbidden"`},
+		{"EXAMPLE.test", "/?rest_route=/fieldmgr/v1/field-groups", `{"code":"rest_forbidden"`},
+		{"shop.example.test", "/?rest_route=/fieldmgr/v1/field-groups", "php for shop.example.test"},
+		{"mapped.test", "/wp-json/fieldmgr/v1/field-groups", "php for mapped.test"},
+		{"nope.example.test", "/wp-json/fieldmgr/v1/field-groups", "php for nope.example.test"},
+		{"shop.example.test", "/a-page/", "php for shop.example.test"},
+	} {
+		if got := ask(c.host, c.path); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s%s: %.80s; want %s…", c.host, c.path, got, c.want)
+		}
+	}
+}
