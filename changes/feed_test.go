@@ -206,7 +206,7 @@ func TestFeed_Touched(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
 	tdb := testdb.NewOn(t, srv.Config())
 	tdb.SQL.Exec("CREATE TABLE wp_fieldmgr_groups (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, group_key VARCHAR(191) NOT NULL UNIQUE, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL)")
-	tdb.SQL.Exec("CREATE TABLE wp_blogs (blog_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', PRIMARY KEY (blog_id))")
+	tdb.AddNetworkTables(t)
 	var mu sync.Mutex
 	var got []string
 	networkReads := 0

@@ -15,9 +15,8 @@ import (
 // the map after the next refresh; a failed read keeps the last map.
 func TestNetworkWatcher(t *testing.T) {
 	tdb := testdb.New(t)
+	tdb.AddNetworkTables(t)
 	for _, q := range []string{
-		"CREATE TABLE wp_site (id bigint(20) NOT NULL auto_increment, domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', PRIMARY KEY (id))",
-		"CREATE TABLE wp_blogs (blog_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', archived tinyint(2) NOT NULL default '0', spam tinyint(2) NOT NULL default '0', deleted tinyint(2) NOT NULL default '0', PRIMARY KEY (blog_id))",
 		"INSERT INTO wp_site (domain, path) VALUES ('example.test', '/')",
 		"INSERT INTO wp_blogs (site_id, domain, path) VALUES (1, 'example.test', '/')",
 	} {

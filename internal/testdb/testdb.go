@@ -203,3 +203,20 @@ func (db *DB) AddUser(t testing.TB, login, email, pass string, meta ...[2]string
 	}
 	return id
 }
+
+// AddNetworkTables makes a multisite network's wp_site and wp_blogs as
+// WordPress's schema does (wp_sitemeta: AddSitemeta).
+func (db *DB) AddNetworkTables(t testing.TB) {
+	t.Helper()
+	for _, q := range []string{
+		"CREATE TABLE " + Prefix + "site (id bigint(20) NOT NULL auto_increment, domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', PRIMARY KEY (id), KEY domain (domain(140),path(51)))",
+		"CREATE TABLE " + Prefix + "blogs (blog_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', " +
+			"registered datetime NOT NULL default CURRENT_TIMESTAMP, last_updated datetime NOT NULL default CURRENT_TIMESTAMP, public tinyint(2) NOT NULL default '1', archived tinyint(2) NOT NULL default '0', " +
+			"mature tinyint(2) NOT NULL default '0', spam tinyint(2) NOT NULL default '0', deleted tinyint(2) NOT NULL default '0', lang_id int(11) NOT NULL default '0', " +
+			"PRIMARY KEY (blog_id), KEY domain (domain(50),path(5)), KEY lang_id (lang_id))",
+	} {
+		if _, err := db.SQL.Exec(q); err != nil {
+			t.Fatalf("testdb: network tables: %v", err)
+		}
+	}
+}

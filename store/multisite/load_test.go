@@ -11,23 +11,15 @@ import (
 // networkTables makes WordPress's network tables in tdb and fills them.
 func networkTables(t *testing.T, tdb *testdb.DB, networks []multisite.Network, sites []multisite.Site) {
 	t.Helper()
-	qs := []string{
-		"CREATE TABLE wp_site (id bigint(20) NOT NULL auto_increment, domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', PRIMARY KEY (id), KEY domain (domain(140),path(51)))",
-		"CREATE TABLE wp_blogs (blog_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', domain varchar(200) NOT NULL default '', path varchar(100) NOT NULL default '', registered datetime NOT NULL, last_updated datetime NOT NULL, public tinyint(2) NOT NULL default '1', archived tinyint(2) NOT NULL default '0', mature tinyint(2) NOT NULL default '0', spam tinyint(2) NOT NULL default '0', deleted tinyint(2) NOT NULL default '0', lang_id int(11) NOT NULL default '0', PRIMARY KEY (blog_id), KEY domain (domain(50),path(5)), KEY lang_id (lang_id))",
-		"CREATE TABLE wp_sitemeta (meta_id bigint(20) NOT NULL auto_increment, site_id bigint(20) NOT NULL default '0', meta_key varchar(255) default NULL, meta_value longtext, PRIMARY KEY (meta_id), KEY meta_key (meta_key(191)), KEY site_id (site_id))",
-	}
-	for _, q := range qs {
-		if _, err := tdb.SQL.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	tdb.AddNetworkTables(t)
+	tdb.AddSitemeta(t)
 	for _, n := range networks {
 		if _, err := tdb.SQL.Exec("INSERT INTO wp_site (id, domain, path) VALUES (?, ?, ?)", n.ID, n.Domain, n.Path); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, s := range sites {
-		if _, err := tdb.SQL.Exec("INSERT INTO wp_blogs (blog_id, site_id, domain, path, registered, last_updated, archived, spam, deleted) VALUES (?, ?, ?, ?, NOW(), NOW(), ?, ?, ?)",
+		if _, err := tdb.SQL.Exec("INSERT INTO wp_blogs (blog_id, site_id, domain, path, archived, spam, deleted) VALUES (?, ?, ?, ?, ?, ?, ?)",
 			s.ID, s.NetworkID, s.Domain, s.Path, s.Archived, s.Spam, s.Deleted); err != nil {
 			t.Fatal(err)
 		}
