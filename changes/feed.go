@@ -18,6 +18,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // FeedOptions configure a Feed.
@@ -146,7 +148,7 @@ func (f *Feed) Check(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: cannot read the server's binlog settings: %v", ErrFeedUnusable, err)
 	}
-	f.flavor = flavorOf(version)
+	f.flavor = store.Flavor(version)
 	var problems []string
 	if logBin != "1" && !strings.EqualFold(logBin, "ON") {
 		problems = append(problems, "the binary log is off (start the server with log_bin and a server_id)")
@@ -194,15 +196,6 @@ func (f *Feed) Check(ctx context.Context) error {
 		}
 	}
 	return f.readColumns(ctx)
-}
-
-// flavorOf is the server's flavor by its VERSION(): MariaDB says so
-// ("10.11.6-MariaDB-0+deb12u1"), MySQL does not ("8.0.36").
-func flavorOf(version string) string {
-	if strings.Contains(strings.ToLower(version), "mariadb") {
-		return gomysql.MariaDBFlavor
-	}
-	return gomysql.MySQLFlavor
 }
 
 // columns is table's column names in order, as many as a row event has

@@ -71,15 +71,17 @@ func (db *DB) note(ctx context.Context, conn *sql.Conn) {
 	r.mu.Unlock()
 }
 
-// flavorOf is the primary's flavor, read once.
+// flavorOf is the primary's flavor, read once; "" while it cannot be read.
 func (db *DB) flavorOf(ctx context.Context) string {
 	if f, _ := db.flavorSeen.Load().(string); f != "" {
 		return f
 	}
-	f := db.flavor(ctx)
-	if f != "" {
-		db.flavorSeen.Store(f)
+	var v string
+	if err := db.sql.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return ""
 	}
+	f := Flavor(v)
+	db.flavorSeen.Store(f)
 	return f
 }
 

@@ -79,16 +79,12 @@ func (db *DB) WatchReplicas(ctx context.Context, every time.Duration) {
 	for _, r := range db.replicas {
 		r.lag.Store(-1)
 	}
-	flavor := ""
 	var samples []sample
 	keep := int(math.Ceil(float64(4*db.maxLag)/float64(every))) + 2
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		if flavor == "" {
-			flavor = db.flavor(ctx)
-		}
-		if flavor != "" {
+		if flavor := db.flavorOf(ctx); flavor != "" {
 			if pos, err := gtidPosition(ctx, db.sql, flavor, true); err == nil {
 				db.primaryPos.Store(pos)
 				samples = append(samples, sample{time.Now(), pos})
@@ -140,13 +136,10 @@ func (db *DB) measure(ctx context.Context, r *replica, flavor string, samples []
 	r.lag.Store(int64(lag))
 }
 
-// flavor is MariaDB's or MySQL's, by VERSION(); "" when it cannot be read.
-func (db *DB) flavor(ctx context.Context) string {
-	var v string
-	if err := db.sql.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
-		return ""
-	}
-	if strings.Contains(strings.ToLower(v), "mariadb") {
+// Flavor is the server's flavor by its VERSION() (MariaDB says so in it):
+// their GTIDs, replication commands and variables differ.
+func Flavor(version string) string {
+	if strings.Contains(strings.ToLower(version), "mariadb") {
 		return gomysql.MariaDBFlavor
 	}
 	return gomysql.MySQLFlavor
