@@ -68,7 +68,12 @@ type Config struct {
 
 	WPConfigPath    string
 	ThemeoptsConfig string
-	FieldmgrTable   string
+	// ThemeoptsSites are sites of a network with a theme options
+	// configuration of their own; the others use ThemeoptsConfig.
+	ThemeoptsSites []ThemeoptsSite
+	// FieldmgrTable is the field-group table; on a network, site N's is
+	// the same name with the site's prefix ({base}N_…).
+	FieldmgrTable string
 	SettingsRefresh time.Duration
 	// ChangeInterval is how often stored data is checked for changes when
 	// there are WebhookURLs to tell, signed with WebhookSecret.
@@ -166,6 +171,11 @@ type DB struct {
 	Replicas      []*mysql.Config
 	MaxReplicaLag time.Duration
 }
+
+// ThemeoptsSite is a site's own theme options configuration file. Site
+// is a blog id, a domain, or a domain and path ("example.com/blog/"), in
+// lower case.
+type ThemeoptsSite struct{ Site, File string }
 
 // Network is a multisite network's wp-config.php constants: SUBDOMAIN_INSTALL,
 // and DOMAIN_CURRENT_SITE, PATH_CURRENT_SITE and SITE_ID_CURRENT_SITE

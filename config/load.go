@@ -293,6 +293,12 @@ func (c *Config) problems() []string {
 	if !sqlIdent.MatchString(c.FieldmgrTable) {
 		p = append(p, fmt.Sprintf("fieldmgr-table: %q must be 1-64 letters, digits and underscores", c.FieldmgrTable))
 	}
+	if c.Multisite && !strings.HasPrefix(c.FieldmgrTable, c.TablePrefix) {
+		p = append(p, fmt.Sprintf("fieldmgr-table: %q must begin with the table prefix %q on a multisite network (each site's table is named with the site's prefix)", c.FieldmgrTable, c.TablePrefix))
+	}
+	if len(c.ThemeoptsSites) > 0 && !c.Multisite {
+		p = append(p, "themeopts-site-config: only on a multisite network (MULTISITE in wp-config.php); use themeopts-config")
+	}
 	if h := ParseDBHost(c.DB.Host); h.Host == "" && h.Socket == "" {
 		p = append(p, fmt.Sprintf("db-host: %q names no host or socket", c.DB.Host))
 	}

@@ -233,6 +233,18 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.WPConfigPath })},
 		{name: "themeopts-config", usage: "theme options configuration file; themeopts/v1 is served only when set",
 			set: strSetter(func(c *Config) *string { return &c.ThemeoptsConfig })},
+		{name: "themeopts-site-config", repeat: true, usage: "on a multisite network, a site's own theme options configuration, SITE=FILE: SITE is a blog id, a domain or a domain and path (example.com/blog/); repeat the flag, or give several separated by spaces or lines; other sites use themeopts-config",
+			set: func(c *Config, v string) error {
+				c.ThemeoptsSites = nil
+				for _, kv := range strings.Fields(v) {
+					site, file, ok := strings.Cut(kv, "=")
+					if !ok || site == "" || file == "" {
+						return fmt.Errorf("%q is not SITE=FILE", kv)
+					}
+					c.ThemeoptsSites = append(c.ThemeoptsSites, ThemeoptsSite{Site: strings.ToLower(site), File: file})
+				}
+				return nil
+			}},
 		{name: "fieldmgr-table", usage: "field group table (default: table prefix + " + DefaultFieldmgrTableSuffix + ")",
 			set: strSetter(func(c *Config) *string { return &c.FieldmgrTable })},
 		{name: "change-interval", kind: kDuration, def: DefaultChangeInterval.String(), usage: "how often the field groups and the theme options row are checked for changes, when webhook-urls is set",

@@ -79,12 +79,36 @@ type Options struct {
 	// Consistency, when set, carries a client's writes to its next reads
 	// (with read replicas).
 	Consistency Consistency
-	// Serves, when set, tells whether a request is for the site whose
-	// data the sidecar answers from (on a multisite network, the main
-	// site): a REST request for another site goes to PHP untouched.
-	Serves  func(*http.Request) bool
+	// Sites, when set (a multisite network), finds the site a request is
+	// for: its routes (made with NewSite) and the site's path to strip
+	// before routing ("/blog2" for a subdirectory site, "" otherwise). No
+	// routes: PHP answers (no site found, a site WordPress blocks).
+	// Site, Namespaces and Public are then not used.
+	Sites   func(*http.Request) (routes *SiteRoutes, prefix string)
 	Log     zerolog.Logger
 	Metrics *Metrics
+}
+
+// SiteOptions are what the sidecar answers one site with.
+type SiteOptions struct {
+	Site       Site
+	Namespaces []Namespace
+	Public     Public // nil: no public routes
+	// TagPrefix, on a network, starts every cache tag of the site's
+	// answers ("site2:"; see SiteTag).
+	TagPrefix string
+}
+
+// SiteRoutes are one site's routes: its namespaces behind the REST
+// checks (permalinks, database, body limits) and its public routes.
+type SiteRoutes struct {
+	h         *Handler
+	site      Site
+	router    *mux.Router
+	php       *mux.Route // the catch-all: everything else goes to PHP
+	templates [][]string // the namespaces' route templates after /wp-json
+	public    Public
+	publicH   http.Handler
 }
 
 // Handler is the public handler.
@@ -95,10 +119,7 @@ type Handler struct {
 	ids         *requestIDs
 	passthrough http.Handler
 	root        http.Handler
-	router      *mux.Router
-	php         *mux.Route // the catch-all: everything else goes to PHP
-	templates   [][]string // the namespaces' route templates after /wp-json
-	public      http.Handler
+	main        *SiteRoutes // without Sites: the one site's
 }
 
 // New builds the handler. It fails when a namespace registered a route
@@ -113,39 +134,66 @@ func New(o Options) (*Handler, error) {
 		HeaderTimeout: o.UpstreamTimeout, DialTimeout: o.UpstreamDial,
 		Log: o.Log, Metrics: o.Metrics, MaxIdlePerHost: upstreamIdleConns,
 	})
-	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
-	for _, ns := range o.Namespaces {
-		sub := r.PathPrefix("/wp-json/" + ns.Name() + "/").Subrouter()
-		sub.Use(h.intercept, restGlobals)
-		ns.Register(sub)
-	}
-	// Last, so that everything no namespace route matched (other paths,
-	// other methods) goes to PHP, as the client sent it.
-	h.php = r.PathPrefix("/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.passthrough.ServeHTTP(w, originalRequest(r))
-	})
-	if err := r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error { return route.GetError() }); err != nil {
-		return nil, fmt.Errorf("proxy: route: %w", err)
-	}
-	h.router, h.templates = r, routeTemplates(r)
-	if o.Public != nil {
-		h.public = restGlobals(o.Public)
+	if o.Sites == nil {
+		var err error
+		if h.main, err = h.NewSite(SiteOptions{Site: o.Site, Namespaces: o.Namespaces, Public: o.Public}); err != nil {
+			return nil, err
+		}
 	}
 	h.root = h.observe(http.HandlerFunc(h.dispatch))
 	return h, nil
 }
 
-// dispatch routes the REST view of a request (restView) to the sidecar's
-// own routes when one matches it, and the request as sent to PHP otherwise.
+// NewSite builds a site's routes. It fails when a namespace registered a
+// route the router cannot use (a bad path template).
+func (h *Handler) NewSite(o SiteOptions) (*SiteRoutes, error) {
+	s := &SiteRoutes{h: h, site: o.Site, public: o.Public}
+	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
+	for _, ns := range o.Namespaces {
+		sub := r.PathPrefix("/wp-json/" + ns.Name() + "/").Subrouter()
+		sub.Use(s.intercept, restGlobals)
+		if o.TagPrefix != "" {
+			sub.Use(siteTags(o.TagPrefix))
+		}
+		ns.Register(sub)
+	}
+	// Last, so that everything no namespace route matched (other paths,
+	// other methods) goes to PHP, as the client sent it.
+	s.php = r.PathPrefix("/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.passthrough.ServeHTTP(w, originalRequest(r))
+	})
+	if err := r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error { return route.GetError() }); err != nil {
+		return nil, fmt.Errorf("proxy: route: %w", err)
+	}
+	s.router, s.templates = r, routeTemplates(r)
+	if o.Public != nil {
+		s.publicH = restGlobals(o.Public)
+		if o.TagPrefix != "" {
+			s.publicH = restGlobals(siteTags(o.TagPrefix)(o.Public))
+		}
+	}
+	return s, nil
+}
+
+// dispatch finds the request's site, then routes the REST view of the
+// request (restView) to the site's own routes when one matches it, and
+// the request as sent to PHP otherwise.
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
-	if rr := h.restView(r); rr != nil && (h.opts.Serves == nil || h.opts.Serves(r)) {
-		if h.public != nil && h.opts.Public.Matches(rr.URL.Path, rr.Method) {
-			h.servePublic(w, rr)
+	s, prefix := h.main, ""
+	if h.opts.Sites != nil {
+		if s, prefix = h.opts.Sites(r); s == nil {
+			h.passthrough.ServeHTTP(w, r)
+			return
+		}
+	}
+	if rr := s.restView(r, prefix); rr != nil {
+		if s.publicH != nil && s.public.Matches(rr.URL.Path, rr.Method) {
+			s.servePublic(w, rr)
 			return
 		}
 		var m mux.RouteMatch
-		if h.router.Match(rr, &m) && m.Route != h.php {
-			h.router.ServeHTTP(w, rr)
+		if s.router.Match(rr, &m) && m.Route != s.php {
+			s.router.ServeHTTP(w, rr)
 			return
 		}
 	}
@@ -167,9 +215,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // intercept runs before every route of a namespace: with plain permalinks
 // the request is not a REST request and goes to PHP; without a database the
 // answer is 503; bodies are bounded.
-func (h *Handler) intercept(next http.Handler) http.Handler {
+func (site *SiteRoutes) intercept(next http.Handler) http.Handler {
+	h := site.h
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := h.opts.Site.REST()
+		s, err := site.site.REST()
 		if err != nil {
 			h.markSidecar(r)
 			if !isUnavailable(err) {
@@ -276,8 +325,9 @@ func ClientIPFunc(trusted []netip.Prefix) func(*http.Request) string {
 // servePublic answers a public route: as the namespaces' routes, PHP's
 // under plain permalinks unless named by ?rest_route=, 503 while the
 // database is down; but without credentials, for everyone alike.
-func (h *Handler) servePublic(w http.ResponseWriter, r *http.Request) {
-	s, err := h.opts.Site.REST()
+func (site *SiteRoutes) servePublic(w http.ResponseWriter, r *http.Request) {
+	h := site.h
+	s, err := site.site.REST()
 	if err == nil && s.PlainPermalinks && !viaRESTRoute(r) {
 		h.passthrough.ServeHTTP(w, originalRequest(r))
 		return
@@ -291,7 +341,7 @@ func (h *Handler) servePublic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setAPILink(w.Header(), s) // CORS is the public handler's: configured origins, no credentials
-	h.public.ServeHTTP(w, r)
+	site.publicH.ServeHTTP(w, r)
 }
 
 func (h *Handler) markSidecar(r *http.Request) {

@@ -16,9 +16,16 @@ import (
 // WordPress matches routes; and the method that _method or
 // X-HTTP-Method-Override asks for. It returns nil when r is not a REST
 // request at all. The request PHP gets, when the sidecar does not answer,
-// is always the original.
-func (h *Handler) restView(r *http.Request) *http.Request {
+// is always the original. prefix is the site's path on a subdirectory
+// network ("/blog2"), which the route follows: it is not part of the view.
+func (s *SiteRoutes) restView(r *http.Request, prefix string) *http.Request {
 	path := r.URL.EscapedPath()
+	if prefix != "" {
+		if len(path) < len(prefix) || !strings.EqualFold(path[:len(prefix)], prefix) {
+			return nil
+		}
+		path = path[len(prefix):]
+	}
 	q := phpQuery(r.URL.RawQuery)
 	route, viaQuery := "", false
 	if v, ok := q["rest_route"]; ok && (path == "/" || path == "/index.php" || path == "/wp-json" || strings.HasPrefix(path, "/wp-json/")) {
@@ -28,14 +35,14 @@ func (h *Handler) restView(r *http.Request) *http.Request {
 	} else {
 		return nil
 	}
-	route = h.canonicalRoute(route)
+	route = s.canonicalRoute(route)
 	method := r.Method
 	if m, ok := q["_method"]; ok {
 		method = strings.ToUpper(m)
 	} else if m := r.Header.Get("X-Http-Method-Override"); m != "" {
 		method = strings.ToUpper(m)
 	}
-	if route == strings.TrimPrefix(path, "/wp-json") && method == r.Method && !viaQuery {
+	if prefix == "" && route == strings.TrimPrefix(path, "/wp-json") && method == r.Method && !viaQuery {
 		return r // as sent: it is its own original
 	}
 	rr := r.Clone(context.WithValue(r.Context(), originalKey{}, &original{r: r, viaQuery: viaQuery}))
@@ -118,10 +125,10 @@ func routeTemplates(r *mux.Router) [][]string {
 // the first route template it matches case-insensitively; variables keep
 // the case they were sent in. A route no template matches is returned as
 // it is (and goes to PHP).
-func (h *Handler) canonicalRoute(route string) string {
+func (s *SiteRoutes) canonicalRoute(route string) string {
 	segs := strings.Split(strings.TrimPrefix(route, "/"), "/")
 next:
-	for _, t := range h.templates {
+	for _, t := range s.templates {
 		if len(t) != len(segs) {
 			continue
 		}

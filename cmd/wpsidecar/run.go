@@ -33,6 +33,7 @@ import (
 	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/multisite"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
 )
 
@@ -113,67 +114,56 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			db.WatchReplicas(ctx, max(10*time.Millisecond, min(250*time.Millisecond, cfg.DB.MaxReplicaLag/4)))
 		})
 	}
-	settings := store.NewSettingsWatcher(db, cfg.SettingsRefresh, store.SiteURLs{Home: cfg.HomeURL, SiteURL: cfg.SiteURL})
-	background(settings.Run)
-	var serves func(*http.Request) bool // on a multisite network: whether a request is the main site's
-	var sites *store.NetworkWatcher
-	if cfg.Multisite {
-		sites = store.NewNetworkWatcher(db, networkConstants(cfg), cfg.SettingsRefresh)
-		background(sites.Run)
-		serves = mainSiteOnly(sites)
-	}
-
-	site := proxy.SiteFunc(func() (proxy.SiteREST, error) {
-		s, err := settings.Current()
-		return proxy.SiteREST{Home: s.Home, PlainPermalinks: s.PlainPermalinks()}, err
-	})
+	var reloads []func() error // on SIGHUP
 	authObserve, authCollectors := authMetrics()
 	report, reporter := reportFailures(cfg, logger)
 	if reporter != nil {
 		drains = append(drains, reporter)
 		background(reporter.Run)
 	}
-	authn := auth.New(auth.Options{
-		Store: db, Settings: settings, Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
-		BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
-		ClientIP: proxy.ClientIPFunc(cfg.TrustedProxies),
-		Throttle: auth.NewThrottle(auth.Rate(cfg.AuthFailLimitIP), auth.Rate(cfg.AuthFailLimitAccount)),
-		Observe:  authObserve,
-		Report:   report,
-		Log:      logger.With().Str("component", "auth").Logger(),
-	})
-	defer authn.Wait() // before the database closes
-	groups, err := db.FieldGroups(cfg.FieldmgrTable)
+	topts, err := openThemeopts(cfg, logger, background, &reloads)
 	if err != nil {
 		return err
 	}
-	fields := fieldmgr.New(authn, groups, settings, logger.With().Str("component", "fieldmgr").Logger())
-	namespaces := []proxy.Namespace{fields}
-	var (
-		reloads []func() error // on SIGHUP
-		optName func() string
-		opts    *themeopts.Service
-	)
-	if cfg.ThemeoptsConfig != "" {
-		opts, err = themeopts.New(authn, db, settings, cfg.ThemeoptsConfig, logger.With().Str("component", "themeopts").Logger())
-		if err != nil {
-			return err
-		}
-		c := opts.Config()
-		logger.Info().Str("path", cfg.ThemeoptsConfig).Str("opt_name", c.OptName).Int("fields", len(c.Fields)).
-			Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
-		background(func(ctx context.Context) { opts.Watch(ctx, time.Second) })
-		reloads = append(reloads, opts.Reload)
-		optName = func() string { return opts.Config().OptName }
-		namespaces = append(namespaces, opts)
-	}
-	pub, err := publicRoutes(cfg, fields, opts, logger)
+	pubFile, err := openPublic(cfg, len(topts.files) > 0, logger)
 	if err != nil {
 		return err
 	}
-	if pub != nil {
-		reloads = append(reloads, pub.file.Reload)
-		background(func(ctx context.Context) { pub.file.Watch(ctx, time.Second) })
+	if pubFile != nil {
+		reloads = append(reloads, pubFile.Reload)
+		background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
+	}
+	deps := &siteDeps{cfg: cfg, logger: logger, background: background, themeopts: topts, public: pubFile,
+		auth: auth.Options{
+			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
+			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
+			ClientIP: proxy.ClientIPFunc(cfg.TrustedProxies),
+			Throttle: auth.NewThrottle(auth.Rate(cfg.AuthFailLimitIP), auth.Rate(cfg.AuthFailLimitAccount)),
+			Observe:  authObserve,
+			Report:   report,
+		}}
+	defer deps.wait() // before the database closes
+	// The main site: the single site, or site 1 of a network (whose tables
+	// carry the base prefix).
+	var mainID int64
+	var mainSite *multisite.Site
+	if cfg.Multisite {
+		mainID, mainSite = 1, &multisite.Site{ID: 1, Domain: cfg.Network.Domain, Path: cfg.Network.Path}
+	}
+	main, err := deps.build(ctx, mainID, db, topts.of(mainSite))
+	if err != nil {
+		return err
+	}
+	settings, groups, opts, pub := main.settings, main.groups, main.opts, main.pub
+	site := main.rest()
+	var optName func() string
+	if opts != nil {
+		optName = main.optName
+	}
+	var sites *store.NetworkWatcher
+	if cfg.Multisite {
+		sites = store.NewNetworkWatcher(db, networkConstants(cfg), cfg.SettingsRefresh)
+		background(sites.Run)
 	}
 	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
 	feedMode.Store("off")
@@ -260,14 +250,23 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}
+	var routeSites func(*http.Request) (*proxy.SiteRoutes, string)
 	handler, err := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
-		Site: site, Namespaces: namespaces, Log: logger, Metrics: metrics, Public: pub.handler(),
-		Consistency: consistency(db, cfg), Serves: serves,
+		Log: logger, Metrics: metrics, Consistency: consistency(db, cfg),
+		Sites: func(r *http.Request) (*proxy.SiteRoutes, string) { return routeSites(r) },
 	})
 	if err != nil {
 		return err
+	}
+	mainRoutes, err := main.routes(handler)
+	if err != nil {
+		return err
+	}
+	routeSites = func(*http.Request) (*proxy.SiteRoutes, string) { return mainRoutes, "" }
+	if sites != nil {
+		routeSites = newNetwork(sites, deps, db, handler, main, mainRoutes, logger.With().Str("component", "multisite").Logger()).route
 	}
 
 	errorLog := proxy.StdLogger(logger)
@@ -533,9 +532,9 @@ func (p *public) handler() proxy.Public {
 	return p.h
 }
 
-// publicRoutes opens the public routes file and says, route by route,
-// what it exposes.
-func publicRoutes(cfg *config.Config, fields *fieldmgr.Service, opts *themeopts.Service, logger zerolog.Logger) (*public, error) {
+// openPublic opens the public routes file, when --public-routes is set,
+// and says, route by route, what it exposes.
+func openPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*config.File[publicroutes.Config], error) {
 	if cfg.PublicRoutes == "" {
 		return nil, nil
 	}
@@ -547,7 +546,7 @@ func publicRoutes(cfg *config.Config, fields *fieldmgr.Service, opts *themeopts.
 		return nil, err
 	}
 	c := file.Current()
-	if c.UsesThemeopts() && opts == nil {
+	if c.UsesThemeopts() && !themeopts {
 		return nil, fmt.Errorf("public routes %s: a route shows theme options, but --themeopts-config is not set", cfg.PublicRoutes)
 	}
 	for _, r := range c.Routes {
@@ -559,6 +558,12 @@ func publicRoutes(cfg *config.Config, fields *fieldmgr.Service, opts *themeopts.
 		}
 		ev.Msg("public route: exposed to anyone, without credentials")
 	}
+	return file, nil
+}
+
+// newPublic is a site's public routes: file's routes answered from the
+// site's field groups and theme options.
+func newPublic(file *config.File[publicroutes.Config], fields *fieldmgr.Service, opts *themeopts.Service) *public {
 	var options publicroutes.Options
 	if opts != nil {
 		options = opts.Public
@@ -566,5 +571,5 @@ func publicRoutes(cfg *config.Config, fields *fieldmgr.Service, opts *themeopts.
 	groups := func(ctx context.Context, s publicroutes.Selector) ([]byte, string, []string, error) {
 		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
 	}
-	return &public{file: file, h: publicroutes.New(file, options, groups)}, nil
+	return &public{file: file, h: publicroutes.New(file, options, groups)}
 }

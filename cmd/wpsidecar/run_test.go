@@ -929,30 +929,47 @@ func TestRun_PrimaryRestart(t *testing.T) {
 	}
 }
 
-// TestRun_MultisiteOtherSitesGoToPHP: on a subdomain network the sidecar
-// answers REST requests for site 1, whose tables it reads; a request for
-// another site (its own subdomain, or a domain mapped to it) and one for
-// no site go to PHP, which answers them for that site — never with the
-// main site's data.
-func TestRun_MultisiteOtherSitesGoToPHP(t *testing.T) {
-	tdb := testdb.New(t)
-	tdb.AddSitemeta(t)
-	tdb.AddNetworkTables(t)
-	for _, q := range []string{
-		"INSERT INTO wp_site (domain, path) VALUES ('example.test', '/')",
-		"INSERT INTO wp_blogs (site_id, domain, path) VALUES (1, 'example.test', '/'), (1, 'shop.example.test', '/'), (1, 'mapped.test', '/')",
-		"INSERT INTO wp_sitemeta (site_id, meta_key, meta_value) VALUES (1, 'siteurl', 'http://example.test/')",
-	} {
-		if _, err := tdb.SQL.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "php for "+r.Host) }))
+// TestRun_MultisiteEverySite: on a network the sidecar answers every
+// site's REST requests from that site's own tables (its options, so its
+// home URL in the Link header), found by host (subdomain, mapped domain)
+// or by path (subdirectory, whose REST routes follow the site's path). A
+// request that finds no site, or a site WordPress blocks (archived), goes
+// to PHP, which answers it as WordPress does.
+func TestRun_MultisiteEverySite(t *testing.T) {
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "php for "+r.Host+r.URL.RequestURI()) }))
 	defer php.Close()
-	args, env := sidecarArgs(t, tdb, php.URL)
-	s := start(t, append(args, "--multisite", "--subdomain-install"), env)
-	waitReady(t, s)
-	ask := func(host, path string) string {
+	network := func(t *testing.T, subdomain bool, sites ...[2]string) *started {
+		tdb := testdb.New(t)
+		tdb.AddSitemeta(t)
+		tdb.AddNetworkTables(t)
+		for _, q := range []string{
+			"INSERT INTO wp_site (domain, path) VALUES ('example.test', '/')",
+			"INSERT INTO wp_sitemeta (site_id, meta_key, meta_value) VALUES (1, 'siteurl', 'http://example.test/')",
+		} {
+			if _, err := tdb.SQL.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		for i, s := range sites {
+			archived := strings.HasPrefix(s[0], "old.") || s[1] == "/old/"
+			if _, err := tdb.SQL.Exec("INSERT INTO wp_blogs (site_id, domain, path, archived) VALUES (1, ?, ?, ?)", s[0], s[1], archived); err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 {
+				tdb.AddSite(t, int64(i+1), "http://"+s[0]+strings.TrimSuffix(s[1], "/"))
+			}
+		}
+		args, env := sidecarArgs(t, tdb, php.URL)
+		args = append(args, "--multisite")
+		if subdomain {
+			args = append(args, "--subdomain-install")
+		}
+		s := start(t, args, env)
+		waitReady(t, s)
+		return s
+	}
+	ask := func(t *testing.T, s *started, host, path string) string {
+		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, s.public+path, nil)
 		req.Host = host
 		resp, err := http.DefaultClient.Do(req)
@@ -961,26 +978,52 @@ func TestRun_MultisiteOtherSitesGoToPHP(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
+		if link := resp.Header.Get("Link"); link != "" {
+			return link + " " + string(b)
+		}
 		return string(b)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for ask("shop.example.test", "/wp-json/fieldmgr/v1/field-groups") != "php for shop.example.test" {
-		if time.Now().After(deadline) {
-			t.Fatalf("another site's request never went to PHP:\n%s", s.log.String())
+	const denied = `; rel="https://api.w.org/" {"code":"rest_forbidden","message":"Sorry, you are not allowed to do that.","data":{"status":401}}`
+	check := func(t *testing.T, s *started, cases []struct{ host, path, want string }) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for ask(t, s, cases[0].host, cases[0].path) != cases[0].want { // the site map read
+			if time.Now().After(deadline) {
+				t.Fatalf("%s%s never answered %s:\n%s", cases[0].host, cases[0].path, cases[0].want, s.log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	for _, c := range []struct{ host, path, want string }{
-		{"example.test", "/wp-json/fieldmgr/v1/field-groups", `{"code":"rest_forbidden"`},
-		{"example.test:80", "/wp-json/fieldmgr/v1/field-groups", `{"code":"rest_forbidden"`},
-		{"EXAMPLE.test", "/?rest_route=/fieldmgr/v1/field-groups", `{"code":"rest_forbidden"`},
-		{"shop.example.test", "/?rest_route=/fieldmgr/v1/field-groups", "php for shop.example.test"},
-		{"mapped.test", "/wp-json/fieldmgr/v1/field-groups", "php for mapped.test"},
-		{"nope.example.test", "/wp-json/fieldmgr/v1/field-groups", "php for nope.example.test"},
-		{"shop.example.test", "/a-page/", "php for shop.example.test"},
-	} {
-		if got := ask(c.host, c.path); !strings.HasPrefix(got, c.want) {
-			t.Errorf("%s%s: %.80s; want %s…", c.host, c.path, got, c.want)
+		for _, c := range cases {
+			if got := ask(t, s, c.host, c.path); got != c.want {
+				t.Errorf("%s%s:\n got %s\nwant %s", c.host, c.path, got, c.want)
+			}
 		}
 	}
+	t.Run("subdomain", func(t *testing.T) {
+		s := network(t, true, [2]string{"example.test", "/"}, [2]string{"shop.example.test", "/"}, [2]string{"mapped.test", "/"}, [2]string{"old.example.test", "/"})
+		check(t, s, []struct{ host, path, want string }{
+			{"shop.example.test", "/wp-json/fieldmgr/v1/field-groups", "<http://shop.example.test/wp-json/>" + denied},
+			{"example.test", "/wp-json/fieldmgr/v1/field-groups", "<http://example.test/wp-json/>" + denied},
+			{"example.test:80", "/wp-json/fieldmgr/v1/field-groups", "<http://example.test/wp-json/>" + denied},
+			{"EXAMPLE.test", "/?rest_route=/fieldmgr/v1/field-groups", "<http://example.test/wp-json/>" + denied},
+			{"shop.example.test", "/?rest_route=/fieldmgr/v1/field-groups", "<http://shop.example.test/wp-json/>" + denied},
+			{"mapped.test", "/wp-json/fieldmgr/v1/field-groups", "<http://mapped.test/wp-json/>" + denied},
+			{"old.example.test", "/wp-json/fieldmgr/v1/field-groups", "php for old.example.test/wp-json/fieldmgr/v1/field-groups"},
+			{"nope.example.test", "/wp-json/fieldmgr/v1/field-groups", "php for nope.example.test/wp-json/fieldmgr/v1/field-groups"},
+			{"shop.example.test", "/a-page/", "php for shop.example.test/a-page/"},
+		})
+	})
+	t.Run("subdirectory", func(t *testing.T) {
+		s := network(t, false, [2]string{"example.test", "/"}, [2]string{"example.test", "/blog2/"}, [2]string{"example.test", "/old/"})
+		check(t, s, []struct{ host, path, want string }{
+			{"example.test", "/blog2/wp-json/fieldmgr/v1/field-groups", "<http://example.test/blog2/wp-json/>" + denied},
+			{"example.test", "/BLOG2/wp-json/fieldmgr/v1/Field-Groups", "<http://example.test/blog2/wp-json/>" + denied},
+			{"example.test", "/blog2/?rest_route=/fieldmgr/v1/field-groups", "<http://example.test/blog2/wp-json/>" + denied},
+			{"example.test", "/blog2/index.php?rest_route=/fieldmgr/v1/field-groups", "<http://example.test/blog2/wp-json/>" + denied},
+			{"example.test", "/wp-json/fieldmgr/v1/field-groups", "<http://example.test/wp-json/>" + denied},
+			{"example.test", "/blog9/wp-json/fieldmgr/v1/field-groups", "php for example.test/blog9/wp-json/fieldmgr/v1/field-groups"},
+			{"example.test", "/old/wp-json/fieldmgr/v1/field-groups", "php for example.test/old/wp-json/fieldmgr/v1/field-groups"},
+			{"example.test", "/blog2/a-page/", "php for example.test/blog2/a-page/"},
+		})
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	_ "embed"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -217,6 +218,28 @@ func (db *DB) AddNetworkTables(t testing.TB) {
 	} {
 		if _, err := db.SQL.Exec(q); err != nil {
 			t.Fatalf("testdb: network tables: %v", err)
+		}
+	}
+}
+
+// AddSite makes site id's options table ({base}N_options, as
+// wpmu_create_blog makes it) holding the options the sidecar reads, with
+// home and siteurl set to home, pretty permalinks and the main site's roles.
+func (db *DB) AddSite(t testing.TB, id int64, home string) {
+	t.Helper()
+	table := fmt.Sprintf("%s%d_options", Prefix, id)
+	for _, q := range []string{
+		"CREATE TABLE " + table + " LIKE " + Prefix + "options",
+		"INSERT INTO " + table + " (option_name, option_value, autoload) SELECT REPLACE(option_name, '" + Prefix + "user_roles', '" +
+			fmt.Sprintf("%s%d_user_roles", Prefix, id) + "'), option_value, autoload FROM " + Prefix + "options WHERE option_name IN ('" + Prefix + "user_roles', 'db_version')",
+	} {
+		if _, err := db.SQL.Exec(q); err != nil {
+			t.Fatalf("testdb: site %d: %v", id, err)
+		}
+	}
+	for name, value := range map[string]string{"siteurl": home, "home": home, "permalink_structure": "/%postname%/"} {
+		if _, err := db.SQL.Exec("INSERT INTO "+table+" (option_name, option_value, autoload) VALUES (?, ?, 'yes') ON DUPLICATE KEY UPDATE option_value = VALUES(option_value)", name, value); err != nil {
+			t.Fatalf("testdb: site %d option %s: %v", id, name, err)
 		}
 	}
 }

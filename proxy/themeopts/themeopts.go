@@ -64,13 +64,25 @@ type derivedSet struct {
 // New loads the configuration file at path and returns the service; an
 // invalid file is an error.
 func New(a *auth.Authenticator, db *store.DB, settings Settings, path string, log zerolog.Logger) (*Service, error) {
-	cfg, err := config.OpenFile(path, "theme options configuration", ParseConfig, func(c *Config, ev *zerolog.Event) *zerolog.Event {
-		return ev.Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode)
-	}, log)
+	cfg, err := OpenConfig(path, log)
 	if err != nil {
 		return nil, err
 	}
-	return &Service{auth: a, db: db, settings: settings, log: log, cfg: cfg}, nil
+	return NewService(a, db, settings, cfg, log), nil
+}
+
+// OpenConfig loads a configuration file, for one service or several
+// (the sites of a network that share it).
+func OpenConfig(path string, log zerolog.Logger) (*config.File[Config], error) {
+	return config.OpenFile(path, "theme options configuration", ParseConfig, func(c *Config, ev *zerolog.Event) *zerolog.Event {
+		return ev.Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode)
+	}, log)
+}
+
+// NewService returns the service of a configuration file already open;
+// whoever opened it reloads and watches it.
+func NewService(a *auth.Authenticator, db *store.DB, settings Settings, cfg *config.File[Config], log zerolog.Logger) *Service {
+	return &Service{auth: a, db: db, settings: settings, log: log, cfg: cfg}
 }
 
 // Config is the configuration in force.
