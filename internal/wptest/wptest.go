@@ -69,6 +69,26 @@ type Site struct {
 	// VarnishURL is the Varnish in front of the sidecar, with Options.Varnish.
 	VarnishURL string
 	varnish    *exec.Cmd
+	// Network is the multisite network, with Options.Network.
+	Network *Network
+}
+
+// Network is what scripts/wp/network.php made: sites by name ("two",
+// "three"; site 1 is the network's domain at /) and users by name (super,
+// site12admin, site3admin, subscriber).
+type Network struct {
+	Domain string
+	Sites  map[string]struct {
+		ID     int64  `json:"id"`
+		Domain string `json:"domain"`
+		Path   string `json:"path"`
+	} `json:"sites"`
+	Users map[string]struct {
+		ID                  int64  `json:"id"`
+		Login               string `json:"login"`
+		Password            string `json:"password"`
+		ApplicationPassword string `json:"application_password"`
+	} `json:"users"`
 }
 
 // Options adjust the site.
@@ -93,6 +113,12 @@ type Options struct {
 	// DB is the database server (its root), when not WPSIDECAR_TEST_DSN's
 	// or the machine's: one with a binary log, for the change feed.
 	DB *mysql.Config
+	// Network, "subdomain" or "subdirectory", turns WordPress into a
+	// multisite network on NetworkDomain (default "net.test") with
+	// scripts/wp/network.php: sites two and three, users in some sites and
+	// not others (Site.Network). Requests reach its sites by Host header.
+	Network       string
+	NetworkDomain string
 	// Varnish puts Debian's Varnish (with varnish-modules) in front of the
 	// sidecar at Site.VarnishURL, with deploy/varnish/wpsidecar.vcl, and has
 	// the sidecar purge it.
@@ -191,6 +217,12 @@ func Start(o Options) (s *Site, err error) {
 		return s, fmt.Errorf("users.php output: %v\n%s", err, out)
 	}
 
+	if o.Network != "" {
+		if err := s.makeNetwork(o.Network, o.NetworkDomain); err != nil {
+			return s, err
+		}
+	}
+
 	bin := filepath.Join(dir, "wpsidecar")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/wpsidecar")
 	build.Dir = repo
@@ -223,6 +255,41 @@ func Start(o Options) (s *Site, err error) {
 		}
 	}
 	return s, nil
+}
+
+// makeNetwork turns the site into a multisite network (network.php).
+func (s *Site) makeNetwork(mode, domain string) error {
+	if domain == "" {
+		domain = "net.test"
+	}
+	script := filepath.Join(s.repo, "scripts", "wp", "network.php")
+	consts, err := s.command("php", script, s.Docroot, "install", mode, domain).Output()
+	if err != nil {
+		return fmt.Errorf("network.php install: %v\n%s", err, stderrOf(err))
+	}
+	cfg, err := os.ReadFile(s.WPConfig)
+	if err != nil {
+		return err
+	}
+	const before = "\nif ( ! defined( 'ABSPATH' ) )"
+	if !bytes.Contains(cfg, []byte(before)) {
+		return errors.New("wptest: wp-config.php has no ABSPATH block to put the network's constants before")
+	}
+	cfg = bytes.Replace(cfg, []byte(before), append(append([]byte("\n"), consts...), before...), 1)
+	if err := os.WriteFile(s.WPConfig, cfg, 0o644); err != nil {
+		return err
+	}
+	out, err := s.command("php", script, s.Docroot, "sites", domain).Output()
+	if err != nil {
+		return fmt.Errorf("network.php sites: %v\n%s", err, stderrOf(err))
+	}
+	// PHP run by the tests finds the network's main site by its domain.
+	s.env = append(s.env, "WP_HTTP_HOST="+domain)
+	s.Network = &Network{Domain: domain}
+	if err := json.Unmarshal(out, s.Network); err != nil {
+		return fmt.Errorf("network.php sites printed %q: %v", out, err)
+	}
+	return nil
 }
 
 // startVarnish runs varnishd in the foreground of a process of its own,

@@ -1,0 +1,178 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wpsidecar/wpsidecar/internal/wptest"
+)
+
+// TestMultisite: a real WordPress network, subdirectory and subdomain, with
+// three sites, users in some sites and not others and a super admin; each
+// site with field groups and theme options of its own (site three with a
+// configuration of its own). Every route on every site, as every user, is
+// answered by the sidecar as WordPress answers it for that site: the
+// field-group routes compared with WordPress's own REST server (the twin
+// plugin over the same table), the theme options with what PHP's
+// get_option and user_can say on that site; application passwords and
+// cookies with nonces alike.
+func TestMultisite(t *testing.T) {
+	for _, mode := range []string{"subdirectory", "subdomain"} {
+		t.Run(mode, func(t *testing.T) { testNetwork(t, mode) })
+	}
+}
+
+func testNetwork(t *testing.T, mode string) {
+	dir := t.TempDir()
+	network, err := os.ReadFile("../proxy/themeopts/testdata/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	networkConfig, site3Config := filepath.Join(dir, "network.json"), filepath.Join(dir, "site3.json")
+	os.WriteFile(networkConfig, network, 0o644)
+	os.WriteFile(site3Config, []byte(strings.Replace(string(network), `"opt_name": "themeopts_options"`, `"opt_name": "site3_options"`, 1)), 0o644)
+	ns, err := wptest.Start(wptest.Options{Network: mode, MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"},
+		SidecarArgs: []string{"--themeopts-config", networkConfig, "--themeopts-site-config", "3=" + site3Config}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Stop()
+	n := ns.Network
+	type siteRef struct {
+		id           int64
+		host, path   string // path: "" or "/two"
+		optName, tag string
+	}
+	sites := []siteRef{{1, n.Domain, "", "themeopts_options", "site1:"}}
+	for _, name := range []string{"two", "three"} {
+		s := n.Sites[name]
+		sites = append(sites, siteRef{s.ID, s.Domain, strings.TrimSuffix(s.Path, "/"), "themeopts_options", fmt.Sprintf("site%d:", s.ID)})
+	}
+	sites[2].optName = "site3_options"
+
+	// send asks base (the sidecar or PHP) as host, with credentials.
+	send := func(base, method, host, path, body string, hdr ...string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Host = host
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := wptest.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	basic := func(user string) []string {
+		u := n.Users[user]
+		return []string{"Authorization", wptest.BasicAuth(u.Login, u.ApplicationPassword)}
+	}
+
+	// Each site's own data: a field group made through the sidecar (which
+	// makes the site's table), theme options saved by PHP on that site.
+	for i, s := range sites {
+		key := fmt.Sprintf("group_of_%d", s.id)
+		code, body, _ := send(ns.URL, http.MethodPost, s.host, s.path+"/wp-json/fieldmgr/v1/field-groups",
+			`{"group_key":"`+key+`","title":"Site `+fmt.Sprint(s.id)+`","config":{"type":"post","post_type":"post","fields":{}}}`, basic("super")...)
+		if code != 201 {
+			t.Fatalf("site %d: create group: %d %s", s.id, code, body)
+		}
+		ns.PHP(t, fmt.Sprintf(`switch_to_blog(%d); update_option(%q, array('tagline' => 'Site %d', 'columns' => %d)); return true;`, s.id, s.optName, s.id, i+2), nil)
+	}
+	var table string
+	if err := ns.DB(t).QueryRow("SELECT group_key FROM wp_2_fieldmgr_groups").Scan(&table); err != nil || table != "group_of_2" {
+		t.Fatalf("site 2's table: %q %v", table, err)
+	}
+
+	users := []string{"super", "site12admin", "site3admin", "subscriber"}
+	for _, s := range sites {
+		for _, user := range users {
+			who := fmt.Sprintf("site %d as %s", s.id, user)
+			// Field groups: the sidecar as WordPress's REST server.
+			for _, route := range []string{"/field-groups", fmt.Sprintf("/field-groups/group_of_%d", s.id), "/field-groups/group_of_1"} {
+				code, body, h := send(ns.URL, http.MethodGet, s.host, s.path+"/wp-json/fieldmgr/v1"+route, "", basic(user)...)
+				pcode, pbody, _ := send(ns.WPURL, http.MethodGet, s.host, s.path+"/wp-json/twin/v1"+route, "", basic(user)...)
+				if code != pcode {
+					t.Errorf("%s GET %s: sidecar %d %s, WordPress %d %s", who, route, code, body, pcode, pbody)
+					continue
+				}
+				sameJSON(t, who+" GET "+route, body, pbody)
+				if code == 200 && !strings.HasPrefix(h.Get("Cache-Tag"), s.tag+"fieldmgr") {
+					t.Errorf("%s GET %s: Cache-Tag %q does not name the site", who, route, h.Get("Cache-Tag"))
+				}
+			}
+			// Theme options: what PHP says of this user on this site.
+			var php struct {
+				Can  bool   `json:"can"`
+				JSON string `json:"json"`
+			}
+			ns.PHP(t, fmt.Sprintf(`switch_to_blog(%d); return array('can' => user_can(%d, 'edit_theme_options'), 'json' => wp_json_encode(get_option(%q)));`,
+				s.id, n.Users[user].ID, s.optName), &php)
+			code, body, _ := send(ns.URL, http.MethodGet, s.host, s.path+"/wp-json/themeopts/v1/options", "", basic(user)...)
+			switch {
+			case php.Can && code == 200:
+				sameJSON(t, who+" GET /options", body, php.JSON)
+			case !php.Can && code == 403 && body == `{"code":"rest_forbidden","message":"Sorry, you are not allowed to do that.","data":{"status":403}}`:
+			default:
+				t.Errorf("%s GET /options: %d %s (WordPress: can %v)", who, code, body, php.Can)
+			}
+		}
+	}
+	// Who may: the super admin everywhere; a user of sites 1 and 2 not on
+	// site 3; site 3's administrator there only.
+	for _, c := range []struct {
+		site int
+		user string
+		want int
+	}{{0, "super", 200}, {1, "super", 200}, {2, "super", 200}, {1, "site12admin", 200}, {2, "site12admin", 403}, {2, "site3admin", 200}, {0, "site3admin", 403}, {1, "subscriber", 403}} {
+		s := sites[c.site]
+		if code, body, _ := send(ns.URL, http.MethodGet, s.host, s.path+"/wp-json/fieldmgr/v1/field-groups", "", basic(c.user)...); code != c.want {
+			t.Errorf("site %d as %s: %d %s, want %d", s.id, c.user, code, body, c.want)
+		}
+	}
+
+	// Cookies: logged in once on the main site, the client's cookies and
+	// nonce open the sites it is a member of, and only those.
+	u := n.Users["site12admin"]
+	_, _, h := send(ns.URL, http.MethodPost, n.Domain, "/wp-login.php", "log="+u.Login+"&pwd="+u.Password+"&wp-submit=Log+In&testcookie=1",
+		"Content-Type", "application/x-www-form-urlencoded", "Cookie", "wordpress_test_cookie=WP%20Cookie%20check")
+	var cookies []string
+	for _, c := range (&http.Response{Header: h}).Cookies() {
+		if c.Value != "" && c.MaxAge >= 0 {
+			cookies = append(cookies, c.Name+"="+c.Value)
+		}
+	}
+	cookie := strings.Join(cookies, "; ")
+	_, nonce, _ := send(ns.URL, http.MethodGet, n.Domain, "/wp-admin/admin-ajax.php?action=rest-nonce", "", "Cookie", cookie)
+	if len(nonce) != 10 {
+		t.Fatalf("rest-nonce after logging in: %q (cookies %q)", nonce, cookie)
+	}
+	for i, want := range []int{200, 200, 403} {
+		s := sites[i]
+		for _, route := range []string{"/field-groups", fmt.Sprintf("/field-groups/group_of_%d", s.id)} {
+			code, body, _ := send(ns.URL, http.MethodGet, s.host, s.path+"/wp-json/fieldmgr/v1"+route, "", "Cookie", cookie, "X-WP-Nonce", nonce)
+			pcode, pbody, _ := send(ns.WPURL, http.MethodGet, s.host, s.path+"/wp-json/twin/v1"+route, "", "Cookie", cookie, "X-WP-Nonce", nonce)
+			if code != want || code != pcode {
+				t.Errorf("site %d with cookie and nonce GET %s: sidecar %d %s, WordPress %d %s, want %d", s.id, route, code, body, pcode, pbody, want)
+				continue
+			}
+			sameJSON(t, fmt.Sprintf("site %d with cookie GET %s", s.id, route), body, pbody)
+		}
+	}
+	if t.Failed() {
+		t.Logf("sidecar log:\n%s", tail(ns.SidecarLog(), 40))
+	}
+}
