@@ -73,7 +73,7 @@ type Config struct {
 	ThemeoptsSites []ThemeoptsSite
 	// FieldmgrTable is the field-group table; on a network, site N's is
 	// the same name with the site's prefix ({base}N_…).
-	FieldmgrTable string
+	FieldmgrTable   string
 	SettingsRefresh time.Duration
 	// ChangeInterval is how often stored data is checked for changes when
 	// there are WebhookURLs to tell, signed with WebhookSecret.
