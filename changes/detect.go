@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,10 +23,14 @@ import (
 type Change struct {
 	Namespace string // "fieldmgr" or "themeopts"
 	Keys      []string
+	// Site is the blog id of the site on a multisite network; 0 on a
+	// single site.
+	Site int64
 }
 
 // JSON is the webhook body: {"namespace":"fieldmgr","keys":[…]} or
-// {"namespace":"themeopts","ids":[…]}.
+// {"namespace":"themeopts","ids":[…]}; on a network, with "site": the
+// blog id.
 func (c Change) JSON() []byte {
 	field := "keys"
 	if c.Namespace == "themeopts" {
@@ -40,6 +45,9 @@ func (c Change) JSON() []byte {
 	b.Write(phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: c.Namespace}))
 	b.WriteString(`,"` + field + `":`)
 	b.Write(phpserial.JSON(set))
+	if c.Site > 0 {
+		b.WriteString(`,"site":` + strconv.FormatInt(c.Site, 10))
+	}
 	b.WriteString(`}`)
 	return []byte(b.String())
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -38,12 +39,18 @@ type FeedOptions struct {
 	// (before Notify, in commit order): what a copy of these rows kept in
 	// memory must drop.
 	Touched func(Touched)
-	// OptName is the theme options row (nil: not followed).
-	OptName func() string
-	// SiteOptions are the options of the settings snapshot: a change to
-	// one calls Settings.
-	SiteOptions []string
-	Settings    func()
+	// BasePrefix, on a multisite network, is the table prefix: a table
+	// {BasePrefix}{N}_{name} whose {BasePrefix}{name} is Options or Groups
+	// is site N's (Options and Groups are site 1's). Changes name their
+	// site (Change.Site): 0 on a single site.
+	BasePrefix string
+	// OptName is a site's theme options row (nil: not followed; "": the
+	// site has none).
+	OptName func(site int64) string
+	// SiteOptions are the options of a site's settings snapshot: a change
+	// to one calls Settings with the site.
+	SiteOptions func(site int64) []string
+	Settings    func(site int64)
 	// Sites are a network's tables of sites and networks ({base}blogs,
 	// {base}site): a committed change to one calls Network, so that the
 	// site map is read again at once.
@@ -195,7 +202,7 @@ func (f *Feed) Check(ctx context.Context) error {
 			f.gtid = g
 		}
 	}
-	return f.readColumns(ctx)
+	return f.readColumns(ctx, f.o.Options)
 }
 
 // columns is table's column names in order, as many as a row event has
@@ -209,11 +216,14 @@ func (f *Feed) columns(ctx context.Context, table string, n int) []string {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := f.readColumns(rctx); err != nil {
+	if f.colsStale {
+		clear(f.cols) // every table's read again when next seen
+		f.colsStale = false
+	}
+	if err := f.readColumns(rctx, table); err != nil {
 		f.o.Log.Warn().Err(err).Str("table", table).Msg("binlog change feed: the table's columns could not be read; its rows in this transaction are not interpreted")
 		return nil
 	}
-	f.colsStale = false
 	if c := f.cols[table]; len(c) == n {
 		return c
 	}
@@ -222,12 +232,17 @@ func (f *Feed) columns(ctx context.Context, table string, n int) []string {
 	return nil
 }
 
-// readColumns learns the followed tables' column order: row events carry
-// values, not names.
-func (f *Feed) readColumns(ctx context.Context) error {
-	f.cols = map[string][]string{}
-	rows, err := f.db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?, ?, ?, ?) ORDER BY TABLE_NAME, ORDINAL_POSITION",
-		f.o.Schema, f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta)
+// readColumns learns the column order of the followed tables and of table
+// (another site's, on a network): row events carry values, not names.
+func (f *Feed) readColumns(ctx context.Context, table string) error {
+	if f.cols == nil {
+		f.cols = map[string][]string{}
+	}
+	for _, t := range []string{f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta, table} {
+		delete(f.cols, t)
+	}
+	rows, err := f.db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?, ?, ?, ?, ?) ORDER BY TABLE_NAME, ORDINAL_POSITION",
+		f.o.Schema, f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta, table)
 	if err != nil {
 		return err
 	}
@@ -336,11 +351,44 @@ func (f *Feed) follow(ctx context.Context) error {
 
 // pending is what a transaction changed, reported at its commit.
 type pending struct {
+	sites   map[int64]*sitePending
+	network bool
+	touched Touched
+}
+
+// sitePending is what a transaction changed of one site.
+type sitePending struct {
 	groups   []string
 	ids      []string
 	settings bool
-	network  bool
-	touched  Touched
+}
+
+func (tx *pending) site(id int64) *sitePending {
+	if tx.sites == nil {
+		tx.sites = map[int64]*sitePending{}
+	}
+	if tx.sites[id] == nil {
+		tx.sites[id] = &sitePending{}
+	}
+	return tx.sites[id]
+}
+
+// siteTable is the site-1 name of a site's table ({base}2_options:
+// {base}options) and the site: 0 on a single site, 1 for the base
+// prefix's tables on a network.
+func (f *Feed) siteTable(table string) (string, int64) {
+	base := f.o.BasePrefix
+	if base == "" {
+		return table, 0
+	}
+	if rest, ok := strings.CutPrefix(table, base); ok {
+		if n, name, ok := strings.Cut(rest, "_"); ok {
+			if id, err := strconv.ParseInt(n, 10, 64); err == nil && id > 1 && strconv.FormatInt(id, 10) == n {
+				return base + name, id
+			}
+		}
+	}
+	return table, 1
 }
 
 // collect notes a row event's entities.
@@ -353,11 +401,13 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		tx.network = true
 		return
 	}
-	switch table {
+	name, siteID := f.siteTable(table)
+	switch name {
 	case f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta:
 	default:
 		return
 	}
+	site := tx.site(siteID)
 	cols := f.columns(ctx, table, int(e.Table.ColumnCount))
 	if cols == nil {
 		// The rows cannot be read: whatever kept them must let go.
@@ -391,7 +441,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		return 0
 	}
 	update := t == replication.UPDATE_ROWS_EVENTv0 || t == replication.UPDATE_ROWS_EVENTv1 || t == replication.UPDATE_ROWS_EVENTv2
-	switch table {
+	switch name {
 	case f.o.Users, f.o.Usermeta:
 		idCol := "ID"
 		if table == f.o.Usermeta {
@@ -404,8 +454,8 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 	case f.o.Groups:
 		for _, row := range e.Rows {
-			if k := col(row, "group_key"); k != "" && !slices.Contains(tx.groups, k) {
-				tx.groups = append(tx.groups, k)
+			if k := col(row, "group_key"); k != "" && !slices.Contains(site.groups, k) {
+				site.groups = append(site.groups, k)
 			}
 		}
 	case f.o.Options:
@@ -416,7 +466,11 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		optName := ""
 		if f.o.OptName != nil {
-			optName = f.o.OptName()
+			optName = f.o.OptName(siteID)
+		}
+		var settingsNames []string
+		if f.o.SiteOptions != nil {
+			settingsNames = f.o.SiteOptions(siteID)
 		}
 		step := 1
 		if update {
@@ -424,8 +478,8 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		for i := 0; i < len(e.Rows); i += step {
 			name := col(e.Rows[i], "option_name")
-			if slices.Contains(f.o.SiteOptions, name) {
-				tx.settings = true
+			if slices.Contains(settingsNames, name) {
+				site.settings = true
 			}
 			if name == "" || name != optName {
 				continue
@@ -439,8 +493,8 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 			ov, oo := optionIDs(before)
 			nv, no := optionIDs(after)
 			for _, id := range changedIDs(ov, oo, nv, no) {
-				if !slices.Contains(tx.ids, id) {
-					tx.ids = append(tx.ids, id)
+				if !slices.Contains(site.ids, id) {
+					site.ids = append(site.ids, id)
 				}
 			}
 		}
@@ -455,21 +509,38 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet) {
 	if gset != nil {
 		f.gtid = gset.Clone()
 	}
-	if t := tx.touched; f.o.Touched != nil && (t.DDL || len(t.UserIDs)+len(t.Options)+len(tx.groups) > 0) {
-		t.Groups = slices.Clone(tx.groups)
+	ids := slices.Sorted(maps.Keys(tx.sites))
+	t := tx.touched
+	for _, id := range ids {
+		for _, k := range tx.sites[id].groups {
+			if !slices.Contains(t.Groups, k) {
+				t.Groups = append(t.Groups, k)
+			}
+		}
+	}
+	if f.o.Touched != nil && (t.DDL || len(t.UserIDs)+len(t.Options)+len(t.Groups) > 0) {
 		f.o.Touched(t)
 	}
-	if tx.settings && f.o.Settings != nil {
-		f.o.Settings()
+	for _, id := range ids {
+		if tx.sites[id].settings && f.o.Settings != nil {
+			f.o.Settings(id)
+		}
 	}
 	if tx.network && f.o.Network != nil {
 		f.o.Network()
 	}
-	for _, c := range []Change{{Namespace: "fieldmgr", Keys: tx.groups}, {Namespace: "themeopts", Keys: tx.ids}} {
-		if len(c.Keys) > 0 {
-			slices.Sort(c.Keys)
-			f.o.Log.Info().Str("namespace", c.Namespace).Strs("keys", c.Keys).Str("via", ModeBinlog).Msg("stored data changed")
-			f.o.Notify(c)
+	for _, id := range ids {
+		site := tx.sites[id]
+		for _, c := range []Change{{Namespace: "fieldmgr", Keys: site.groups, Site: id}, {Namespace: "themeopts", Keys: site.ids, Site: id}} {
+			if len(c.Keys) > 0 {
+				slices.Sort(c.Keys)
+				ev := f.o.Log.Info().Str("namespace", c.Namespace).Strs("keys", c.Keys).Str("via", ModeBinlog)
+				if id > 0 {
+					ev = ev.Int64("blog_id", id)
+				}
+				ev.Msg("stored data changed")
+				f.o.Notify(c)
+			}
 		}
 	}
 	*tx = pending{}

@@ -52,8 +52,8 @@ func TestFeed(t *testing.T) {
 	var logs testlog.Buffer
 	conn := srv.Config()
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4242, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
-		OptName: func() string { return "themeopts_options" }, SiteOptions: []string{"permalink_structure"},
-		Settings: func() { rec.mu.Lock(); rec.settings++; rec.mu.Unlock() }, Notify: rec.notify,
+		OptName: func(int64) string { return "themeopts_options" }, SiteOptions: func(int64) []string { return []string{"permalink_structure"} },
+		Settings: func(int64) { rec.mu.Lock(); rec.settings++; rec.mu.Unlock() }, Notify: rec.notify,
 		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs)})
 	if err != nil {
 		t.Fatal(err)
@@ -275,5 +275,73 @@ func TestFeed_Touched(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)
 	if feed.Current(300 * time.Millisecond) {
 		t.Error("current after the feed stopped")
+	}
+}
+
+// TestFeed_NetworkSites: on a network the feed follows every site's
+// tables ({base}N_options, {base}N_fieldmgr_groups): each change names its
+// site, a site's theme options row is the one its configuration names,
+// and a site's settings refresh that site's snapshot.
+func TestFeed_NetworkSites(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	const groups = "(id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, group_key VARCHAR(191) NOT NULL UNIQUE, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL)"
+	for _, q := range []string{"CREATE TABLE wp_fieldmgr_groups " + groups, "CREATE TABLE wp_3_fieldmgr_groups " + groups,
+		"CREATE TABLE wp_2_options LIKE wp_options", "CREATE TABLE wp_30_options LIKE wp_options"} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var got []string
+	var logs testlog.Buffer
+	record := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+		BasePrefix: "wp_",
+		OptName: func(site int64) string {
+			if site == 30 {
+				return "site30_options"
+			}
+			return "themeopts_options"
+		},
+		SiteOptions: func(site int64) []string { return []string{"home"} },
+		Settings:    func(site int64) { record(fmt.Sprintf("settings of %d", site)) },
+		Notify:      func(c changes.Change) { record(fmt.Sprintf("%d %s:%s", c.Site, c.Namespace, strings.Join(c.Keys, ","))) },
+		Heartbeat:   200 * time.Millisecond, Log: zerolog.New(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := feed.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+	defer func() { cancel(); <-done; feed.Close() }()
+	for _, q := range []string{
+		`INSERT INTO wp_2_options (option_name, option_value) VALUES ('themeopts_options', 'a:1:{s:1:"a";i:1;}')`,
+		`INSERT INTO wp_30_options (option_name, option_value) VALUES ('themeopts_options', 'a:1:{s:1:"x";i:1;}'), ('site30_options', 'a:1:{s:1:"b";i:1;}')`,
+		"INSERT INTO wp_3_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g3', 'T', '{}', NOW(), NOW())",
+		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g1', 'T', '{}', NOW(), NOW())",
+		"UPDATE wp_2_options SET option_value = 'http://two.test' WHERE option_name = 'home'",
+		"INSERT INTO wp_2_options (option_name, option_value) VALUES ('home', 'http://two.test')",
+	} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	want := []string{"2 themeopts:a", "30 themeopts:b", "3 fieldmgr:g3", "1 fieldmgr:g1", "settings of 2"}
+	waitFor(t, "every site's changes", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) < len(want) && logs.String() != "" {
+			t.Logf("so far %q\n%s", got, logs.String())
+		}
+		return len(got) >= len(want)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(got, want) {
+		t.Errorf("%q, want %q", got, want)
 	}
 }

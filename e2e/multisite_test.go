@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
@@ -38,8 +42,20 @@ func testNetwork(t *testing.T, mode string) {
 	networkConfig, site3Config := filepath.Join(dir, "network.json"), filepath.Join(dir, "site3.json")
 	os.WriteFile(networkConfig, network, 0o644)
 	os.WriteFile(site3Config, []byte(strings.Replace(string(network), `"opt_name": "themeopts_options"`, `"opt_name": "site3_options"`, 1)), 0o644)
+	var hooks struct {
+		sync.Mutex
+		bodies []string
+	}
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hooks.Lock()
+		hooks.bodies = append(hooks.bodies, string(b))
+		hooks.Unlock()
+	}))
+	defer receiver.Close()
 	ns, err := wptest.Start(wptest.Options{Network: mode, MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"},
-		SidecarArgs: []string{"--themeopts-config", networkConfig, "--themeopts-site-config", "3=" + site3Config}})
+		SidecarArgs: []string{"--themeopts-config", networkConfig, "--themeopts-site-config", "3=" + site3Config,
+			"--webhook-urls", receiver.URL, "--webhook-secret", webhookSecret, "--change-interval", "100ms"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +187,27 @@ func testNetwork(t *testing.T, mode string) {
 			}
 			sameJSON(t, fmt.Sprintf("site %d with cookie GET %s", s.id, route), body, pbody)
 		}
+	}
+
+	// Changes made by PHP on one site reach the webhooks naming that site
+	// (and only its changed ids, from its own row: site 3's is its own
+	// configuration's).
+	ns.PHP(t, `switch_to_blog(3); update_option('site3_options', array('tagline' => 'Site 3', 'columns' => 9)); `+
+		`switch_to_blog(2); $v = get_option('themeopts_options'); $v['tagline'] = 'Two'; update_option('themeopts_options', $v); return true;`, nil)
+	want := []string{`{"namespace":"themeopts","ids":["columns"],"site":3}`, `{"namespace":"themeopts","ids":["tagline"],"site":2}`}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		hooks.Lock()
+		got := slices.Clone(hooks.bodies)
+		hooks.Unlock()
+		if slices.Contains(got, want[0]) && slices.Contains(got, want[1]) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("webhooks: %q, want %q", got, want)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if t.Failed() {
 		t.Logf("sidecar log:\n%s", tail(ns.SidecarLog(), 40))

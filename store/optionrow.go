@@ -126,7 +126,7 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload
 	}
 	db.memo.Forget(Changed{Options: []string{name}})
 	if db.cache != nil {
-		db.cache.OptionChanged(ctx, name)
+		db.cache.OptionChanged(ctx, db.blog, name)
 	}
 	return nil
 }

@@ -63,7 +63,9 @@ type Options struct {
 // the sidecar has written, so that PHP reads them again. It is called after
 // the write commits and reports its own failures.
 type CacheInvalidator interface {
-	OptionChanged(ctx context.Context, name string)
+	// OptionChanged: blog is the site's id on a network (1 the main
+	// site's), 0 on a single site.
+	OptionChanged(ctx context.Context, blog int64, name string)
 	UserMetaChanged(ctx context.Context, userID int64)
 }
 
@@ -74,6 +76,7 @@ type DB struct {
 	*pools
 	base   string // the table prefix of wp-config.php
 	prefix string // the site's: base for site 1, base + "N_" for site N
+	blog   int64  // the site's id on a network; 0 for the single site's view
 }
 
 // pools is what every site's view shares: the connections and what is
@@ -266,7 +269,7 @@ func (db *DB) ForSite(blogID int64) *DB {
 	if blogID > 1 {
 		prefix = db.base + strconv.FormatInt(blogID, 10) + "_"
 	}
-	return &DB{pools: db.pools, base: db.base, prefix: prefix}
+	return &DB{pools: db.pools, base: db.base, prefix: prefix, blog: blogID}
 }
 
 // Ping checks that the database answers.

@@ -20,10 +20,12 @@ import (
 )
 
 // changeFeed is the binlog feed when --change-feed binlog and the server
-// can feed it; nil (polling) otherwise, with the reason logged. memo, when
-// not nil, forgets what each committed transaction wrote; sites, when not
-// nil, is read again when a network's sites change.
-func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, settings *store.SettingsWatcher, sites *store.NetworkWatcher, optName func() string,
+// can feed it; nil (polling) otherwise, with the reason logged. It follows
+// every site's tables: a site's theme options row (when themeopts), its
+// settings (refreshed when one changes, for the sites served). memo, when
+// not nil, forgets what each committed transaction wrote; siteMap, when
+// not nil, is read again when a network's sites change.
+func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites siteIndex, siteMap *store.NetworkWatcher, themeopts bool,
 	notify func(changes.Change), memo *store.Memo, log zerolog.Logger) *changes.Feed {
 	if cfg.ChangeFeed != changes.ModeBinlog {
 		return nil
@@ -35,22 +37,31 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, settings 
 		}
 	}
 	var network func()
-	if sites != nil {
+	if siteMap != nil {
 		network = func() {
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := sites.Refresh(rctx); err != nil {
+			if err := siteMap.Refresh(rctx); err != nil {
 				log.Warn().Err(err).Msg("the network's sites changed; re-reading them failed (the next refresh tries again)")
 			}
 		}
 	}
+	var optName func(int64) string
+	if themeopts {
+		optName = sites.optName
+	}
 	feed, err := usableFeed(ctx, cfg, changes.FeedOptions{
-		OptName: optName, SiteOptions: db.SiteOptionNames(), Notify: notify, Touched: touched, Network: network, Log: log,
-		Settings: func() {
+		OptName: optName, Notify: notify, Touched: touched, Network: network, Log: log,
+		SiteOptions: func(id int64) []string { return db.ForSite(id).SiteOptionNames() },
+		Settings: func(id int64) {
+			s := sites.built(id)
+			if s == nil {
+				return // read when the site is first served
+			}
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := settings.Refresh(rctx); err != nil {
-				log.Warn().Err(err).Msg("site settings changed; re-reading them failed (the next refresh tries again)")
+			if err := s.settings.Refresh(rctx); err != nil {
+				log.Warn().Err(err).Int64("blog_id", id).Msg("site settings changed; re-reading them failed (the next refresh tries again)")
 			}
 		},
 	})
@@ -100,6 +111,7 @@ func newFeed(cfg *config.Config, o changes.FeedOptions) (*changes.Feed, error) {
 	o.Schema, o.Options, o.Groups = cfg.DB.Name, cfg.TablePrefix+"options", cfg.FieldmgrTable
 	if cfg.Multisite {
 		o.Sites = []string{cfg.TablePrefix + "blogs", cfg.TablePrefix + "site"}
+		o.BasePrefix = cfg.TablePrefix
 	}
 	if cfg.ServeFromFeed {
 		// The users' rows matter too, and the feed must hear the server

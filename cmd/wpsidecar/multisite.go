@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -33,18 +37,26 @@ type network struct {
 // networkSite is a site's services, built once.
 type networkSite struct {
 	once   sync.Once
-	site   *site
+	site   atomic.Pointer[site] // set once built
 	routes *proxy.SiteRoutes
 }
 
 // newNetwork serves main (site 1, built already) and the other sites of
-// the watcher's map through h.
-func newNetwork(watcher *store.NetworkWatcher, deps *siteDeps, db *store.DB, h *proxy.Handler, main *site, mainRoutes *proxy.SiteRoutes, log zerolog.Logger) *network {
-	n := &network{watcher: watcher, deps: deps, db: db, h: h, log: log, sites: map[int64]*networkSite{}}
-	ms := &networkSite{site: main, routes: mainRoutes}
-	ms.once.Do(func() {})
+// the watcher's map; serve gives it the handler and the main site's routes.
+func newNetwork(watcher *store.NetworkWatcher, deps *siteDeps, db *store.DB, main *site, log zerolog.Logger) *network {
+	n := &network{watcher: watcher, deps: deps, db: db, log: log, sites: map[int64]*networkSite{}}
+	ms := &networkSite{}
+	ms.site.Store(main)
 	n.sites[main.id] = ms
 	return n
+}
+
+// serve has the network's sites answered through h, site 1 by mainRoutes.
+// It is called once, before the first request.
+func (n *network) serve(h *proxy.Handler, mainRoutes *proxy.SiteRoutes) {
+	n.h = h
+	e := n.sites[1]
+	e.once.Do(func() { e.routes = mainRoutes })
 }
 
 // route is proxy.Options.Sites: the routes of r's site and the site's path
@@ -94,14 +106,99 @@ func (n *network) site(ctx context.Context, ms *multisite.Site) *networkSite {
 			n.log.Error().Err(err).Int64("blog_id", ms.ID).Msg("cannot serve this site of the network; PHP answers it")
 			return
 		}
-		e.site = s
+		e.site.Store(s)
 		n.log.Info().Int64("blog_id", ms.ID).Str("domain", ms.Domain).Str("path", ms.Path).Str("fieldmgr_table", s.groups.Table()).
 			Bool("themeopts", s.opts != nil).Msg("serving a site of the network")
 	})
-	if e.site == nil {
+	if e.site.Load() == nil {
 		return nil
 	}
 	return e
+}
+
+// built is site id's services when a request has had them built, else nil.
+func (n *network) built(id int64) *site {
+	n.mu.Lock()
+	e := n.sites[id]
+	n.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	return e.site.Load()
+}
+
+// optName is site id's theme options row: its services', or, before
+// they are built, its configuration's; "" without one.
+func (n *network) optName(id int64) string {
+	if s := n.built(id); s != nil {
+		return s.optName()
+	}
+	m, err := n.watcher.Current()
+	if err != nil {
+		return ""
+	}
+	for i := range m.Sites {
+		if m.Sites[i].ID == id {
+			if f := n.deps.themeopts.of(&m.Sites[i]); f != nil {
+				return f.Current().OptName
+			}
+		}
+	}
+	return ""
+}
+
+// poll is change detection by polling on a network: every interval, each
+// site of the map is compared with what was seen of it last (a site new to
+// the map is only looked at, its first time), and its changes name it.
+func (n *network) poll(ctx context.Context, interval time.Duration, notify func(changes.Change), log zerolog.Logger) {
+	detectors := map[int64]*changes.Detector{}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	failing := false
+	for {
+		var errs []error
+		if m, err := n.watcher.Current(); err == nil {
+			seen := map[int64]bool{}
+			for _, ms := range m.Sites {
+				id := ms.ID
+				seen[id] = true
+				d := detectors[id]
+				if d == nil {
+					view := n.db.ForSite(id)
+					groups, err := view.FieldGroups(siteTable(n.deps.cfg, view))
+					if err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					d = changes.NewDetector(view, groups, func() string { return n.optName(id) }, func(c changes.Change) {
+						c.Site = id
+						notify(c)
+					}, log.With().Int64("blog_id", id).Logger())
+					detectors[id] = d
+				}
+				errs = append(errs, d.Poll(ctx))
+			}
+			for id := range detectors {
+				if !seen[id] {
+					delete(detectors, id) // a site gone from the network
+				}
+			}
+		}
+		err := errors.Join(errs...)
+		switch {
+		case err != nil && !failing && ctx.Err() == nil:
+			log.Warn().Err(err).Msg("change detection: cannot read every site; retrying every interval")
+			failing = true
+		case err == nil && failing:
+			log.Info().Msg("change detection: reading again")
+			failing = false
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // networkConstants are the network's wp-config.php constants.

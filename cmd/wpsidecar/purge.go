@@ -10,9 +10,9 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
-	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // buildPurgers makes a purger for every cache configured.
@@ -39,11 +39,11 @@ func buildPurgers(c config.Purge, logger zerolog.Logger) []*changes.Purger {
 
 // purgeOf is what a change makes stale: the namespace's tag (answers whose
 // tags overflowed carry only it), each changed key's or id's tag (and for
-// field groups every list's), and the URLs of the public routes that show
-// what changed, under the site's home URL.
-func purgeOf(c changes.Change, pub *public, settings interface {
-	Current() (store.SiteSettings, error)
-}) changes.Purge {
+// field groups every list's), all named as the change's site names them,
+// and the URLs of the public routes that show what changed, under the
+// site's home URL (s, the site's services: nil when not built, which
+// leaves the URLs out: no answer of it went through this instance).
+func purgeOf(c changes.Change, s *site) changes.Purge {
 	tags := []string{c.Namespace}
 	if c.Namespace == "fieldmgr" {
 		tags = append(tags, fieldmgr.ListTag)
@@ -52,20 +52,23 @@ func purgeOf(c changes.Change, pub *public, settings interface {
 		tags = append(tags, c.Namespace+":"+k)
 	}
 	for i, t := range tags {
-		tags[i] = httpcond.EscapeTag(t)
+		tags[i] = proxy.SiteTag(tagPrefix(c.Site), httpcond.EscapeTag(t))
 	}
 	x := changes.Purge{Tags: tags}
-	s, err := settings.Current()
-	if pub == nil || err != nil {
+	if s == nil || s.pub == nil {
 		return x
 	}
-	for _, r := range pub.file.Current().Routes {
+	st, err := s.settings.Current()
+	if err != nil {
+		return x
+	}
+	for _, r := range s.pub.file.Current().Routes {
 		shows := r.Fieldmgr != nil && c.Namespace == "fieldmgr" ||
 			c.Namespace == "themeopts" && slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(c.Keys, id) })
 		if !shows {
 			continue
 		}
-		if u, err := url.Parse(strings.TrimSuffix(s.Home, "/") + r.Path); err == nil {
+		if u, err := url.Parse(strings.TrimSuffix(st.Home, "/") + r.Path); err == nil {
 			x.URLs = append(x.URLs, u)
 		}
 	}

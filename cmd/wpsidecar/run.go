@@ -154,16 +154,13 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	settings, groups, opts, pub := main.settings, main.groups, main.opts, main.pub
 	site := main.rest()
-	var optName func() string
-	if opts != nil {
-		optName = main.optName
-	}
-	var sites *store.NetworkWatcher
+	sites := siteIndex{main: main}
+	var siteMap *store.NetworkWatcher
 	if cfg.Multisite {
-		sites = store.NewNetworkWatcher(db, networkConstants(cfg), cfg.SettingsRefresh)
-		background(sites.Run)
+		siteMap = store.NewNetworkWatcher(db, networkConstants(cfg), cfg.SettingsRefresh)
+		background(siteMap.Run)
+		sites.network = newNetwork(siteMap, deps, db, main, logger.With().Str("component", "multisite").Logger())
 	}
 	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
 	feedMode.Store("off")
@@ -189,7 +186,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		}
 		if len(purgers) > 0 {
 			tell = append(tell, func(c changes.Change) {
-				x := purgeOf(c, pub, settings)
+				x := purgeOf(c, sites.built(c.Site))
 				for _, p := range purgers {
 					p.Purge(x)
 				}
@@ -208,14 +205,22 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			background(func(ctx context.Context) { leadership.Run(ctx, sender.Lead) })
 			notify = sender.Notify
 		}
-		detector := changes.NewDetector(db, groups, optName, notify, clog)
+		var optName func() string
+		if len(topts.files) > 0 {
+			optName = main.optName
+		}
+		detector := changes.NewDetector(db, main.groups, optName, notify, clog)
 		poll := func(ctx context.Context) {
 			feedMode.Store(changes.ModePoll)
-			if detect {
+			switch {
+			case !detect:
+			case sites.network != nil:
+				sites.network.poll(ctx, cfg.ChangeInterval, notify, clog)
+			default:
 				detector.Run(ctx, cfg.ChangeInterval)
 			}
 		}
-		if feed = changeFeed(ctx, cfg, db, settings, sites, optName, notify, memo, clog); feed != nil {
+		if feed = changeFeed(ctx, cfg, db, sites, siteMap, len(topts.files) > 0, notify, memo, clog); feed != nil {
 			feedMode.Store(changes.ModeBinlog)
 			drains = append(drains, closer(feed.Close)) // after Run has returned
 			background(func(ctx context.Context) { feed.Run(ctx, poll) })
@@ -265,8 +270,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		return err
 	}
 	routeSites = func(*http.Request) (*proxy.SiteRoutes, string) { return mainRoutes, "" }
-	if sites != nil {
-		routeSites = newNetwork(sites, deps, db, handler, main, mainRoutes, logger.With().Str("component", "multisite").Logger()).route
+	if sites.network != nil {
+		sites.network.serve(handler, mainRoutes)
+		routeSites = sites.network.route
 	}
 
 	errorLog := proxy.StdLogger(logger)

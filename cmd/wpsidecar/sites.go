@@ -50,6 +50,33 @@ func (s *site) rest() proxy.Site {
 	})
 }
 
+// siteIndex finds a site's services by blog id, for what the change
+// detection and the feed report: the main site (0 on a single site, 1 on
+// a network), or on a network another site once a request has had its
+// services built.
+type siteIndex struct {
+	main    *site
+	network *network // nil on a single site
+}
+
+func (x siteIndex) built(id int64) *site {
+	if id <= 1 {
+		return x.main
+	}
+	if x.network == nil {
+		return nil
+	}
+	return x.network.built(id)
+}
+
+// optName is site id's theme options row ("" without).
+func (x siteIndex) optName(id int64) string {
+	if id <= 1 || x.network == nil {
+		return x.main.optName()
+	}
+	return x.network.optName(id)
+}
+
 // siteDeps are what every site's services share: the configuration, the
 // authentication settings (the throttle counts failures network-wide),
 // the configuration files, and run's background work.

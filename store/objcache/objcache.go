@@ -52,16 +52,13 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-// The sidecar serves the network's main site, whose tables carry the bare
-// prefix: blog 1.
-const mainBlogID = "1"
 
 // Redis deletes stale keys from the object cache.
 type Redis struct {
 	client       *redis.Client
 	salt         string
 	globalPrefix string
-	blogPrefix   string
+	blogPrefix   string // on a single site; "" on a network (the blog id)
 	again        time.Duration
 	log          zerolog.Logger
 
@@ -122,26 +119,41 @@ func New(o Options) (*Redis, error) {
 	}
 	r.globalPrefix, r.blogPrefix = o.TablePrefix, o.TablePrefix
 	if o.Multisite {
-		r.globalPrefix, r.blogPrefix = "", mainBlogID
+		r.globalPrefix, r.blogPrefix = "", ""
 	}
 	return r, nil
 }
 
-// Key is the drop-in's name for key in group.
+// Key is the drop-in's name for key in group: a global group's, or a
+// per-blog group's of the single site or of a network's main site.
 func (r *Redis) Key(group, key string, global bool) string {
-	prefix := r.blogPrefix
 	if global {
-		prefix = r.globalPrefix
+		return r.key(r.globalPrefix, group, key)
 	}
+	return r.BlogKey(1, group, key)
+}
+
+// BlogKey is the drop-in's name for key in a per-blog group of blog (a
+// network's blog id; 0 or 1 is the main or single site).
+func (r *Redis) BlogKey(blog int64, group, key string) string {
+	prefix := r.blogPrefix
+	if prefix == "" {
+		prefix = strconv.FormatInt(max(blog, 1), 10)
+	}
+	return r.key(prefix, group, key)
+}
+
+func (r *Redis) key(prefix, group, key string) string {
 	return r.salt + strings.Trim(prefix, "_-:$") + ":" + keyPart(group) + ":" + keyPart(key)
 }
 
 func keyPart(s string) string { return strings.ReplaceAll(s, ":", "-") }
 
-// OptionKeys are the keys through which PHP reads an option: the autoloaded
-// set, the set of names known to be missing, and the option on its own.
-func (r *Redis) OptionKeys(name string) []string {
-	return []string{r.Key("options", "alloptions", false), r.Key("options", "notoptions", false), r.Key("options", name, false)}
+// OptionKeys are the keys through which PHP reads an option of blog: the
+// autoloaded set, the set of names known to be missing, and the option on
+// its own.
+func (r *Redis) OptionKeys(blog int64, name string) []string {
+	return []string{r.BlogKey(blog, "options", "alloptions"), r.BlogKey(blog, "options", "notoptions"), r.BlogKey(blog, "options", name)}
 }
 
 // UserMetaKeys is the key of a user's cached meta (user_meta is global).
@@ -149,10 +161,10 @@ func (r *Redis) UserMetaKeys(userID int64) []string {
 	return []string{r.Key("user_meta", strconv.FormatInt(userID, 10), true)}
 }
 
-// OptionChanged deletes what PHP caches of option name. It is called
-// after the write commits.
-func (r *Redis) OptionChanged(ctx context.Context, name string) {
-	r.evict(ctx, "option", name, r.OptionKeys(name))
+// OptionChanged deletes what PHP caches of option name of blog. It is
+// called after the write commits.
+func (r *Redis) OptionChanged(ctx context.Context, blog int64, name string) {
+	r.evict(ctx, "option", name, r.OptionKeys(blog, name))
 }
 
 // UserMetaChanged deletes what PHP caches of a user's meta.

@@ -31,6 +31,28 @@ func newCache(t *testing.T, o objcache.Options) *objcache.Redis {
 	return r
 }
 
+// TestBlogKey: on a network a site's per-blog groups carry its blog id (the
+// main site's 1), its global groups none; a single site's, the table
+// prefix whatever the blog.
+func TestBlogKey(t *testing.T) {
+	network, _ := objcache.New(objcache.Options{TablePrefix: "wp_", Multisite: true, Salt: "s_"})
+	single, _ := objcache.New(objcache.Options{TablePrefix: "wp_"})
+	defer network.Close()
+	defer single.Close()
+	for _, c := range []struct{ got, want string }{
+		{network.BlogKey(7, "options", "alloptions"), "s_7:options:alloptions"},
+		{network.BlogKey(1, "options", "x"), "s_1:options:x"},
+		{network.BlogKey(0, "options", "x"), "s_1:options:x"},
+		{strings.Join(network.OptionKeys(12, "o"), " "), "s_12:options:alloptions s_12:options:notoptions s_12:options:o"},
+		{network.Key("user_meta", "3", true), "s_:user_meta:3"},
+		{single.BlogKey(7, "options", "x"), "wp:options:x"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}
+
 // TestKey: the drop-in's key names, as its build_key makes them.
 func TestKey(t *testing.T) {
 	cases := []struct {
@@ -108,7 +130,7 @@ func TestOptionChanged(t *testing.T) {
 	t.Cleanup(func() { rc.Del(context.Background(), kept[3]) })
 	set(t, rc, append(stale, kept...)...)
 
-	r.OptionChanged(context.Background(), "theme_opts")
+	r.OptionChanged(context.Background(), 0, "theme_opts")
 	if got := exists(t, rc, stale...); got != nil {
 		t.Errorf("still cached after the write: %v", got)
 	}
@@ -148,7 +170,7 @@ func TestClose_RunsPendingDeletions(t *testing.T) {
 	if exists(t, rc, key) != nil {
 		t.Error("pending deletion dropped at Close")
 	}
-	r.OptionChanged(context.Background(), "after-close") // no panic, no goroutine left
+	r.OptionChanged(context.Background(), 0, "after-close") // no panic, no goroutine left
 }
 
 // TestUnreachable: a dead cache costs a write at most its timeout and says
@@ -163,7 +185,7 @@ func TestUnreachable(t *testing.T) {
 	var log testlog.Buffer
 	r := newCache(t, objcache.Options{Host: "127.0.0.1", Port: port, TablePrefix: "wp_", Timeout: 200 * time.Millisecond, Again: -1, Logger: zerolog.New(&log)})
 	start := time.Now()
-	r.OptionChanged(context.Background(), "x")
+	r.OptionChanged(context.Background(), 0, "x")
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("took %v", d)
 	}
@@ -193,7 +215,7 @@ func TestStoreWrites(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	optKeys := cache.OptionKeys("theme_opts")
+	optKeys := cache.OptionKeys(0, "theme_opts")
 
 	set(t, rc, optKeys...)
 	err = db.ModifyOption(ctx, "theme_opts", "auto", func(string, bool) (string, error) { return "a:0:{}", nil })
