@@ -306,8 +306,10 @@ func TestFeed_NetworkSites(t *testing.T) {
 		},
 		SiteOptions: func(site int64) []string { return []string{"home"} },
 		Settings:    func(site int64) { record(fmt.Sprintf("settings of %d", site)) },
-		Notify:      func(c changes.Change) { record(fmt.Sprintf("%d %s:%s", c.Site, c.Namespace, strings.Join(c.Keys, ","))) },
-		Heartbeat:   200 * time.Millisecond, Log: zerolog.New(&logs)})
+		Notify: func(c changes.Change) {
+			record(fmt.Sprintf("%d %s:%s", c.Site, c.Namespace, strings.Join(c.Keys, ",")))
+		},
+		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs)})
 	if err != nil {
 		t.Fatal(err)
 	}

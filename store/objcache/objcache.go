@@ -52,7 +52,6 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-
 // Redis deletes stale keys from the object cache.
 type Redis struct {
 	client       *redis.Client
