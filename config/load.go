@@ -293,7 +293,7 @@ func (c *Config) problems() []string {
 	if !sqlIdent.MatchString(c.FieldmgrTable) {
 		p = append(p, fmt.Sprintf("fieldmgr-table: %q must be 1-64 letters, digits and underscores", c.FieldmgrTable))
 	}
-	if c.Multisite && !strings.HasPrefix(c.FieldmgrTable, c.TablePrefix) {
+	if c.Multisite && sqlIdent.MatchString(c.FieldmgrTable) && !strings.HasPrefix(c.FieldmgrTable, c.TablePrefix) {
 		p = append(p, fmt.Sprintf("fieldmgr-table: %q must begin with the table prefix %q on a multisite network (each site's table is named with the site's prefix)", c.FieldmgrTable, c.TablePrefix))
 	}
 	if len(c.ThemeoptsSites) > 0 && !c.Multisite {

@@ -428,3 +428,30 @@ func TestLoad_Replicas(t *testing.T) {
 		t.Errorf("socket: %v", err)
 	}
 }
+
+// TestLoad_Network: a network's per-site theme options configurations
+// (repeated flag or one variable; a site in lower case), refused off a
+// network or without SITE=FILE; the field-group table must carry the base
+// prefix, since each site's is named with its own.
+func TestLoad_Network(t *testing.T) {
+	cfg := mustLoad(t, []string{"--upstream=http://php", "--multisite", "--themeopts-site-config", "3=/a.json", "--themeopts-site-config", "Shop.Example.test=/b.json"})
+	if want := []ThemeoptsSite{{"3", "/a.json"}, {"shop.example.test", "/b.json"}}; !reflect.DeepEqual(cfg.ThemeoptsSites, want) {
+		t.Errorf("flags: %+v", cfg.ThemeoptsSites)
+	}
+	cfg = mustLoad(t, []string{"--upstream=http://php", "--multisite"}, "WPSIDECAR_THEMEOPTS_SITE_CONFIG=example.test/blog/=/c.json\n2=/d.json")
+	if want := []ThemeoptsSite{{"example.test/blog/", "/c.json"}, {"2", "/d.json"}}; !reflect.DeepEqual(cfg.ThemeoptsSites, want) {
+		t.Errorf("variable: %+v", cfg.ThemeoptsSites)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--themeopts-site-config", "3=/a.json"}, "themeopts-site-config: only on a multisite network"},
+		{[]string{"--multisite", "--themeopts-site-config", "/a.json"}, `"/a.json" is not SITE=FILE`},
+		{[]string{"--multisite", "--fieldmgr-table", "fields"}, `fieldmgr-table: "fields" must begin with the table prefix "wp_" on a multisite network`},
+	} {
+		if _, err := load(t, append([]string{"--upstream=http://php"}, c.args...)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

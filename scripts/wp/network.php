@@ -9,7 +9,9 @@
 //   php network.php DOCROOT sites DOMAIN
 //       on the network: sites 2 and 3 (two.DOMAIN / three.DOMAIN, or
 //       DOMAIN/two/ and DOMAIN/three/), users in some sites and not others,
-//       an application password for each; prints them as JSON.
+//       an application password for each; prints them as JSON. With
+//       WP_NETWORK_SITES=N, sites 4 … N as well (siteK.DOMAIN or
+//       DOMAIN/siteK/), for benchmarks.
 //
 // Users: admin (the installer's user, a super admin, as is e2e_denied,
 // made one by populate_network); e2e_administrator
@@ -27,6 +29,7 @@ $domain  = 'install' === $step ? $argv[4] : $argv[3];
 $_SERVER['HTTP_HOST']   = $domain;
 $_SERVER['SERVER_NAME'] = $domain;
 $_SERVER['REQUEST_URI'] = '/';
+$_SERVER['REMOTE_ADDR'] = '127.0.0.1'; // wpmu_create_blog logs it
 
 if ( 'install' === $step ) {
 	$subdomain = 'subdomain' === $argv[3];
@@ -65,7 +68,11 @@ if ( ! is_multisite() ) {
 }
 $admin = get_user_by( 'login', getenv( 'WP_ADMIN_USER' ) ?: 'admin' );
 $sites = array();
-foreach ( array( 2 => 'two', 3 => 'three' ) as $id => $name ) {
+$names = array( 2 => 'two', 3 => 'three' );
+for ( $k = 4; $k <= (int) getenv( 'WP_NETWORK_SITES' ); $k++ ) {
+	$names[ $k ] = 'site' . $k;
+}
+foreach ( $names as $id => $name ) {
 	list( $d, $p ) = is_subdomain_install() ? array( $name . '.' . $domain, '/' ) : array( $domain, '/' . $name . '/' );
 	$blog = get_blog_id_from_url( $d, $p );
 	if ( ! $blog ) {
@@ -79,7 +86,9 @@ foreach ( array( 2 => 'two', 3 => 'three' ) as $id => $name ) {
 	global $wp_rewrite;
 	$wp_rewrite->set_permalink_structure( '/%postname%/' );
 	restore_current_blog();
-	$sites[ $name ] = array( 'id' => $blog, 'domain' => $d, 'path' => $p );
+	if ( $id <= 3 ) {
+		$sites[ $name ] = array( 'id' => $blog, 'domain' => $d, 'path' => $p );
+	}
 }
 
 // populate_network made every administrator of the single site a super

@@ -47,6 +47,36 @@ type Map struct {
 	Networks []Network
 	Sites    []Site
 	Const    Constants
+	// byPath indexes Sites by lower-case domain and path (Index): a
+	// request's site is then found in a few look-ups however many sites
+	// the network has. nil: Sites are scanned.
+	byPath map[string][]int
+}
+
+// Index makes the look-up of sites by domain and path; Load does it. A
+// network with a site whose domain or path is not ASCII is not indexed
+// (Unicode case folding is the database's, not a lower-case key's).
+func (m *Map) Index() {
+	idx := make(map[string][]int, len(m.Sites))
+	for i, s := range m.Sites {
+		if !isASCII(s.Domain) || !isASCII(s.Path) {
+			return
+		}
+		k := siteKey(strings.ToLower(s.Domain), strings.ToLower(s.Path))
+		idx[k] = append(idx[k], i)
+	}
+	m.byPath = idx
+}
+
+func siteKey(domain, path string) string { return domain + "\x00" + path }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // Result is where a request goes: a Site of a Network; or Redirect, a URL
@@ -163,6 +193,19 @@ func domains(domain string) []string {
 func (m *Map) siteByPath(domain, path string, segments int) *Site {
 	ds, ps := domains(domain), candidates(path, segments)
 	var best *Site
+	if m.byPath != nil && isASCII(domain) && isASCII(path) {
+		for _, d := range ds {
+			d = strings.ToLower(d)
+			for _, p := range ps {
+				for _, i := range m.byPath[siteKey(d, strings.ToLower(p))] {
+					if s := &m.Sites[i]; best == nil || better(len(s.Domain), len(s.Path), s.ID, len(best.Domain), len(best.Path), best.ID) {
+						best = s
+					}
+				}
+			}
+		}
+		return best
+	}
 	for i := range m.Sites {
 		s := &m.Sites[i]
 		if !containsFold(ds, s.Domain) || !containsFold(ps, s.Path) {
@@ -271,6 +314,7 @@ func Load(ctx context.Context, db *sql.DB, basePrefix string, c Constants) (*Map
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("multisite: sites: %w", err)
 	}
+	m.Index()
 	return m, nil
 }
 

@@ -77,19 +77,24 @@ func TestResolve(t *testing.T) {
 		{"two networks: a parent domain's network", twoNetworks, "sub.other.test", "/", 0, "http://other.test/"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := tt.m.Resolve(tt.domain, tt.path, false)
-			got := int64(0)
-			if r.Site != nil {
-				got = r.Site.ID
-			}
-			if got != tt.site || r.Redirect != tt.redirect {
-				t.Errorf("Resolve(%q, %q) = site %d redirect %q; want %d %q", tt.domain, tt.path, got, r.Redirect, tt.site, tt.redirect)
-			}
-			if r.Site != nil && (r.Network == nil || r.Network.ID != r.Site.NetworkID) {
-				t.Errorf("site %d on network %+v", r.Site.ID, r.Network)
-			}
-		})
+		// Scanned and indexed, the same answers.
+		indexed := tt.m
+		indexed.Index()
+		for _, m := range []Map{tt.m, indexed} {
+			t.Run(tt.name, func(t *testing.T) {
+				r := m.Resolve(tt.domain, tt.path, false)
+				got := int64(0)
+				if r.Site != nil {
+					got = r.Site.ID
+				}
+				if got != tt.site || r.Redirect != tt.redirect {
+					t.Errorf("Resolve(%q, %q) = site %d redirect %q; want %d %q (indexed: %v)", tt.domain, tt.path, got, r.Redirect, tt.site, tt.redirect, m.byPath != nil)
+				}
+				if r.Site != nil && (r.Network == nil || r.Network.ID != r.Site.NetworkID) {
+					t.Errorf("site %d on network %+v", r.Site.ID, r.Network)
+				}
+			})
+		}
 	}
 	if r := subdir.Resolve("unknown.test", "/", true); r.Redirect != "https://example.test/" {
 		t.Errorf("over HTTPS: %q", r.Redirect)
@@ -103,6 +108,26 @@ func TestResolve(t *testing.T) {
 	}{{Site{}, ""}, {Site{Deleted: 1}, "deleted"}, {Site{Deleted: 2}, "inactive"}, {Site{Archived: true}, "suspended"}, {Site{Spam: true}, "suspended"}} {
 		if got := s.site.Blocked(); got != s.want {
 			t.Errorf("Blocked(%+v) = %q, want %q", s.site, got, s.want)
+		}
+	}
+}
+
+// BenchmarkResolve: a request's site on a subdirectory network of 100
+// sites, as every REST request of a network asks.
+func BenchmarkResolve(b *testing.B) {
+	m := Map{Networks: []Network{{1, "example.test", "/"}}, Const: Constants{Defined: true, Domain: "example.test", Path: "/", NetworkID: 1}}
+	for i := int64(1); i <= 100; i++ {
+		path := "/"
+		if i > 1 {
+			path = "/site" + string(rune('0'+i/10)) + string(rune('0'+i%10)) + "/"
+		}
+		m.Sites = append(m.Sites, Site{ID: i, NetworkID: 1, Domain: "example.test", Path: path})
+	}
+	m.Index()
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := m.Resolve("example.test", "/site57/wp-json/fieldmgr/v1/field-groups", false); r.Site == nil || r.Site.ID != 57 {
+			b.Fatal(r)
 		}
 	}
 }
