@@ -209,6 +209,33 @@ func testNetwork(t *testing.T, mode string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	// What WordPress stops is PHP's to answer: an archived site (410 for
+	// all but super admins) and a host or path that finds no site (its
+	// redirect, or the main site's 404).
+	ns.PHP(t, `update_blog_status(3, 'archived', 1); return true;`, nil)
+	defer ns.PHP(t, `update_blog_status(3, 'archived', 0); return true;`, nil)
+	s3 := sites[2]
+	unknown := [2]string{n.Domain, "/nosuch/wp-json/fieldmgr/v1/field-groups"}
+	if mode == "subdomain" {
+		unknown = [2]string{"nosuch." + n.Domain, "/wp-json/fieldmgr/v1/field-groups"}
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for _, c := range [][3]string{{s3.host, s3.path + "/wp-json/fieldmgr/v1/field-groups", "site3admin"}, {unknown[0], unknown[1], "site12admin"}} {
+		for {
+			code, body, h := send(ns.URL, http.MethodGet, c[0], c[1], "", basic(c[2])...)
+			pcode, pbody, ph := send(ns.WPURL, http.MethodGet, c[0], c[1], "", basic(c[2])...)
+			if code == pcode && body == pbody && h.Get("Location") == ph.Get("Location") && code != 200 {
+				t.Logf("%s%s: %d %q, as WordPress", c[0], c[1], code, h.Get("Location"))
+				break
+			}
+			if time.Now().After(deadline) { // the site map is read every 200 ms
+				t.Errorf("%s%s: sidecar %d %q %.200s, WordPress %d %q %.200s", c[0], c[1], code, h.Get("Location"), body, pcode, ph.Get("Location"), pbody)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	if t.Failed() {
 		t.Logf("sidecar log:\n%s", tail(ns.SidecarLog(), 40))
 	}
