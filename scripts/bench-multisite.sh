@@ -54,17 +54,9 @@ done
 mysql_db -e "INSERT INTO wp_options (option_name, option_value) VALUES ('using_application_passwords', '1') ON DUPLICATE KEY UPDATE option_value = '1'"
 
 # 20 groups on site 1 through the sidecar, copied to every other site.
-curl -s -o /dev/null -H "Host: $DOMAIN" -H "$auth" "http://127.0.0.1:$NETWORK_PORT/wp-json/fieldmgr/v1/field-groups"
-n=$(mysql_db -N -e "SELECT COUNT(*) FROM wp_fieldmgr_groups")
-if [ "$n" -lt 20 ]; then
-  for g in $(seq 1 20); do
-    fields=""
-    for i in $(seq 1 10); do fields="$fields${fields:+,}\"field_$i\":{\"type\":\"text\",\"label\":\"Field $i of group $g\",\"placeholder\":\"…\",\"maxlength\":80}"; done
-    curl -s -o /dev/null -H "Host: $DOMAIN" -H "$auth" -H 'Content-Type: application/json' \
-      -d "{\"group_key\":\"bench_$g\",\"title\":\"Bench group $g\",\"config\":{\"type\":\"post\",\"post_type\":\"post\",\"fields\":{$fields}}}" \
-      "http://127.0.0.1:$NETWORK_PORT/wp-json/fieldmgr/v1/field-groups"
-  done
-fi
+# shellcheck source=scripts/bench-groups.sh
+. scripts/bench-groups.sh
+bench_make_groups "$auth" "http://127.0.0.1:$NETWORK_PORT/wp-json/fieldmgr/v1" "$DOMAIN"
 for k in $(seq 2 "$SITES"); do
   mysql_db -e "CREATE TABLE IF NOT EXISTS wp_${k}_fieldmgr_groups LIKE wp_fieldmgr_groups; INSERT IGNORE INTO wp_${k}_fieldmgr_groups SELECT * FROM wp_fieldmgr_groups"
 done

@@ -37,21 +37,8 @@ bench_start_ref() {
   for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$BENCHREF_PORT/" && break; sleep 0.1; done
 }
 
-# bench_make_groups AUTH_HEADER API: 20 field groups of 10 fields
-# (bench_1 … bench_20) through API (…/wp-json/fieldmgr/v1), once.
-bench_make_groups() {
-  local auth=$1 api=$2 g i fields n
-  for g in $(seq 1 20); do
-    fields=""
-    for i in $(seq 1 10); do
-      fields="$fields${fields:+,}\"field_$i\":{\"type\":\"text\",\"label\":\"Field $i of group $g\",\"placeholder\":\"…\",\"maxlength\":80}"
-    done
-    curl -s -o /dev/null -H "$auth" -H 'Content-Type: application/json' \
-      -d "{\"group_key\":\"bench_$g\",\"title\":\"Bench group $g\",\"config\":{\"type\":\"post\",\"post_type\":\"post\",\"fields\":{$fields}}}" "$api/field-groups"
-  done
-  n=$(curl -s -H "$auth" "$api/field-groups" | grep -o '"id":"bench_' | wc -l)
-  [ "$n" -ge 20 ] || { echo "bench: only $n bench groups" >&2; exit 1; }
-}
+# shellcheck source=scripts/bench-groups.sh
+. scripts/bench-groups.sh
 
 # bench_run AUTH_HEADER NAME|URL[|HEADER[|STATUS]]...: checks that every
 # target answers STATUS (default 200) when sent HEADER as well, then runs
