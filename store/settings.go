@@ -179,7 +179,19 @@ type SettingsWatcher struct {
 	every     time.Duration
 	current   atomic.Pointer[SiteSettings]
 	lastErr   atomic.Pointer[error]
+	// While the database is marked down, a request may try it itself:
+	// one try in flight (trying), at most one every requestTryEvery
+	// (lastTry, unix nanoseconds).
+	trying  atomic.Bool
+	lastTry atomic.Int64
 }
+
+// requestTryEvery spaces the tries requests make while the database is
+// down; requestTryTimeout bounds the one request that makes a try.
+const (
+	requestTryEvery   = 250 * time.Millisecond
+	requestTryTimeout = time.Second
+)
 
 // NewSettingsWatcher returns a watcher that has read nothing yet: until its
 // first successful read, Current answers ErrUnavailable.
@@ -192,12 +204,39 @@ func NewSettingsWatcher(db *DB, every time.Duration, overrides SiteURLs) *Settin
 
 // Current returns the latest snapshot, or ErrUnavailable while the database
 // did not answer the last refresh (the sidecar's own routes then answer 503
-// at once instead of each waiting for the database to time out).
+// at once instead of each waiting for the database to time out). Meanwhile
+// one request at a time, at most every 250 ms, reads the settings itself:
+// its success clears the state for everyone, so that the routes recover
+// the moment the database does, not at Run's next backoff.
 func (w *SettingsWatcher) Current() (SiteSettings, error) {
 	if e := w.lastErr.Load(); e != nil {
-		return SiteSettings{}, *e
+		if !w.tryNow() {
+			return SiteSettings{}, *e
+		}
 	}
 	return *w.current.Load(), nil
+}
+
+// tryNow is a request's try of the database while it is marked down:
+// false when another try is in flight or one was made less than
+// requestTryEvery ago, or when this one failed.
+func (w *SettingsWatcher) tryNow() bool {
+	now := time.Now().UnixNano()
+	last := w.lastTry.Load()
+	if now-last < int64(requestTryEvery) || !w.lastTry.CompareAndSwap(last, now) {
+		return false
+	}
+	if !w.trying.CompareAndSwap(false, true) {
+		return false
+	}
+	defer w.trying.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTryTimeout)
+	defer cancel()
+	if w.Refresh(ctx) != nil {
+		return false
+	}
+	w.db.log.Info().Msg("database ready again (a request's try); site settings read")
+	return true
 }
 
 // Refresh reads the settings once.

@@ -60,8 +60,9 @@ func TestSettingsWatcher_SeesChangesAfterRefresh(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
 	w := store.NewSettingsWatcher(db, time.Hour, store.SiteURLs{})
-	if _, err := w.Current(); !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("before the first read: err = %v, want ErrUnavailable", err)
+	// Never read: the first request reads the settings itself.
+	if s, err := w.Current(); err != nil || s.Home != "http://example.test" {
+		t.Fatalf("before the first refresh: %+v, %v", s, err)
 	}
 	ctx := context.Background()
 	if err := w.Refresh(ctx); err != nil {
@@ -184,5 +185,37 @@ func TestLocalTime(t *testing.T) {
 		if got := (store.SiteSettings{TimezoneString: tt.tz, GMTOffset: tt.offset}).LocalTime(now); got != tt.want {
 			t.Errorf("LocalTime(%q, %q) = %s, want %s", tt.tz, tt.offset, got, tt.want)
 		}
+	}
+}
+
+// TestSettingsWatcher_RequestsTryTheDatabase: while the database is marked
+// down, a request's Current reads the settings itself (no Run here to do
+// it), so the routes recover the moment the database does; a failed try
+// leaves the database marked down.
+func TestSettingsWatcher_RequestsTryTheDatabase(t *testing.T) {
+	srv := testdb.StartServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	o := tdb.StoreOptions()
+	o.Timeout = 500 * time.Millisecond
+	db, err := store.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w := store.NewSettingsWatcher(db, time.Hour, store.SiteURLs{})
+	srv.Stop()
+	if err := w.Refresh(context.Background()); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Refresh with the server stopped = %v", err)
+	}
+	if _, err := w.Current(); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Current with the server stopped = %v", err)
+	}
+	srv.Start()
+	time.Sleep(300 * time.Millisecond) // past the spacing of tries
+	if s, err := w.Current(); err != nil || s.SiteURL == "" {
+		t.Fatalf("Current once the server is back = %+v, %v", s, err)
+	}
+	if _, err := w.Current(); err != nil {
+		t.Fatalf("Current after the try = %v", err)
 	}
 }
