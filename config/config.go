@@ -22,6 +22,7 @@ const (
 	DefaultBodyTimeout       = 5 * time.Minute
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultShutdownTimeout   = 30 * time.Second
+	DefaultShutdownDelay     = 5 * time.Second
 	DefaultSettingsRefresh   = 2 * time.Second
 	DefaultChangeInterval    = 2 * time.Second
 	DefaultMaxStaleness      = 250 * time.Millisecond
@@ -64,7 +65,10 @@ type Config struct {
 	BodyTimeout       time.Duration // time to read a request body
 	IdleTimeout       time.Duration
 	ShutdownTimeout   time.Duration
-	MaxHeaderBytes    int
+	// ShutdownDelay is the lame-duck phase after SIGTERM: /readyz fails,
+	// answers close their connections, the listener still accepts.
+	ShutdownDelay  time.Duration
+	MaxHeaderBytes int
 
 	WPConfigPath    string
 	ThemeoptsConfig string

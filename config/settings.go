@@ -225,6 +225,15 @@ var settings = func() []setting {
 			set: durSetter(func(c *Config) *time.Duration { return &c.BodyTimeout })},
 		{name: "idle-timeout", kind: kDuration, def: DefaultIdleTimeout.String(), usage: "how long an idle keep-alive connection is kept",
 			set: durSetter(func(c *Config) *time.Duration { return &c.IdleTimeout })},
+		{name: "shutdown-delay", kind: kDuration, def: DefaultShutdownDelay.String(), usage: "on SIGTERM, how long the sidecar keeps answering, /readyz failing and every answer closing its connection, before it stops accepting and drains (0: no delay)",
+			set: func(c *Config, v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < 0 {
+					return fmt.Errorf("not a duration of 0 or more (use e.g. 5s, 0)")
+				}
+				c.ShutdownDelay = d
+				return nil
+			}},
 		{name: "shutdown-timeout", kind: kDuration, def: DefaultShutdownTimeout.String(), usage: "how long shutdown waits for in-flight requests",
 			set: durSetter(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{name: "max-header-bytes", kind: kInt, def: strconv.Itoa(DefaultMaxHeaderBytes), usage: "largest request header block accepted",

@@ -35,6 +35,10 @@ type AdminOptions struct {
 	// Status, when set, adds facts to /readyz's answer (the change feed's
 	// mode) without deciding readiness.
 	Status func() map[string]string
+	// Stopping, when set and true, fails /readyz at once: the instance is
+	// shutting down (its lame-duck phase) and balancers should send
+	// elsewhere.
+	Stopping func() bool
 }
 
 // NewAdmin serves /healthz (the process is alive), /readyz (the database
@@ -49,6 +53,10 @@ func NewAdmin(o AdminOptions) http.Handler {
 		writeCheck(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if o.Stopping != nil && o.Stopping() {
+			writeCheck(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), o.CheckTimeout)
 		defer cancel()
 		res := map[string]string{"database": "ok", "upstream": "ok"}

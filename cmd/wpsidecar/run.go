@@ -276,8 +276,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 
 	errorLog := proxy.StdLogger(logger)
+	var stopping atomic.Bool // the lame-duck phase (serve)
 	public := &http.Server{
-		Handler:           handler,
+		Handler:           lameDuck(&stopping, handler),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    goMaxHeaderBytes(cfg.MaxHeaderBytes),
@@ -285,6 +286,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	admin := &http.Server{
 		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: site, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
+			Stopping: stopping.Load,
 			Status: func() map[string]string {
 				st := map[string]string{}
 				if m := feedMode.Load().(string); m != "off" {
@@ -318,12 +320,28 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		ErrorLog:          errorLog,
 	}
 
-	return serve(ctx, cfg, logger, public, admin, listening)
+	return serve(ctx, cfg, logger, public, admin, &stopping, listening)
 }
 
-// serve listens, serves until ctx ends or a server fails, then drains
-// in-flight requests for up to the shutdown timeout.
-func serve(ctx context.Context, cfg *config.Config, logger zerolog.Logger, public, admin *http.Server, listening func(public, admin net.Addr)) error {
+// lameDuck has every answer close its connection while stopping: a client
+// (or balancer) then opens its next connection elsewhere, instead of
+// sending on one the server is about to close.
+func lameDuck(stopping *atomic.Bool, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if stopping.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// serve listens, serves until ctx ends or a server fails, then stops: on a
+// signal, first a lame-duck phase of --shutdown-delay (stopping set:
+// /readyz fails, every answer closes its connection, new connections are
+// still accepted), so that no request sent on a kept-alive connection is
+// lost; then it stops accepting and drains in-flight requests for up to
+// the shutdown timeout.
+func serve(ctx context.Context, cfg *config.Config, logger zerolog.Logger, public, admin *http.Server, stopping *atomic.Bool, listening func(public, admin net.Addr)) error {
 	publicLn, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -353,7 +371,12 @@ func serve(ctx context.Context, cfg *config.Config, logger zerolog.Logger, publi
 	servers.Go(func() error { return served(admin.Serve(adminLn)) })
 	<-sctx.Done() // the signal, or a server that failed
 
-	logger.Info().Dur("timeout", cfg.ShutdownTimeout).Msg("shutting down: draining in-flight requests")
+	stopping.Store(true)
+	if ctx.Err() != nil && cfg.ShutdownDelay > 0 {
+		logger.Info().Dur("delay", cfg.ShutdownDelay).Msg("shutting down: /readyz fails and every answer closes its connection; still accepting until the delay ends")
+		time.Sleep(cfg.ShutdownDelay)
+	}
+	logger.Info().Dur("timeout", cfg.ShutdownTimeout).Msg("shutting down: no new connections; draining in-flight requests")
 	dctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	for name, srv := range map[string]*http.Server{"public": public, "admin": admin} {

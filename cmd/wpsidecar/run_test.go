@@ -48,6 +48,8 @@ type started struct {
 
 func start(t testing.TB, args []string, env []string) *started {
 	t.Helper()
+	// No lame-duck phase unless a test asks for one (a later flag wins).
+	args = append([]string{"--shutdown-delay", "0"}, args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	addrs := make(chan [2]string, 1)
 	done := make(chan error, 1)
@@ -188,7 +190,7 @@ func TestRun_EndToEnd(t *testing.T) {
 		t.Errorf("run: %v", err)
 	}
 	logs := s.log.String()
-	for _, want := range []string{`"message":"database ready; site settings read"`, `"message":"wpsidecar serving"`, `"message":"shutting down: draining in-flight requests"`, `"message":"stopped"`} {
+	for _, want := range []string{`"message":"database ready; site settings read"`, `"message":"wpsidecar serving"`, `"message":"shutting down: no new connections; draining in-flight requests"`, `"message":"stopped"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("log lacks %s", want)
 		}
@@ -1026,4 +1028,57 @@ func TestRun_MultisiteEverySite(t *testing.T) {
 			{"example.test", "/blog2/a-page/", "php for example.test/blog2/a-page/"},
 		})
 	})
+}
+
+// TestRun_LameDuck: on the signal the sidecar first keeps answering for
+// --shutdown-delay — /readyz failing, every answer closing its connection,
+// new connections still accepted — then stops accepting.
+func TestRun_LameDuck(t *testing.T) {
+	tdb := testdb.New(t)
+	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
+	defer php.Close()
+	args, env := sidecarArgs(t, tdb, php.URL)
+	s := start(t, append(args, "--shutdown-delay", "2s"), env)
+	waitReady(t, s)
+	client := &http.Client{Transport: &http.Transport{}}
+	// get says whether the answer closed its connection.
+	get := func(u string) (int, string, bool, error) {
+		resp, err := client.Get(u)
+		if err != nil {
+			return 0, "", false, err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Close, nil
+	}
+	if code, _, closed, err := get(s.public + "/page"); err != nil || code != 200 || closed {
+		t.Fatalf("before: %d closed %v %v", code, closed, err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if code, body, _, _ := get(s.admin + "/readyz"); code == 503 && body == `{"status":"shutting down"}`+"\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz never said it was shutting down")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for range 3 { // on new connections, each closed after its answer
+		code, body, closed, err := get(s.public + "/page")
+		if err != nil || code != 200 || body != "php" || !closed {
+			t.Errorf("during the delay: %d %q closed %v %v", code, body, closed, err)
+		}
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := get(s.public + "/page"); err == nil {
+		t.Error("still accepting after the delay")
+	}
+	if !strings.Contains(s.log.String(), "every answer closes its connection") {
+		t.Errorf("log:\n%s", s.log.String())
+	}
 }

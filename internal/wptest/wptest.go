@@ -233,7 +233,7 @@ func Start(o Options) (s *Site, err error) {
 		return s, err
 	}
 	args := append([]string{"--listen", strings.TrimPrefix(s.URL, "http://"), "--admin-listen", strings.TrimPrefix(s.AdminURL, "http://"),
-		"--upstream", s.WPURL, "--wp-config", s.WPConfig, "--settings-refresh", "200ms"}, o.SidecarArgs...)
+		"--upstream", s.WPURL, "--wp-config", s.WPConfig, "--settings-refresh", "200ms", "--shutdown-delay", "0"}, o.SidecarArgs...)
 	if o.Varnish {
 		s.VarnishURL = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
 		args = append(args, "--purge-varnish", s.VarnishURL)
