@@ -127,6 +127,10 @@ type Config struct {
 
 	LogLevel  string
 	LogFormat string
+	// AccessLogSample is the share of requests that get an access line:
+	// 1 all, a rate in between (answers of status 500 and above always),
+	// or AccessLogErrors, or AccessLogOff.
+	AccessLogSample float64
 
 	// Warnings are problems worth logging that do not stop the sidecar.
 	Warnings []string
@@ -175,6 +179,12 @@ type DB struct {
 	Replicas      []*mysql.Config
 	MaxReplicaLag time.Duration
 }
+
+// Access log settings other than a rate (Config.AccessLogSample).
+const (
+	AccessLogErrors = -1 // only answers of status 500 and above
+	AccessLogOff    = -2
+)
 
 // ThemeoptsSite is a site's own theme options configuration file. Site
 // is a blog id, a domain, or a domain and path ("example.com/blog/"), in

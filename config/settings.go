@@ -425,6 +425,24 @@ var settings = func() []setting {
 			set: intSetter(0, func(c *Config) *int { return &c.MaxProcs })},
 		setting{name: "log-level", def: DefaultLogLevel, usage: "debug, info, warn or error",
 			set: strSetter(func(c *Config) *string { return &c.LogLevel })},
+		setting{name: "access-log", def: "all", usage: "which requests get an access line: all, errors (status 500 and above), off, or a sample rate between 0 and 1 (e.g. 0.01; errors always)",
+			set: func(c *Config, v string) error {
+				switch v {
+				case "all":
+					c.AccessLogSample = 1
+				case "errors":
+					c.AccessLogSample = AccessLogErrors
+				case "off":
+					c.AccessLogSample = AccessLogOff
+				default:
+					r, err := strconv.ParseFloat(v, 64)
+					if err != nil || !(r > 0 && r <= 1) {
+						return fmt.Errorf("not all, errors, off, or a rate between 0 and 1")
+					}
+					c.AccessLogSample = r
+				}
+				return nil
+			}},
 		setting{name: "log-format", def: DefaultLogFormat, usage: "json, or console for people",
 			set: strSetter(func(c *Config) *string { return &c.LogFormat })},
 	)

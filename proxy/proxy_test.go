@@ -23,6 +23,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -156,6 +157,7 @@ type fixtureOpts struct {
 	upstreamURL     string
 	trusted         []netip.Prefix
 	upstreamTimeout time.Duration
+	accessLog       float64
 }
 
 func newFixture(t *testing.T, o fixtureOpts) *fixture {
@@ -174,7 +176,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	h, err := New(Options{
 		Upstream: u, TrustedProxies: o.trusted, UpstreamTimeout: o.upstreamTimeout, UpstreamDial: time.Second,
 		BodyTimeout: time.Minute, Site: f.settings, Namespaces: []Namespace{testNS{}},
-		Log: zerolog.New(f.log), Metrics: f.metrics,
+		Log: zerolog.New(f.log), Metrics: f.metrics, AccessLog: o.accessLog,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -874,5 +876,51 @@ func TestRESTGlobals(t *testing.T) {
 	if want := `{"body":{"id":"1"},"status":200,"headers":{"ETag":"\"abc-v` + envelopeTag + `\"","Location":"https://example.com/wp-json/test/v1/things/1?a=1&b=<2>"}}`; resp.StatusCode != 200 || body != want ||
 		resp.Header.Get("Location") != "" || resp.Header.Get("Etag") != "" {
 		t.Errorf("envelope with headers: %d %s\nwant %s", resp.StatusCode, body, want)
+	}
+}
+
+// TestAccessLog: one access line per request by default; errors only
+// server errors; a sample rate about that share, with every server error;
+// off none (the error lines of a failed upstream stay).
+func TestAccessLog(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		rate                float64
+		least, most, errors int // access lines of 200 answers (of 1000), of 502s (of 20)
+	}{
+		{"all", 0, 1000, 1000, 20},
+		{"errors", config.AccessLogErrors, 0, 0, 20},
+		{"sample", 0.1, 50, 160, 20},
+		{"off", config.AccessLogOff, 0, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOpts{accessLog: c.rate, upstream: func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/fail" {
+					panic(http.ErrAbortHandler) // PHP breaks the connection: 502
+				}
+			}})
+			for range 1000 {
+				f.get(t, "/ok")
+			}
+			for range 20 {
+				if resp, _ := f.get(t, "/fail"); resp.StatusCode != 502 {
+					t.Fatalf("fail: %d", resp.StatusCode)
+				}
+			}
+			ok, failed, upstream := 0, 0, 0
+			for _, l := range logLines(t, f.log) {
+				switch {
+				case l["message"] == "request" && l["status"] == 200.0:
+					ok++
+				case l["message"] == "request" && l["status"] == 502.0:
+					failed++
+				case l["message"] == "upstream request failed":
+					upstream++
+				}
+			}
+			if ok < c.least || ok > c.most || failed != c.errors || upstream != 20 {
+				t.Errorf("access lines: %d of 200s, %d of 502s; upstream errors %d", ok, failed, upstream)
+			}
+		})
 	}
 }

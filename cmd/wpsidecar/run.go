@@ -60,7 +60,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	logOut := newLogBuffer(stdout, logFlushEvery)
 	defer logOut.Close()
-	logger := newLogger(cfg, logOut)
+	logger, collapse := newLogger(cfg, logOut)
+	defer collapse.Close() // before logOut's
+
 	for _, w := range cfg.Warnings {
 		logger.Warn().Msg(w)
 	}
@@ -259,7 +261,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	handler, err := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
-		Log: logger, Metrics: metrics, Consistency: consistency(db, cfg),
+		Log: logger, Metrics: metrics, Consistency: consistency(db, cfg), AccessLog: cfg.AccessLogSample,
 		Sites: func(r *http.Request) (*proxy.SiteRoutes, string) { return routeSites(r) },
 	})
 	if err != nil {
@@ -520,12 +522,15 @@ func setGCPercent(environ []string) int {
 	return defaultGCPercent
 }
 
-func newLogger(cfg *config.Config, out io.Writer) zerolog.Logger {
+// newLogger logs to out: JSON lines, or the console format; warnings and
+// errors that repeat collapsed (close the collapser before out).
+func newLogger(cfg *config.Config, out io.Writer) (zerolog.Logger, *collapser) {
 	level, _ := zerolog.ParseLevel(cfg.LogLevel)
 	if cfg.LogFormat == "console" {
 		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly}
 	}
-	return zerolog.New(out).Level(level).With().Timestamp().Logger()
+	c := newCollapser(out, logCollapseEvery)
+	return zerolog.New(c).Level(level).With().Timestamp().Logger(), c
 }
 
 // reloadOnHangup reloads the theme options configuration on SIGHUP (which

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// lockedBuffer is written by the collapser's interval too.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
+}
+
+// TestCollapser: a storm of one error (request ids differing) is its first
+// line and then one line with the count per interval; another error, a
+// warning, info lines and access lines (even of 5xx answers) pass as
+// they are.
+func TestCollapser(t *testing.T) {
+	var out lockedBuffer
+	c := newCollapser(&out, time.Hour) // the interval ends at Close
+	log := zerolog.New(c).With().Timestamp().Logger()
+	for i := range 1000 {
+		l := log.With().Str("request_id", fmt.Sprint(i)).Logger()
+		l.Error().Str("error", "dial tcp 127.0.0.1:9: connection refused").Int("status", 502).Msg("upstream request failed")
+		l.Warn().Int("status", 502).Str("path", "/").Msg("request")
+		if i%500 == 0 {
+			l.Error().Str("error", "other").Msg("upstream request failed")
+			l.Info().Msg("settings read")
+		}
+	}
+	log.Warn().Msg("once")
+	c.Close()
+	var storm, other, access, info, once, summary int
+	for _, line := range out.lines() {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		switch {
+		case m["repeated"] != nil:
+			summary++
+			if m["repeated"] != 999.0 && m["repeated"] != 1.0 || m["message"] != "upstream request failed" || m["level"] != "error" || m["interval_s"] != 3600.0 {
+				t.Errorf("summary %s", line)
+			}
+		case m["message"] == "request":
+			access++
+		case m["error"] == "other":
+			other++
+		case m["message"] == "upstream request failed":
+			storm++
+		case m["message"] == "settings read":
+			info++
+		case m["message"] == "once":
+			once++
+		}
+	}
+	if storm != 1 || other != 1 || summary != 2 || access != 1000 || info != 2 || once != 1 {
+		t.Errorf("storm %d, other %d, summaries %d, access %d, info %d, once %d:\n%s", storm, other, summary, access, info, once, strings.Join(out.lines()[:5], "\n"))
+	}
+}
