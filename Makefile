@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test deps vet build demo bench fuzz
+.PHONY: test deps vet build demo bench fuzz soak
 
 build:
 	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
@@ -12,10 +12,11 @@ STATICCHECK ?= $(shell command -v staticcheck || echo $(HOME)/go/bin/staticcheck
 # with -tags e2e: `go test ./...` alone needs nothing but MariaDB and Redis.
 TAGS ?= e2e
 
+# The soak harness (scripts/soak, tag soak) is checked, not run, by make test.
 vet:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
-	$(GO) vet -tags $(TAGS) ./...
-	@if [ -x "$(STATICCHECK)" ]; then $(STATICCHECK) -tags $(TAGS) ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi
+	$(GO) vet -tags $(TAGS),soak ./...
+	@if [ -x "$(STATICCHECK)" ]; then $(STATICCHECK) -tags $(TAGS),soak ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi
 
 # What the tests need (MariaDB, WordPress, PHP, nginx, staticcheck …):
 # installed when missing and run as root, else named.
@@ -45,3 +46,7 @@ demo:
 
 bench:
 	scripts/bench.sh
+
+# Ten minutes of load and faults; writes the table into README.md.
+soak:
+	scripts/soak.sh

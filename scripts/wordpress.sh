@@ -7,6 +7,9 @@
 #   scripts/wordpress.sh start STATE_DIR   # idempotent: a second start reuses the state
 #   scripts/wordpress.sh stop STATE_DIR    # stops exactly what start started
 #   scripts/wordpress.sh env STATE_DIR     # prints the settings as shell variables
+#   scripts/wordpress.sh php-stop STATE_DIR   # stops PHP-FPM only, gracefully (SIGQUIT: requests
+#                                             # under way finish); nginx answers 502 meanwhile
+#   scripts/wordpress.sh php-start STATE_DIR  # starts it again
 #
 # Settings (environment, with defaults):
 #   WP_PORT=8081          nginx serving WordPress
@@ -22,7 +25,7 @@ set -euo pipefail
 
 cmd=${1:-}
 state=${2:-}
-[ -n "$cmd" ] && [ -n "$state" ] || { echo "usage: $0 start|stop|env STATE_DIR" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$state" ] || { echo "usage: $0 start|stop|env|php-stop|php-start STATE_DIR" >&2; exit 2; }
 mkdir -p "$state"
 state=$(cd "$state" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -197,6 +200,25 @@ http {
 EOF
 }
 
+php_stop() {
+  local pid
+  pid=$(cat "$state/php-fpm.pid" 2>/dev/null) || return 0
+  if [ -n "$pid" ] && kill -QUIT "$pid" 2>/dev/null; then
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -f "$state/php-fpm.pid"
+}
+
+php_start() {
+  local root_flag=""
+  [ "$(id -u)" -eq 0 ] && root_flag=-R
+  rm -f "$state/php-fpm.sock"
+  "$php_fpm" $root_flag -y "$state/php-fpm.conf" -F >> "$state/logs/php-fpm.out" 2>&1 &
+  for _ in $(seq 1 50); do [ -S "$state/php-fpm.sock" ] && return 0; sleep 0.1; done
+  echo "wordpress.sh: php-fpm did not start; see $state/logs" >&2
+  return 1
+}
+
 start() {
   [ -n "$php_fpm" ] || { echo "wordpress.sh: php-fpm missing: run scripts/install-deps.sh" >&2; exit 1; }
   [ -d /usr/share/wordpress ] || { echo "wordpress.sh: Debian's wordpress package missing: run scripts/install-deps.sh" >&2; exit 1; }
@@ -222,13 +244,10 @@ start() {
     php "$here/wp/install.php" "$docroot" > "$state/logs/install.log" 2>&1 ||
     { cat "$state/logs/install.log" >&2; exit 1; }
 
-  local root_flag=""
-  [ "$(id -u)" -eq 0 ] && root_flag=-R
-  "$php_fpm" $root_flag -y "$state/php-fpm.conf" -F > "$state/logs/php-fpm.out" 2>&1 &
+  php_start
   /usr/sbin/nginx -p "$state" -c "$state/nginx.conf" -e "$state/logs/nginx-error.log" > "$state/logs/nginx.out" 2>&1 &
   wait_port "$WP_PORT"
   wait_port "$WP_PROXY_PORT"
-  for _ in $(seq 1 50); do [ -S "$state/php-fpm.sock" ] && break; sleep 0.1; done
   print_env
 }
 
@@ -236,5 +255,7 @@ case "$cmd" in
   start) start ;;
   stop) stop ;;
   env) print_env ;;
-  *) echo "usage: $0 start|stop|env STATE_DIR" >&2; exit 2 ;;
+  php-stop) php_stop ;;
+  php-start) php_start ;;
+  *) echo "usage: $0 start|stop|env|php-stop|php-start STATE_DIR" >&2; exit 2 ;;
 esac

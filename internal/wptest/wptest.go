@@ -51,6 +51,7 @@ type Site struct {
 	WPConfig   string
 	WPURL      string // nginx serving WordPress directly
 	URL        string // the sidecar: the site's public URL
+	Bin        string // the sidecar binary
 	AdminURL   string // the sidecar's admin listener
 	DBName     string
 	Users      map[string]User // by role name: administrator, editor, author, subscriber, granted, denied
@@ -113,6 +114,9 @@ type Options struct {
 	// DB is the database server (its root), when not WPSIDECAR_TEST_DSN's
 	// or the machine's: one with a binary log, for the change feed.
 	DB *mysql.Config
+	// NoSidecar stands up WordPress alone: the caller starts sidecars
+	// (Bin is built) and whatever listens on URL.
+	NoSidecar bool
 	// Network, "subdomain" or "subdirectory", turns WordPress into a
 	// multisite network on NetworkDomain (default "net.test") with
 	// scripts/wp/network.php: sites two and three, users in some sites and
@@ -223,11 +227,14 @@ func Start(o Options) (s *Site, err error) {
 		}
 	}
 
-	bin := filepath.Join(dir, "wpsidecar")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/wpsidecar")
+	s.Bin = filepath.Join(dir, "wpsidecar")
+	build := exec.Command("go", "build", "-o", s.Bin, "./cmd/wpsidecar")
 	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {
 		return s, fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	if o.NoSidecar {
+		return s, nil
 	}
 	if s.sidecarLog, err = os.Create(filepath.Join(dir, "sidecar.log")); err != nil {
 		return s, err
@@ -238,7 +245,7 @@ func Start(o Options) (s *Site, err error) {
 		s.VarnishURL = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
 		args = append(args, "--purge-varnish", s.VarnishURL)
 	}
-	s.sidecar = exec.Command(bin, args...)
+	s.sidecar = exec.Command(s.Bin, args...)
 	s.sidecar.Stdout, s.sidecar.Stderr = s.sidecarLog, s.sidecarLog
 	s.sidecar.Env = []string{} // everything from wp-config.php, nothing from this environment
 	s.sidecar.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -380,6 +387,15 @@ func (s *Site) Stop() {
 	if os.Getenv("WPSIDECAR_KEEP_E2E") == "" {
 		os.RemoveAll(s.Dir)
 	}
+}
+
+// WordPress runs scripts/wordpress.sh CMD on the site: php-stop and
+// php-start stop and start PHP-FPM alone.
+func (s *Site) WordPress(cmd string) error {
+	if out, err := s.command(filepath.Join(s.repo, "scripts", "wordpress.sh"), cmd, filepath.Join(s.Dir, "wp")).CombinedOutput(); err != nil {
+		return fmt.Errorf("wordpress.sh %s: %v\n%s", cmd, err, out)
+	}
+	return nil
 }
 
 // RedisClient is a client of the site's object cache.

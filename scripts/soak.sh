@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The soak-and-faults harness (scripts/soak/soak_test.go): a mixed load
+# through a loopback balancer over two sidecar instances in front of a real
+# WordPress, for DURATION, while MariaDB, PHP and Redis of its own are
+# stopped and started, the instances reloaded (SIGHUP), their theme
+# options configuration rewritten, and one of them stopped (SIGTERM) and
+# started again, one fault every FAULT_EVERY. It reports per fault the
+# statuses clients saw, the longest answer, the recovery after the
+# dependency returned, lost and wrong answers and the sidecar's 500s, and
+# the memory, goroutines and descriptors of the instance never stopped;
+# with README=1 it writes the table into README.md. Exits non-zero when a
+# bar is missed (any lost or wrong answer or sidecar 500, a recovery over
+# 1 s).
+#
+#   scripts/soak.sh                 # DURATION=10m FAULT_EVERY=25s WORKERS=12 README=1
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${DURATION:=10m}" "${FAULT_EVERY:=25s}" "${WORKERS:=12}" "${README:=1}"
+readme=()
+[ "$README" = 1 ] && readme=(-readme "$PWD/README.md")
+exec go test -tags soak -count=1 -timeout 2h -run TestSoak -v ./scripts/soak \
+  -duration "$DURATION" -fault-every "$FAULT_EVERY" -workers "$WORKERS" "${readme[@]}"
