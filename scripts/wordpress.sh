@@ -133,6 +133,8 @@ EOF
 pid = $state/php-fpm.pid
 error_log = $state/logs/php-fpm.log
 daemonize = no
+; a graceful stop (SIGQUIT) lets the requests under way finish
+process_control_timeout = 10s
 
 [www]
 ${as_root:+user = root}
