@@ -257,6 +257,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	if oc, ok := cache.(*objcache.Redis); ok {
 		metrics.Register(objectCacheMetrics(oc)...)
 	}
+	// A site's routes are made on the handler: routeSites is set once it
+	// exists, before the first request.
 	var routeSites func(*http.Request) (*proxy.SiteRoutes, string)
 	handler, err := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
