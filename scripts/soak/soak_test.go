@@ -497,8 +497,8 @@ func memoryLine(samples []sample, name string, began, end time.Time) string {
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	return fmt.Sprintf("memory (RSS) %.1f → %.1f MB (highest %.1f), goroutines %.0f → %.0f (highest %.0f), descriptors %.0f → %.0f (highest %.0f)",
-		med(first[0])/1e6, med(last[0])/1e6, peak[0]/1e6, med(first[1]), med(last[1]), peak[1], med(first[2]), med(last[2]), peak[2])
+	return fmt.Sprintf("medians of the first and the last %s: memory (RSS) %.1f → %.1f MB (highest %.1f), goroutines %.0f → %.0f (highest %.0f), descriptors %.0f → %.0f (highest %.0f)",
+		window, med(first[0])/1e6, med(last[0])/1e6, peak[0]/1e6, med(first[1]), med(last[1]), peak[1], med(first[2]), med(last[2]), peak[2])
 }
 
 func (rep *report) markdown() string {
@@ -521,7 +521,7 @@ func (rep *report) markdown() string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s / %s | %s | %d | %d | %d |\n", r.name, times, strings.Join(st, ", "), r.longest.Round(time.Millisecond), r.longestPHP.Round(time.Millisecond), rec, r.lost, r.wrong, r.own500)
 	}
-	fmt.Fprintf(&b, "\nInstance a (never stopped), first and last minutes: %s.\n", rep.memory)
+	fmt.Fprintf(&b, "\nInstance a (never stopped), %s.\n", rep.memory)
 	verdict := "every bar met"
 	if len(rep.problems) > 0 {
 		verdict = "bars missed: " + strings.Join(rep.problems, "; ")
