@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 )
 
@@ -132,7 +130,7 @@ func (h *Handler) finish(l zerolog.Logger, r *http.Request, info *reqInfo, start
 		info.status = http.StatusOK
 	}
 	h.metrics.observe(info.route, info.status, info.servedBy, d)
-	if !h.logged(info.status) {
+	if h.opts.AccessLog != nil && !h.opts.AccessLog(info.status) {
 		return
 	}
 	ev := l.Info()
@@ -157,21 +155,6 @@ func (h *Handler) finish(l zerolog.Logger, r *http.Request, info *reqInfo, start
 		ev = ev.Bool("client_gone", true)
 	}
 	ev.Msg("request")
-}
-
-// logged tells whether an answer gets an access line (Options.AccessLog):
-// a sample keeps every server error.
-func (h *Handler) logged(status int) bool {
-	switch rate := h.opts.AccessLog; {
-	case rate == config.AccessLogOff:
-		return false
-	case rate == 0 || rate >= 1 || status >= 500:
-		return true
-	case rate == config.AccessLogErrors:
-		return false
-	default:
-		return mathrand.Float64() < rate
-	}
 }
 
 func remoteIP(addr string) string {

@@ -87,9 +87,9 @@ type Options struct {
 	Sites   func(*http.Request) (routes *SiteRoutes, prefix string)
 	Log     zerolog.Logger
 	Metrics *Metrics
-	// AccessLog is the share of requests that get an access line, as
-	// config.Config.AccessLogSample says it; 0 is 1 (all).
-	AccessLog float64
+	// AccessLog, when set, tells whether an answer of a status gets an
+	// access line (--access-log); nil: every answer does.
+	AccessLog func(status int) bool
 }
 
 // SiteOptions are what the sidecar answers one site with.

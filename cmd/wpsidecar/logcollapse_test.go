@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/config"
 )
 
 // lockedBuffer is written by the collapser's interval too.
@@ -75,5 +77,29 @@ func TestCollapser(t *testing.T) {
 	}
 	if storm != 1 || other != 1 || summary != 2 || access != 1000 || info != 2 || once != 1 {
 		t.Errorf("storm %d, other %d, summaries %d, access %d, info %d, once %d:\n%s", storm, other, summary, access, info, once, strings.Join(out.lines()[:5], "\n"))
+	}
+}
+
+// TestAccessLogged: --access-log's choices: all (no filter), none, server
+// errors only, a share of the rest with every server error.
+func TestAccessLogged(t *testing.T) {
+	if accessLogged(1) != nil {
+		t.Error("all: a filter")
+	}
+	off, errs, sample := accessLogged(config.AccessLogOff), accessLogged(config.AccessLogErrors), accessLogged(0.1)
+	if off(500) || off(200) || !errs(500) || !errs(503) || errs(499) || errs(200) {
+		t.Error("off or errors pick wrong answers")
+	}
+	n := 0
+	for range 1000 {
+		if !sample(503) {
+			t.Fatal("a sample left out a server error")
+		}
+		if sample(200) {
+			n++
+		}
+	}
+	if n < 50 || n > 160 { // 100 expected; more than five standard deviations away
+		t.Errorf("a 0.1 sample kept %d of 1000", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -263,7 +264,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	handler, err := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
-		Log: logger, Metrics: metrics, Consistency: consistency(db, cfg), AccessLog: cfg.AccessLogSample,
+		Log: logger, Metrics: metrics, Consistency: consistency(db, cfg), AccessLog: accessLogged(cfg.AccessLogSample),
 		Sites: func(r *http.Request) (*proxy.SiteRoutes, string) { return routeSites(r) },
 	})
 	if err != nil {
@@ -325,6 +326,22 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 
 	return serve(ctx, cfg, logger, public, admin, &stopping, listening)
+}
+
+// accessLogged is --access-log's choice of the answers that get an access
+// line: all (nil), none, server errors only, or a random share of the
+// others with every server error.
+func accessLogged(rate float64) func(status int) bool {
+	switch {
+	case rate >= 1:
+		return nil
+	case rate == config.AccessLogOff:
+		return func(int) bool { return false }
+	case rate == config.AccessLogErrors:
+		return func(status int) bool { return status >= 500 }
+	default:
+		return func(status int) bool { return status >= 500 || rand.Float64() < rate }
+	}
 }
 
 // lameDuck has every answer close its connection while stopping: a client
