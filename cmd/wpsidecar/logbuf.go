@@ -23,7 +23,7 @@ const logFlushEvery = 100 * time.Millisecond
 
 func newLogBuffer(out io.Writer, every time.Duration) *logBuffer {
 	b := &logBuffer{w: bufio.NewWriterSize(out, 64<<10), stop: make(chan struct{}), done: make(chan struct{}), every: every}
-	go b.flushLoop()
+	go tickUntil(b.every, b.stop, b.done, b.flush)
 	return b
 }
 
@@ -34,16 +34,18 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	return b.w.Write(p)
 }
 
-func (b *logBuffer) flushLoop() {
-	defer close(b.done)
-	t := time.NewTicker(b.every)
+// tickUntil calls f every interval and once more when stop closes, then
+// closes done.
+func tickUntil(every time.Duration, stop <-chan struct{}, done chan<- struct{}, f func()) {
+	defer close(done)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			b.flush()
-		case <-b.stop:
-			b.flush()
+			f()
+		case <-stop:
+			f()
 			return
 		}
 	}

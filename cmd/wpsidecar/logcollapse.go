@@ -39,7 +39,7 @@ const (
 
 func newCollapser(out io.Writer, every time.Duration) *collapser {
 	c := &collapser{out: out, every: every, seen: map[string]*repeats{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go c.loop()
+	go tickUntil(c.every, c.stop, c.done, c.flush)
 	return c
 }
 
@@ -71,21 +71,6 @@ func (c *collapser) Write(p []byte) (int, error) {
 	}
 	c.mu.Unlock()
 	return c.out.Write(p)
-}
-
-func (c *collapser) loop() {
-	defer close(c.done)
-	t := time.NewTicker(c.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			c.flush()
-		case <-c.stop:
-			c.flush()
-			return
-		}
-	}
 }
 
 // flush writes the interval's counts and starts a new interval.

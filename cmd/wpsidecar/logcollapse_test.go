@@ -1,43 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/internal/testlog"
 )
-
-// lockedBuffer is written by the collapser's interval too.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
-}
 
 // TestCollapser: a storm of one error (request ids differing) is its first
 // line and then one line with the count per interval; another error, a
 // warning, info lines and access lines (even of 5xx answers) pass as
 // they are.
 func TestCollapser(t *testing.T) {
-	var out lockedBuffer
+	var out testlog.Buffer
 	c := newCollapser(&out, time.Hour) // the interval ends at Close
 	log := zerolog.New(c).With().Timestamp().Logger()
 	for i := range 1000 {
@@ -52,7 +33,8 @@ func TestCollapser(t *testing.T) {
 	log.Warn().Msg("once")
 	c.Close()
 	var storm, other, access, info, once, summary int
-	for _, line := range out.lines() {
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, line := range lines {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("%q: %v", line, err)
@@ -76,7 +58,7 @@ func TestCollapser(t *testing.T) {
 		}
 	}
 	if storm != 1 || other != 1 || summary != 2 || access != 1000 || info != 2 || once != 1 {
-		t.Errorf("storm %d, other %d, summaries %d, access %d, info %d, once %d:\n%s", storm, other, summary, access, info, once, strings.Join(out.lines()[:5], "\n"))
+		t.Errorf("storm %d, other %d, summaries %d, access %d, info %d, once %d:\n%s", storm, other, summary, access, info, once, strings.Join(lines[:5], "\n"))
 	}
 }
 
