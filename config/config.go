@@ -128,8 +128,7 @@ type Config struct {
 	LogLevel  string
 	LogFormat string
 	// AccessLogSample is the share of requests that get an access line:
-	// 1 all, a rate in between (answers of status 500 and above always),
-	// or AccessLogErrors, or AccessLogOff.
+	// 1 all, a rate in between, or AccessLogErrors, or AccessLogOff.
 	AccessLogSample float64
 
 	// Warnings are problems worth logging that do not stop the sidecar.

@@ -425,7 +425,7 @@ var settings = func() []setting {
 			set: intSetter(0, func(c *Config) *int { return &c.MaxProcs })},
 		setting{name: "log-level", def: DefaultLogLevel, usage: "debug, info, warn or error",
 			set: strSetter(func(c *Config) *string { return &c.LogLevel })},
-		setting{name: "access-log", def: "all", usage: "which requests get an access line: all, errors (status 500 and above), off, or a sample rate between 0 and 1 (e.g. 0.01; errors always)",
+		setting{name: "access-log", def: "all", usage: "which requests get an access line: all, errors (status 500 and above), off, or a sample rate between 0 and 1 (e.g. 0.01, of every answer alike)",
 			set: func(c *Config, v string) error {
 				switch v {
 				case "all":

@@ -329,8 +329,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 }
 
 // accessLogged is --access-log's choice of the answers that get an access
-// line: all (nil), none, server errors only, or a random share of the
-// others with every server error.
+// line: all (nil), none, server errors only, or a random share of all
+// (errors too: in an outage every answer is one, and a sample must stay
+// a sample).
 func accessLogged(rate float64) func(status int) bool {
 	switch {
 	case rate >= 1:
@@ -340,7 +341,7 @@ func accessLogged(rate float64) func(status int) bool {
 	case rate == config.AccessLogErrors:
 		return func(status int) bool { return status >= 500 }
 	default:
-		return func(status int) bool { return status >= 500 || rand.Float64() < rate }
+		return func(int) bool { return rand.Float64() < rate }
 	}
 }
 
