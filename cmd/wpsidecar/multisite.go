@@ -127,6 +127,36 @@ func (n *network) built(id int64) *site {
 	return e.site.Load()
 }
 
+// prune lets go of the services of sites that have left the network's map
+// (deleted from wp_blogs), checked every interval until ctx ends: their
+// settings watchers would otherwise read a dropped table for ever.
+func (n *network) prune(ctx context.Context, every time.Duration) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		m, err := n.watcher.Current()
+		if err != nil {
+			continue
+		}
+		in := map[int64]bool{}
+		for _, s := range m.Sites {
+			in[s.ID] = true
+		}
+		n.mu.Lock()
+		for id, e := range n.sites {
+			if s := e.site.Load(); s != nil && id != 1 && !in[id] {
+				s.stop()
+				delete(n.sites, id)
+				n.log.Info().Int64("blog_id", id).Msg("a site left the network; its services are let go")
+			}
+		}
+		n.mu.Unlock()
+	}
+}
+
 // optName is site id's theme options row: its services', or, before
 // they are built, its configuration's; "" without one.
 func (n *network) optName(id int64) string {

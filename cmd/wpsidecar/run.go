@@ -164,6 +164,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		siteMap = store.NewNetworkWatcher(db, networkConstants(cfg), cfg.SettingsRefresh)
 		background(siteMap.Run)
 		sites.network = newNetwork(siteMap, deps, db, main, logger.With().Str("component", "multisite").Logger())
+		background(func(ctx context.Context) { sites.network.prune(ctx, cfg.SettingsRefresh) })
 	}
 	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
 	feedMode.Store("off")

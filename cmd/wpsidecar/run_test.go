@@ -940,7 +940,7 @@ func TestRun_PrimaryRestart(t *testing.T) {
 func TestRun_MultisiteEverySite(t *testing.T) {
 	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "php for "+r.Host+r.URL.RequestURI()) }))
 	defer php.Close()
-	network := func(t *testing.T, subdomain bool, sites ...[2]string) *started {
+	network := func(t *testing.T, subdomain bool, sites ...[2]string) (*started, *testdb.DB) {
 		tdb := testdb.New(t)
 		tdb.AddSitemeta(t)
 		tdb.AddNetworkTables(t)
@@ -968,7 +968,7 @@ func TestRun_MultisiteEverySite(t *testing.T) {
 		}
 		s := start(t, args, env)
 		waitReady(t, s)
-		return s
+		return s, tdb
 	}
 	ask := func(t *testing.T, s *started, host, path string) string {
 		t.Helper()
@@ -1002,7 +1002,7 @@ func TestRun_MultisiteEverySite(t *testing.T) {
 		}
 	}
 	t.Run("subdomain", func(t *testing.T) {
-		s := network(t, true, [2]string{"example.test", "/"}, [2]string{"shop.example.test", "/"}, [2]string{"mapped.test", "/"}, [2]string{"old.example.test", "/"})
+		s, tdb := network(t, true, [2]string{"example.test", "/"}, [2]string{"shop.example.test", "/"}, [2]string{"mapped.test", "/"}, [2]string{"old.example.test", "/"})
 		check(t, s, []struct{ host, path, want string }{
 			{"shop.example.test", "/wp-json/fieldmgr/v1/field-groups", "<http://shop.example.test/wp-json/>" + denied},
 			{"example.test", "/wp-json/fieldmgr/v1/field-groups", "<http://example.test/wp-json/>" + denied},
@@ -1014,9 +1014,32 @@ func TestRun_MultisiteEverySite(t *testing.T) {
 			{"nope.example.test", "/wp-json/fieldmgr/v1/field-groups", "php for nope.example.test/wp-json/fieldmgr/v1/field-groups"},
 			{"shop.example.test", "/a-page/", "php for shop.example.test/a-page/"},
 		})
+		// A site deleted from the network: its services are let go, and its
+		// host finds no site (PHP answers).
+		if _, err := tdb.SQL.Exec("DELETE FROM wp_blogs WHERE domain = 'shop.example.test'"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, s, []struct{ host, path, want string }{
+			{"shop.example.test", "/wp-json/fieldmgr/v1/field-groups", "php for shop.example.test/wp-json/fieldmgr/v1/field-groups"},
+		})
+		deadline := time.Now().Add(10 * time.Second)
+		letGo := func() bool {
+			for _, l := range strings.Split(s.log.String(), "\n") {
+				if strings.Contains(l, `"blog_id":2,`) && strings.Contains(l, `"message":"a site left the network; its services are let go"`) {
+					return true
+				}
+			}
+			return false
+		}
+		for !letGo() {
+			if time.Now().After(deadline) {
+				t.Fatalf("site 2's services never let go:\n%s", s.log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	})
 	t.Run("subdirectory", func(t *testing.T) {
-		s := network(t, false, [2]string{"example.test", "/"}, [2]string{"example.test", "/blog2/"}, [2]string{"example.test", "/old/"})
+		s, _ := network(t, false, [2]string{"example.test", "/"}, [2]string{"example.test", "/blog2/"}, [2]string{"example.test", "/old/"})
 		check(t, s, []struct{ host, path, want string }{
 			{"example.test", "/blog2/wp-json/fieldmgr/v1/field-groups", "<http://example.test/blog2/wp-json/>" + denied},
 			{"example.test", "/BLOG2/wp-json/fieldmgr/v1/Field-Groups", "<http://example.test/blog2/wp-json/>" + denied},

@@ -24,7 +24,8 @@ import (
 // authenticator (roles and capabilities are a site's), its field groups
 // and theme options, its public routes.
 type site struct {
-	id       int64 // the blog id on a network; 0 on a single site
+	id       int64              // the blog id on a network; 0 on a single site
+	stop     context.CancelFunc // ends its settings watcher
 	db       *store.DB
 	settings *store.SettingsWatcher
 	authn    *auth.Authenticator
@@ -112,7 +113,12 @@ func (d *siteDeps) build(ctx context.Context, id int64, db *store.DB, topts *con
 		_ = s.settings.Refresh(rctx) // Run tries again, and logs
 		cancel()
 	}
-	d.background(s.settings.Run)
+	watch, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	d.background(func(ctx context.Context) {
+		defer context.AfterFunc(ctx, stop)()
+		s.settings.Run(watch)
+	})
 	ao := d.auth
 	ao.Store, ao.Settings, ao.Log = db, s.settings, log.With().Str("component", "auth").Logger()
 	s.authn = auth.New(ao)
