@@ -170,10 +170,11 @@ func (h *Handler) NewSite(o SiteOptions) (*SiteRoutes, error) {
 	}
 	s.router, s.templates = r, routeTemplates(r)
 	if o.Public != nil {
-		s.publicH = restGlobals(o.Public)
+		var pub http.Handler = o.Public
 		if o.TagPrefix != "" {
-			s.publicH = restGlobals(siteTags(o.TagPrefix)(o.Public))
+			pub = siteTags(o.TagPrefix)(pub)
 		}
+		s.publicH = restGlobals(pub)
 	}
 	return s, nil
 }

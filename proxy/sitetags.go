@@ -20,6 +20,9 @@ func siteTags(prefix string) func(http.Handler) http.Handler {
 	}
 }
 
+// tagHeaders are the tag headers (as Go keys them) and their separators.
+var tagHeaders = [2][2]string{{"Cache-Tag", ","}, {"Surrogate-Key", " "}}
+
 // tagWriter prefixes the tag headers once, as the answer's head is written.
 type tagWriter struct {
 	http.ResponseWriter
@@ -45,8 +48,9 @@ func (t *tagWriter) tag() {
 	}
 	t.done = true
 	h := t.Header()
-	for name, sep := range map[string]string{"Cache-Tag": ",", "Surrogate-Key": " "} {
+	for _, hs := range tagHeaders {
 		// The values may be shared between answers: replaced, never changed.
+		name, sep := hs[0], hs[1]
 		if v := h[name]; len(v) > 0 && v[0] != "" {
 			tags := strings.Split(v[0], sep)
 			for i, tag := range tags {

@@ -149,7 +149,7 @@ func (s *site) routes(h *proxy.Handler) (*proxy.SiteRoutes, error) {
 	return h.NewSite(proxy.SiteOptions{Site: s.rest(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: tagPrefix(s.id)})
 }
 
-// tagPrefix starts the cache tags of a network's site (docs/api.md §12).
+// tagPrefix starts the cache tags of a network's site (docs/api.md §11).
 func tagPrefix(id int64) string {
 	if id == 0 {
 		return ""

@@ -1,0 +1,87 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"github.com/gorilla/mux"
+	"github.com/rs/zerolog"
+)
+
+// taggedNS answers GET /tagged with cache tags shared between answers, as
+// the namespaces prepare them.
+type taggedNS struct{}
+
+var sharedTags = []string{"ns,ns:a%20b"}[:1:1]
+
+func (taggedNS) Name() string { return "tagged/v1" }
+func (taggedNS) Register(r *mux.Router) {
+	r.HandleFunc("/tagged", func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Cache-Tag"], w.Header()["Surrogate-Key"] = sharedTags, []string{"ns ns:a%20b"}
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		io.WriteString(w, `{"ok":true}`)
+	}).Methods(http.MethodGet)
+}
+
+// taggedPublic is one public route with tags.
+type taggedPublic struct{}
+
+func (taggedPublic) Matches(path, method string) bool { return path == "/wp-json/pub/v1/x" }
+func (taggedPublic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Tag", "pub")
+	w.Header().Set("Surrogate-Key", "pub")
+	w.WriteHeader(http.StatusOK)
+}
+
+// TestSiteTags: a network site's answers name the site in every cache tag
+// — its namespaces' (in the headers and inside _envelope) and its public
+// routes' — while the shared header values stay as they were; without a
+// prefix nothing changes.
+func TestSiteTags(t *testing.T) {
+	rec := newRecorder(t, nil)
+	u, _ := url.Parse(rec.srv.URL)
+	var routes *SiteRoutes
+	h, err := New(Options{Upstream: u, UpstreamTimeout: 5e9, UpstreamDial: 1e9, Log: zerolog.Nop(),
+		Sites: func(r *http.Request) (*SiteRoutes, string) { return routes, "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		prefix, cacheTag, surrogate, publicTag string
+	}{
+		{"site2:", "site2:ns,site2:ns:a%20b", "site2:ns site2:ns:a%20b", "site2:pub"},
+		{"", "ns,ns:a%20b", "ns ns:a%20b", "pub"},
+	} {
+		routes, err = h.NewSite(SiteOptions{Site: &settings{}, Namespaces: []Namespace{taggedNS{}}, Public: taggedPublic{}, TagPrefix: c.prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/wp-json/tagged/v1/tagged", "/wp-json/pub/v1/x"} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+			want := c.cacheTag
+			if path == "/wp-json/pub/v1/x" {
+				want = c.publicTag
+			}
+			if got := w.Header().Get("Cache-Tag"); w.Code != 200 || got != want {
+				t.Errorf("prefix %q %s: %d Cache-Tag %q, want %q", c.prefix, path, w.Code, got, want)
+			}
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/wp-json/tagged/v1/tagged", nil))
+		if got := w.Header().Get("Surrogate-Key"); got != c.surrogate {
+			t.Errorf("prefix %q: Surrogate-Key %q, want %q", c.prefix, got, c.surrogate)
+		}
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/wp-json/tagged/v1/tagged?_envelope", nil))
+		if want := `{"body":{"ok":true},"status":200,"headers":{"Cache-Tag":"` + c.cacheTag + `","Surrogate-Key":"` + c.surrogate + `"}}`; w.Body.String() != want {
+			t.Errorf("prefix %q _envelope:\n got %s\nwant %s", c.prefix, w.Body.String(), want)
+		}
+	}
+	if sharedTags[0] != "ns,ns:a%20b" {
+		t.Errorf("the shared header value was changed: %q", sharedTags[0])
+	}
+}
