@@ -53,10 +53,10 @@ type answer struct {
 
 // fault is one injected fault and, for a dependency, when it was down.
 type fault struct {
-	name       string
-	start      time.Time
-	down, back time.Time // zero for faults without a dependency down
-	affects    []string  // the request kinds whose answers it may fail
+	name    string
+	start   time.Time
+	back    time.Time // when the dependency answered again; zero for faults without one
+	affects []string  // the request kinds whose recovery is measured
 }
 
 // TestSoak runs the load and the faults, then reports and judges.
@@ -139,73 +139,65 @@ func TestSoak(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			opt, group := fmt.Sprintf("w%d", w), fmt.Sprintf("soak_w%d", w)
-			var known []string // what a read of the option may find: one value, or two after a write whose fate is unknown
-			var knownTitle []string
+			record := func(kind string, sent time.Time, code int, body []byte, took time.Duration, wrong string) {
+				a := answer{kind: kind, sent: sent, took: took, status: code, wrong: wrong}
+				if code != 200 && code != 201 {
+					a.detail = string(body[:min(len(body), 160)])
+				}
+				results[w] = append(results[w], a)
+			}
+			// writeRead writes v and reads it back. known is what a read may
+			// find: v alone after a write answered 200, else v or what was
+			// possible before (a write without its answer may have happened).
+			writeRead := func(known *[]string, v, method, path, body, readPath string, found func([]byte) (string, error)) {
+				sent := time.Now()
+				code, b, took := send(method, path, body)
+				record(kindSidecarWrite, sent, code, b, took, "")
+				if code == 200 {
+					*known = []string{v}
+				} else {
+					*known = append(*known, v)
+				}
+				sent = time.Now()
+				code, b, took = send(http.MethodGet, readPath, "")
+				wrong := ""
+				if code == 200 {
+					switch got, err := found(b); {
+					case err != nil:
+						wrong = "unreadable answer: " + err.Error()
+					case !slices.Contains(*known, got):
+						wrong = fmt.Sprintf("read %q after writing %q", got, *known)
+					default:
+						*known = []string{got}
+					}
+				}
+				record(kindSidecarRead, sent, code, b, took, wrong)
+			}
+			optionOf := func(b []byte) (string, error) {
+				var got map[string]any
+				err := json.Unmarshal(b, &got)
+				v, _ := got[opt].(string)
+				return v, err
+			}
+			titleOf := func(b []byte) (string, error) {
+				var g struct{ Title string }
+				err := json.Unmarshal(b, &g)
+				return g.Title, err
+			}
+			var knownOption, knownTitle []string
 			for seq := 1; ; seq++ {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				record := func(kind string, sent time.Time, code int, body []byte, took time.Duration, wrong string) {
-					a := answer{kind: kind, sent: sent, took: took, status: code, wrong: wrong}
-					if code != 200 && code != 201 {
-						a.detail = string(body[:min(len(body), 160)])
-					}
-					results[w] = append(results[w], a)
-				}
-				val := fmt.Sprintf("v-%d-%d", w, seq)
+				val, title := fmt.Sprintf("v-%d-%d", w, seq), fmt.Sprintf("t-%d", seq)
+				writeRead(&knownOption, val, http.MethodPost, "/wp-json/themeopts/v1/options", fmt.Sprintf(`{%q:%q}`, opt, val), "/wp-json/themeopts/v1/options", optionOf)
+				writeRead(&knownTitle, title, http.MethodPut, "/wp-json/fieldmgr/v1/field-groups/"+group, fmt.Sprintf(`{"title":%q}`, title), "/wp-json/fieldmgr/v1/field-groups/"+group, titleOf)
+
 				sent := time.Now()
-				code, body, took := send(http.MethodPost, "/wp-json/themeopts/v1/options", fmt.Sprintf(`{%q:%q}`, opt, val))
-				record(kindSidecarWrite, sent, code, body, took, "")
-				switch code {
-				case 200:
-					known = []string{val}
-				default: // not written, or written without the answer arriving
-					known = append(known, val)
-				}
-				sent = time.Now()
-				code, body, took = send(http.MethodGet, "/wp-json/themeopts/v1/options", "")
+				code, body, took := send(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", "")
 				wrong := ""
-				if code == 200 {
-					var got map[string]any
-					if err := json.Unmarshal(body, &got); err != nil {
-						wrong = "unreadable options: " + err.Error()
-					} else if v, _ := got[opt].(string); len(known) > 0 && !slices.Contains(known, v) {
-						wrong = fmt.Sprintf("read %q after writing %q", v, known)
-					} else if len(known) > 0 {
-						known = []string{v}
-					}
-				}
-				record(kindSidecarRead, sent, code, body, took, wrong)
-
-				title := fmt.Sprintf("t-%d", seq)
-				sent = time.Now()
-				code, body, took = send(http.MethodPut, "/wp-json/fieldmgr/v1/field-groups/"+group, fmt.Sprintf(`{"title":%q}`, title))
-				record(kindSidecarWrite, sent, code, body, took, "")
-				if code == 200 {
-					knownTitle = []string{title}
-				} else {
-					knownTitle = append(knownTitle, title)
-				}
-				sent = time.Now()
-				code, body, took = send(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups/"+group, "")
-				wrong = ""
-				if code == 200 {
-					var g struct{ Title string }
-					if err := json.Unmarshal(body, &g); err != nil {
-						wrong = "unreadable group: " + err.Error()
-					} else if len(knownTitle) > 0 && !slices.Contains(knownTitle, g.Title) {
-						wrong = fmt.Sprintf("read title %q after writing %q", g.Title, knownTitle)
-					} else {
-						knownTitle = []string{g.Title}
-					}
-				}
-				record(kindSidecarRead, sent, code, body, took, wrong)
-
-				sent = time.Now()
-				code, body, took = send(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", "")
-				wrong = ""
 				if code == 200 && !bytes.Contains(body, []byte(`"id":"`+group+`"`)) {
 					wrong = "the list lacks the worker's group"
 				}
@@ -264,14 +256,12 @@ func TestSoak(t *testing.T) {
 			// Recovery is the sidecar's routes': pages come back when
 			// WordPress reconnects, which is PHP's doing.
 			f.name, f.affects = "MariaDB stopped, started", []string{kindSidecarRead, kindSidecarWrite}
-			f.down = time.Now()
 			db.Stop()
 			time.Sleep(*downFor)
 			db.Start()
 			f.back = time.Now()
 		case 1:
 			f.name, f.affects = "PHP-FPM stopped (gracefully), started", []string{kindPage}
-			f.down = time.Now()
 			if err := site.WordPress("php-stop"); err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +272,6 @@ func TestSoak(t *testing.T) {
 			f.back = time.Now()
 		case 2:
 			f.name = "Redis stopped, started"
-			f.down = time.Now()
 			rds.stop()
 			time.Sleep(*downFor)
 			if err := rds.start(); err != nil {
@@ -348,7 +337,6 @@ type row struct {
 
 type report struct {
 	rows     []*row
-	total    row
 	requests int
 	problems []string
 	memory   string
@@ -376,7 +364,9 @@ func judge(all []answer, faults []fault) *report {
 	}
 	quiet := rowOf("none (between faults' effects)")
 	for _, f := range faults {
-		rowOf(f.name).times++
+		r := rowOf(f.name)
+		r.times++
+		r.hasRecovery = len(f.affects) > 0
 	}
 	slices.SortFunc(all, func(x, y answer) int { return x.sent.Compare(y.sent) })
 	for _, a := range all {
@@ -429,17 +419,11 @@ func judge(all []answer, faults []fault) *report {
 		}
 		// Recovery: the end of the last failed answer to a request sent
 		// after the dependency was back, of the kinds it serves.
-		if f != nil && len(f.affects) > 0 {
-			r.hasRecovery = true
-			if !ok && a.status != 0 && !a.sent.Before(f.back) && slices.Contains(f.affects, a.kind) {
-				r.recovery = max(r.recovery, a.sent.Add(a.took).Sub(f.back))
-			}
+		if f != nil && !ok && a.status != 0 && slices.Contains(f.affects, a.kind) && !a.sent.Before(f.back) {
+			r.recovery = max(r.recovery, a.sent.Add(a.took).Sub(f.back))
 		}
 	}
 	for _, r := range rep.rows {
-		rep.total.lost += r.lost
-		rep.total.wrong += r.wrong
-		rep.total.own500 += r.own500
 		if r.lost > 0 {
 			rep.problems = append(rep.problems, fmt.Sprintf("%s: %d requests without an answer", r.name, r.lost))
 		}
