@@ -30,7 +30,7 @@ type network struct {
 	h       *proxy.Handler
 	log     zerolog.Logger
 
-	mu    sync.Mutex
+	mu    sync.RWMutex // read on every request; written when a site is first served or leaves
 	sites map[int64]*networkSite
 }
 
@@ -90,13 +90,17 @@ func (n *network) route(r *http.Request) (*proxy.SiteRoutes, string) {
 // site is the services of ms, built on first use; nil when they cannot be
 // built (logged; PHP answers meanwhile).
 func (n *network) site(ctx context.Context, ms *multisite.Site) *networkSite {
-	n.mu.Lock()
+	n.mu.RLock()
 	e := n.sites[ms.ID]
+	n.mu.RUnlock()
 	if e == nil {
-		e = &networkSite{}
-		n.sites[ms.ID] = e
+		n.mu.Lock()
+		if e = n.sites[ms.ID]; e == nil {
+			e = &networkSite{}
+			n.sites[ms.ID] = e
+		}
+		n.mu.Unlock()
 	}
-	n.mu.Unlock()
 	e.once.Do(func() {
 		s, err := n.deps.build(context.WithoutCancel(ctx), ms.ID, n.db.ForSite(ms.ID), n.deps.themeopts.of(ms))
 		if err == nil {
@@ -118,9 +122,9 @@ func (n *network) site(ctx context.Context, ms *multisite.Site) *networkSite {
 
 // built is site id's services when a request has had them built, else nil.
 func (n *network) built(id int64) *site {
-	n.mu.Lock()
+	n.mu.RLock()
 	e := n.sites[id]
-	n.mu.Unlock()
+	n.mu.RUnlock()
 	if e == nil {
 		return nil
 	}
