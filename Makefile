@@ -28,7 +28,8 @@ test: deps vet
 
 # Short fuzzing runs of every fuzz target.
 fuzz:
-	$(GO) test ./config -run '^$$' -fuzz FuzzParseWPConfig -fuzztime 30s
+	$(GO) test ./config -run '^$$' -fuzz FuzzReadWPConfig -fuzztime 30s
+	$(GO) test ./config -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
 	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s

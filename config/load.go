@@ -18,9 +18,10 @@ import (
 
 // Where a value came from, for --check-config.
 const (
-	SourceDefault  = "default"
-	SourceFlag     = "flag"
-	SourceWPConfig = "wp-config.php"
+	SourceDefault = "default"
+	SourceFlag    = "flag"
+	// A value from wp-config.php (or a file it includes) has its file and
+	// line as its source.
 )
 
 // ErrHelp is returned by Load when the flags asked for help; the usage has
@@ -98,13 +99,12 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 		}
 	}
 	if ok && wpPath != "" {
-		src, err := os.ReadFile(wpPath)
-		if err != nil {
+		// PHP's getenv() sees the process environment as it is: no
+		// NAME_FILE indirection (getenv_docker does that itself).
+		getenv := func(n string) (string, bool) { v, ok := env[n]; return v, ok }
+		if wpPath, err = FindWPConfig(wpPath, osFS{}); err != nil {
 			problems = append(problems, fmt.Sprintf("wp-config: %v", err))
-		} else if wc, err = ParseWPConfig(string(src), func(n string) (string, bool) {
-			v, ok, _ := lookup(n)
-			return v, ok
-		}); err != nil {
+		} else if wc, err = ReadWPConfig(wpPath, getenv, osFS{}); err != nil {
 			problems = append(problems, fmt.Sprintf("wp-config: %s: %v", wpPath, err))
 		}
 	}
@@ -141,7 +141,7 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 			} else {
 				v, found = wc.Constants[s.wpConst]
 			}
-			src = SourceWPConfig
+			src = wc.Origins[s.wpConst]
 		}
 		if !found {
 			if s.def == "" {
@@ -163,6 +163,13 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 	cfg.derive()
 	cfg.resolveObjectCache(wpPath, wc)
 	problems = append(problems, cfg.problems()...)
+	if len(problems) > 0 && wc != nil {
+		// What the configuration's files did not give may be why.
+		if _, ok := cfg.sources["db-user"]; !ok {
+			problems = append(problems, fmt.Sprintf("wp-config: DB_USER is defined in none of the files read (%s)", strings.Join(wc.Files, ", ")))
+		}
+		problems = append(problems, cfg.Warnings...)
+	}
 	if len(problems) > 0 {
 		return nil, checkConfig, &Error{Problems: problems}
 	}

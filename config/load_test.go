@@ -80,11 +80,11 @@ func TestLoad_Precedence(t *testing.T) {
 		src  string
 	}{
 		{"default", []string{up}, nil, "localhost", SourceDefault},
-		{"wp-config", []string{up, "--wp-config", wp}, nil, "from-wpconfig", SourceWPConfig},
+		{"wp-config", []string{up, "--wp-config", wp}, nil, "from-wpconfig", wp + ":1"},
 		{"WORDPRESS_ beats wp-config", []string{up, "--wp-config", wp}, []string{"WORDPRESS_DB_HOST=from-wordpress-env"}, "from-wordpress-env", "WORDPRESS_DB_HOST"},
 		{"WPSIDECAR_ beats WORDPRESS_", []string{up, "--wp-config", wp}, []string{"WORDPRESS_DB_HOST=from-wordpress-env", "WPSIDECAR_DB_HOST=from-sidecar-env"}, "from-sidecar-env", "WPSIDECAR_DB_HOST"},
 		{"flag beats all", []string{up, "--wp-config", wp, "--db-host", "from-flag"}, []string{"WORDPRESS_DB_HOST=x", "WPSIDECAR_DB_HOST=y"}, "from-flag", SourceFlag},
-		{"wp-config path from env", []string{up}, []string{"WPSIDECAR_WP_CONFIG=" + wp}, "from-wpconfig", SourceWPConfig},
+		{"wp-config path from env", []string{up}, []string{"WPSIDECAR_WP_CONFIG=" + wp}, "from-wpconfig", wp + ":1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

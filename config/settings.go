@@ -238,7 +238,7 @@ var settings = func() []setting {
 			set: durSetter(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{name: "max-header-bytes", kind: kInt, def: strconv.Itoa(DefaultMaxHeaderBytes), usage: "largest request header block accepted",
 			set: intSetter(4096, func(c *Config) *int { return &c.MaxHeaderBytes })},
-		{name: "wp-config", usage: "path of the site's wp-config.php, read for database settings, keys and salts",
+		{name: "wp-config", usage: "the site's wp-config.php, or its directory (a Bedrock project's root), read with what it includes for database settings, keys and salts",
 			set: strSetter(func(c *Config) *string { return &c.WPConfigPath })},
 		{name: "themeopts-config", usage: "theme options configuration file; themeopts/v1 is served only when set",
 			set: strSetter(func(c *Config) *string { return &c.ThemeoptsConfig })},

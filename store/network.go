@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
@@ -65,4 +68,16 @@ func (w *NetworkWatcher) Run(ctx context.Context) {
 		case <-time.After(next):
 		}
 	}
+}
+
+// NetworkSites counts the sites of {base}blogs: 0 when the table does not
+// exist (a single site).
+func (db *DB) NetworkSites(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+db.base+"blogs").Scan(&n)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1146 { // no such table
+		return 0, nil
+	}
+	return n, classify(err)
 }

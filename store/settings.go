@@ -184,6 +184,9 @@ type SettingsWatcher struct {
 	// (lastTry, unix nanoseconds).
 	trying  atomic.Bool
 	lastTry atomic.Int64
+	// network is the number of sites found in {prefix}blogs when the
+	// configuration says single site (0: none, or not looked yet).
+	network atomic.Int64
 }
 
 // requestTryEvery spaces the tries requests make while the database is
@@ -271,6 +274,7 @@ func (w *SettingsWatcher) Run(ctx context.Context) {
 		case err == nil && !healthy:
 			s, _ := w.Current()
 			log.Info().Int("try", try).Str("siteurl", s.SiteURL).Bool("plain_permalinks", s.PlainPermalinks()).Msg("database ready; site settings read")
+			w.checkNetwork(ctx)
 			healthy, delay = true, 250*time.Millisecond
 		case err != nil:
 			log.Warn().Int("try", try).Dur("retry_in", delay).Err(err).Msg("database not available; sidecar routes answer 503")
@@ -285,4 +289,33 @@ func (w *SettingsWatcher) Run(ctx context.Context) {
 		case <-time.After(next):
 		}
 	}
+}
+
+// checkNetwork looks, on a sidecar configured for a single site, whether
+// the database holds a network: then every site but the main one goes to
+// PHP, which is safe but offloads nothing, and the person starting the
+// sidecar should know.
+func (w *SettingsWatcher) checkNetwork(ctx context.Context) {
+	if w.db.multisite {
+		return
+	}
+	n, err := w.db.NetworkSites(ctx)
+	if err != nil {
+		w.db.log.Warn().Err(err).Msg("could not look whether the database holds a network")
+		return
+	}
+	w.network.Store(n)
+	if n > 1 {
+		w.db.log.Warn().Int64("sites", n).Str("table", w.db.base+"blogs").
+			Msg("the database holds a multisite network but the configuration read says single site: only the main site is served, every other site's requests go to PHP; pass --multisite (and --subdomain-install for a subdomain network), or point --wp-config at the file that defines MULTISITE")
+	}
+}
+
+// UndeclaredNetwork is the number of sites of a network the database
+// holds while the configuration says single site; 0 when that is not so.
+func (w *SettingsWatcher) UndeclaredNetwork() int64 {
+	if n := w.network.Load(); n > 1 {
+		return n
+	}
+	return 0
 }

@@ -131,7 +131,7 @@ func TestComposeFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sidecar configuration from compose: %v", err)
 	}
-	if cfg.Upstream.String() != "http://wordpress:80" || cfg.DB.Host != "db:3306" || cfg.Source("auth-key") != config.SourceWPConfig || cfg.AdminListen != "0.0.0.0:9090" {
+	if cfg.Upstream.String() != "http://wordpress:80" || cfg.DB.Host != "db:3306" || !strings.HasPrefix(cfg.Source("auth-key"), wp+":") || cfg.AdminListen != "0.0.0.0:9090" {
 		t.Errorf("upstream %s db %s auth-key from %s admin %s", cfg.Upstream, cfg.DB.Host, cfg.Source("auth-key"), cfg.AdminListen)
 	}
 

@@ -295,6 +295,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			Stopping: stopping.Load,
 			Status: func() map[string]string {
 				st := map[string]string{}
+				if n := main.settings.UndeclaredNetwork(); n > 0 {
+					st["multisite"] = fmt.Sprintf("the database holds a network of %d sites but the configuration read says single site: only the main site is served; pass --multisite", n)
+				}
 				if m := feedMode.Load().(string); m != "off" {
 					st["change_feed"] = m
 				}

@@ -1,0 +1,2 @@
+<?php
+// Stands for WordPress: wp-config.php loads it last.
