@@ -138,7 +138,9 @@ func TestRun_Layouts(t *testing.T) {
 		tdb := network(t)
 		s := start(t, args(layoutCopy(t, "network", tdb.Name, nil)), nil)
 		waitReady(t, s)
-		waitFor(t, func() bool { return ask(t, s, "/blog2/wp-json/fieldmgr/v1/field-groups") == "<http://example.test/blog2/wp-json/>"+denied }, s)
+		waitFor(t, func() bool {
+			return ask(t, s, "/blog2/wp-json/fieldmgr/v1/field-groups") == "<http://example.test/blog2/wp-json/>"+denied
+		}, s)
 		if got := ask(t, s, "/wp-json/fieldmgr/v1/field-groups"); got != "<http://example.test/wp-json/>"+denied {
 			t.Errorf("main site: %s", got)
 		}
