@@ -40,7 +40,8 @@ const (
 	logServedBy  = "served_by"
 	logUpstream  = "upstream_ms"
 	logRoute     = "route"
-	logRemote    = "remote_ip"
+	logRemote    = "remote_ip" // the client, as the sidecar believes it (realip)
+	logPeer      = "peer_ip"   // the connection's own address, when it differs
 )
 
 // reqInfo is what the layers below the access log learn about a request.
@@ -140,6 +141,7 @@ func (h *Handler) finish(l zerolog.Logger, r *http.Request, info *reqInfo, start
 	if !ev.Enabled() {
 		return
 	}
+	client := h.clientIP(r)
 	ev = ev.Str(logMethod, r.Method).
 		Str(logPath, r.URL.EscapedPath()).
 		Int(logStatus, info.status).
@@ -147,7 +149,10 @@ func (h *Handler) finish(l zerolog.Logger, r *http.Request, info *reqInfo, start
 		Float64(logDuration, float64(d.Microseconds())/1000).
 		Str(logServedBy, info.servedBy).
 		Str(logRoute, info.route).
-		Str(logRemote, remoteIP(r.RemoteAddr))
+		Str(logRemote, client)
+	if peer := remoteIP(r.RemoteAddr); peer != client {
+		ev = ev.Str(logPeer, peer)
+	}
 	if info.upstream > 0 {
 		ev = ev.Float64(logUpstream, float64(info.upstream.Microseconds())/1000)
 	}

@@ -49,6 +49,12 @@ const (
 	copyBufferSize = 32 << 10
 )
 
+// HeaderPassed marks a request the sidecar passes on to --upstream. The
+// recipes for a web server in front of the sidecar (deploy/nginx, apache,
+// caddy) send a request carrying it to PHP, never to the sidecar: no loop
+// when the upstream is that same server.
+const HeaderPassed = "X-WPSidecar-Passed"
+
 // newPassthrough builds the reverse proxy that carries every request the
 // sidecar does not answer to PHP unchanged: Host, raw path and raw query are
 // kept; X-Forwarded-* are added, and believed from trusted proxies only.
@@ -91,6 +97,11 @@ func newPassthrough(o upstreamOptions) http.Handler {
 				out.Header.Set("X-Real-Ip", clientIP(in))
 			}
 			out.Host = in.Host
+			// The marker a web server in front honours (deploy/): what the
+			// sidecar passes on goes to PHP, not back to the sidecar, when
+			// --upstream is that same server. Set whatever the client sent:
+			// all it can do is what the sidecar does, reach PHP.
+			out.Header.Set(HeaderPassed, "1")
 			// ReverseProxy drops query parameters Go cannot parse (those
 			// with ';'); PHP reads them, so the raw query goes as it came.
 			out.URL.RawQuery = in.URL.RawQuery

@@ -120,6 +120,7 @@ type Handler struct {
 	log         zerolog.Logger
 	metrics     *Metrics
 	ids         *requestIDs
+	clientIP    func(*http.Request) string
 	passthrough http.Handler
 	root        http.Handler
 	main        *SiteRoutes // without Sites: the one site's
@@ -131,7 +132,7 @@ func New(o Options) (*Handler, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	h := &Handler{opts: o, log: o.Log, metrics: o.Metrics, ids: newRequestIDs()}
+	h := &Handler{opts: o, log: o.Log, metrics: o.Metrics, ids: newRequestIDs(), clientIP: ClientIPFunc(o.TrustedProxies)}
 	h.passthrough = newPassthrough(upstreamOptions{
 		URL: o.Upstream, Trusted: o.TrustedProxies,
 		HeaderTimeout: o.UpstreamTimeout, DialTimeout: o.UpstreamDial,

@@ -303,6 +303,7 @@ func TestPassthrough_ForwardedHeaders(t *testing.T) {
 			req.Header.Set("X-Forwarded-Host", "cdn.example")
 			req.Header.Set("Forwarded", "for=203.0.113.7;proto=https")
 			req.Header.Set("X-Request-Id", "from-client")
+			req.Header.Set(HeaderPassed, "from-client")
 			claims := []string{"X-Forwarded-Ssl", "X-Forwarded-Port", "X-Forwarded-Scheme", "X-Forwarded-Server", "Front-End-Https",
 				"X-Real-Ip", "Client-Ip", "True-Client-Ip", "X-Cluster-Client-Ip", "Cf-Connecting-Ip", "X_forwarded_proto", "X-Https"}
 			for _, h := range claims {
@@ -328,6 +329,11 @@ func TestPassthrough_ForwardedHeaders(t *testing.T) {
 			if got.Get("X-Forwarded-For") != tt.wantXFF || got.Get("X-Forwarded-Proto") != tt.wantProto ||
 				got.Get("X-Forwarded-Host") != tt.wantHost || got.Get("Forwarded") != tt.forwarded {
 				t.Errorf("XFF %q proto %q host %q fwd %q", got.Get("X-Forwarded-For"), got.Get("X-Forwarded-Proto"), got.Get("X-Forwarded-Host"), got.Get("Forwarded"))
+			}
+			// The marker recipes honour is the sidecar's, whatever the
+			// client sent.
+			if v := got.Values(HeaderPassed); len(v) != 1 || v[0] != "1" {
+				t.Errorf("%s reached PHP as %q", HeaderPassed, v)
 			}
 			if wantID := tt.trusted != nil && tt.trusted[0].Contains(netip.MustParseAddr("127.0.0.1")); (got.Get("X-Request-Id") == "from-client") != wantID {
 				t.Errorf("X-Request-Id %q (trusted=%v)", got.Get("X-Request-Id"), wantID)
@@ -676,6 +682,37 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestAccessLog_ClientAddress: behind a trusted proxy the access line's
+// remote_ip is the client the sidecar believes, the proxy's own address in
+// peer_ip; an untrusted peer's claim changes nothing.
+func TestAccessLog_ClientAddress(t *testing.T) {
+	tests := []struct {
+		name         string
+		trusted      []netip.Prefix
+		xff          string
+		remote, peer any
+	}{
+		{"trusted proxy", []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, "198.51.100.4, 203.0.113.7", "203.0.113.7", "127.0.0.1"},
+		{"trusted chain", []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")}, "198.51.100.4, 10.1.2.3", "198.51.100.4", "127.0.0.1"},
+		{"untrusted peer", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, "203.0.113.7", "127.0.0.1", nil},
+		{"trusted, nothing forwarded", []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, "", "127.0.0.1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOpts{trusted: tt.trusted})
+			req, _ := http.NewRequest(http.MethodGet, f.front.URL+"/wp-json/test/v1/things/9", nil)
+			if tt.xff != "" {
+				req.Header.Set("X-Forwarded-For", tt.xff)
+			}
+			f.do(t, req)
+			line := logLines(t, f.log)[0]
+			if line["remote_ip"] != tt.remote || line["peer_ip"] != tt.peer {
+				t.Errorf("remote_ip %v peer_ip %v, want %v %v", line["remote_ip"], line["peer_ip"], tt.remote, tt.peer)
+			}
+		})
 	}
 }
 

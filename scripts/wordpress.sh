@@ -140,6 +140,9 @@ process_control_timeout = 10s
 ${as_root:+user = root}
 ${as_root:+group = root}
 listen = $state/php-fpm.sock
+; the web servers the recipes are tried with (Apache) run their workers
+; unprivileged
+listen.mode = 0666
 pm = static
 pm.max_children = 8
 catch_workers_output = yes
