@@ -22,10 +22,11 @@ import (
 // test WordPress itself through PHP-FPM, with the shipped recipe sending
 // the namespaces to a sidecar whose --upstream is that same server.
 type front struct {
-	url     string // the web server
-	sidecar *exec.Cmd
-	log     string // the sidecar's log file
-	admin   string
+	url         string // the web server
+	sidecarPort int
+	sidecar     *exec.Cmd
+	log         string // the sidecar's log file
+	admin       string
 }
 
 // freePort asks the kernel for a loopback port nobody uses.
@@ -193,7 +194,7 @@ http://:%[3]d {
 			cmd.Process.Kill()
 		}
 	})
-	f := &front{url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(dir, "sidecar.log"), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort)}
+	f := &front{url: fmt.Sprintf("http://127.0.0.1:%d", port), sidecarPort: sidecarPort, log: filepath.Join(dir, "sidecar.log"), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort)}
 	waitStarted(t, out.Name(), func() bool {
 		resp, err := http.Get(f.url + "/wp-login.php")
 		if err != nil {
@@ -356,14 +357,58 @@ func TestWebServers(t *testing.T) {
 			if got := askFront(t, f.url, http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", "X-WPSidecar-Passed", "1"); got.status != 404 || !strings.Contains(got.body, `"code":"rest_no_route"`) {
 				t.Errorf("with the marker: %d %s", got.status, got.body)
 			}
+			stopProcess(f.sidecar)
 			if kind == "nginx" {
 				// The sidecar down: nginx lets PHP answer the namespaces.
-				stopProcess(f.sidecar)
 				got := askFront(t, f.url, http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", auth...)
 				if got.status != 404 || !strings.Contains(got.body, `"code":"rest_no_route"`) {
 					t.Errorf("sidecar down: %d %s", got.status, got.body)
 				}
 			}
+			f.routes(t)
 		})
+	}
+}
+
+// routes checks which requests the recipe sends to the sidecar: a stand-in
+// on the sidecar's address answers "sidecar" with the request line as it
+// arrived; everything else is PHP's.
+func (f *front) routes(t *testing.T) {
+	t.Helper()
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", f.sidecarPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stand := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "sidecar %s", r.RequestURI)
+	})}
+	go stand.Serve(l)
+	defer stand.Close()
+	tests := []struct {
+		target  string
+		sidecar bool
+		hdr     []string
+	}{
+		{"/wp-json/fieldmgr/v1/field-groups/a%20b?x=1&y=%2F", true, nil},
+		{"/wp-json/THEMEOPTS/v1/options", true, nil},
+		{"/wp-json/themeopts", true, nil},
+		{"/blog2/wp-json/fieldmgr/v1/field-groups", true, nil},
+		{"/blog2/?rest_route=/themeopts/v1/options", true, nil},
+		{"/blog2/index.php?rest_route=/fieldmgr/v1/field-groups", true, nil},
+		{"/?rest_route=%2FFieldMgr%2Fv1", true, nil},
+		{"/?a=1&rest_route=/themeopts/v1/options&b=2", true, nil},
+		{"/?rest_route=/wp/v2/posts", false, nil},
+		{"/wp-json/fieldmgrx/v1", false, nil},
+		{"/wp-json/wp/v2/posts", false, nil},
+		{"/a/b/wp-json/fieldmgr/v1/field-groups", false, nil},
+		{"/hello-world/", false, nil},
+		{"/wp-json/fieldmgr/v1/field-groups", false, []string{"X-WPSidecar-Passed", "1"}},
+		{"/?rest_route=/fieldmgr/v1/field-groups", false, []string{"X-WPSidecar-Passed", "yes"}},
+	}
+	for _, tt := range tests {
+		got := askFront(t, f.url, http.MethodGet, tt.target, tt.hdr...)
+		if want := "sidecar " + tt.target; (got.body == want) != tt.sidecar {
+			t.Errorf("%s %v: %d %.80q (to the sidecar: %v)", tt.target, tt.hdr, got.status, got.body, tt.sidecar)
+		}
 	}
 }
