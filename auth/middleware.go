@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 type userKey struct{}

@@ -13,7 +13,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 func TestThrottleBuckets(t *testing.T) {

@@ -21,9 +21,9 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 	"github.com/wpsidecar/wpsidecar/proxy"
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // protected serves two routes behind auth.Require as the namespaces will:

@@ -14,7 +14,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // DefaultMaxBodyBytes bounds request bodies on the sidecar's own routes.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 func FuzzValidateConfig(f *testing.F) {

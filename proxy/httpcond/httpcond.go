@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // ETag is a strong entity tag over parts of stored data (not over rendered

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 func TestETag(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // Options answers a theme-options route: the listed ids' JSON object, its

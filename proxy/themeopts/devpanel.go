@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
-	"github.com/wpsidecar/wpsidecar/proxy/wpjson"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // handleDevPanel is GET /dev-panel (developer mode only): every field of
