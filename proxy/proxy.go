@@ -98,7 +98,7 @@ type SiteOptions struct {
 	Namespaces []Namespace
 	Public     Public // nil: no public routes
 	// TagPrefix, on a network, starts every cache tag of the site's
-	// answers ("site2:"; see SiteTag).
+	// answers ("site2:"; see cachetag.SitePrefix).
 	TagPrefix string
 }
 

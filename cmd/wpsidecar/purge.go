@@ -8,11 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/proxy"
-	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 )
 
 // buildPurgers makes a purger for every cache configured.
@@ -44,17 +42,7 @@ func buildPurgers(c config.Purge, logger zerolog.Logger) []*changes.Purger {
 // site's home URL (s, the site's services: nil when not built, which
 // leaves the URLs out: no answer of it went through this instance).
 func purgeOf(c changes.Change, s *site) changes.Purge {
-	tags := []string{c.Namespace}
-	if c.Namespace == "fieldmgr" {
-		tags = append(tags, fieldmgr.ListTag)
-	}
-	for _, k := range c.Keys {
-		tags = append(tags, c.Namespace+":"+k)
-	}
-	for i, t := range tags {
-		tags[i] = proxy.SiteTag(tagPrefix(c.Site), httpcond.EscapeTag(t))
-	}
-	x := changes.Purge{Tags: tags}
+	x := changes.Purge{Tags: cachetag.Stale(c.Site, c.Namespace, c.Keys)}
 	if s == nil || s.pub == nil {
 		return x
 	}

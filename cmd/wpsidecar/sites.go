@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
@@ -146,15 +147,7 @@ func (s *site) routes(h *proxy.Handler) (*proxy.SiteRoutes, error) {
 	if s.opts != nil {
 		namespaces = append(namespaces, s.opts)
 	}
-	return h.NewSite(proxy.SiteOptions{Site: s.rest(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: tagPrefix(s.id)})
-}
-
-// tagPrefix starts the cache tags of a network's site (docs/api.md §11).
-func tagPrefix(id int64) string {
-	if id == 0 {
-		return ""
-	}
-	return "site" + strconv.FormatInt(id, 10) + ":"
+	return h.NewSite(proxy.SiteOptions{Site: s.rest(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)})
 }
 
 // siteTable is the field-group table as db's site names it: the

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
@@ -236,7 +237,7 @@ type renderedList struct {
 	first *store.FieldGroup // held, so that its address is not reused
 	n     int
 	etag  string
-	tags  httpcond.Tags
+	tags  cachetag.Tags
 	body  []byte
 }
 
@@ -245,7 +246,7 @@ func (s *Service) render(list []store.FieldGroup) *renderedList {
 		return a
 	}
 	etag, tags := listTags("fieldmgr:list", list)
-	a := &renderedList{n: len(list), etag: etag, tags: httpcond.NewTags(tags...), body: listJSON(list)}
+	a := &renderedList{n: len(list), etag: etag, tags: cachetag.New(tags...), body: listJSON(list)}
 	if len(list) > 0 {
 		a.first = &list[0]
 		s.listed.Store(a)
@@ -258,17 +259,13 @@ func (s *Service) render(list []store.FieldGroup) *renderedList {
 // group, a toggle) and each group's key.
 func listTags(kind string, list []store.FieldGroup) (string, []string) {
 	parts := make([]string, 0, 6*len(list))
-	tags := []string{"fieldmgr", ListTag}
+	tags := []string{cachetag.FieldGroups, cachetag.FieldGroupList}
 	for _, g := range list {
 		parts = append(parts, g.Key, g.Title, g.Config, g.Status, g.CreatedAt, g.UpdatedAt)
-		tags = append(tags, "fieldmgr:"+g.Key)
+		tags = append(tags, cachetag.Key(cachetag.FieldGroups, g.Key))
 	}
 	return httpcond.ETag(kind, parts...), tags
 }
-
-// ListTag is the cache tag of every answer that lists groups: a purge
-// names it on any change of a group.
-const ListTag = "fieldmgr:list"
 
 func listJSON(list []store.FieldGroup) []byte {
 	var b bytes.Buffer
@@ -359,7 +356,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	httpcond.SetTags(w.Header(), "fieldmgr", "fieldmgr:"+g.Key)
+	cachetag.Set(w.Header(), cachetag.FieldGroups, cachetag.Key(cachetag.FieldGroups, g.Key))
 	if httpcond.NotModified(w, r, groupETag(g)) {
 		return nil
 	}
@@ -481,7 +478,7 @@ func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) error {
 
 // handleSchemas is GET /field-schemas.
 func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) error {
-	httpcond.SetTags(w.Header(), "fieldmgr", "fieldmgr:schemas")
+	cachetag.Set(w.Header(), cachetag.FieldGroups, cachetag.FieldSchemas)
 	if httpcond.NotModified(w, r, schemasETag) {
 		return nil
 	}

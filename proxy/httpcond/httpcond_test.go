@@ -90,19 +90,3 @@ func TestIfMatch(t *testing.T) {
 		}
 	}
 }
-
-func TestSetTags(t *testing.T) {
-	h := http.Header{}
-	SetTags(h, "themeopts", "themeopts:a b,c", "themeopts:é")
-	if h.Get("Cache-Tag") != "themeopts,themeopts:a%20b%2Cc,themeopts:%C3%A9" || h.Get("Surrogate-Key") != "themeopts themeopts:a%20b%2Cc themeopts:%C3%A9" {
-		t.Errorf("tags: %v", h)
-	}
-	many := []string{"fieldmgr"}
-	for i := 0; i < 1000; i++ {
-		many = append(many, "fieldmgr:group_with_a_long_key_"+string(rune('a'+i%26)))
-	}
-	SetTags(h, many...)
-	if h.Get("Cache-Tag") != "fieldmgr" {
-		t.Errorf("long tag list not cut back: %d bytes", len(h.Get("Cache-Tag")))
-	}
-}

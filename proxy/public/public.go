@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/wpjson"
@@ -96,7 +97,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hd.Set("Cache-Control", rt.cacheControl)
 	hd.Set("Allow", "GET, HEAD, OPTIONS")
-	httpcond.SetTags(hd, tags...)
+	cachetag.Set(hd, tags...)
 	if httpcond.NotModified(w, r, etag) {
 		return
 	}

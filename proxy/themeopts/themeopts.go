@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -57,7 +58,7 @@ type derivedSet struct {
 	set   phpserial.Value
 	etag  string
 	tags  []string
-	head  httpcond.Tags // tags, as headers
+	head  cachetag.Tags // tags, as headers
 	json  []byte
 }
 
@@ -243,12 +244,12 @@ func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag s
 		return p.body, p.etag, p.tags, nil
 	}
 	picked := phpserial.Value{Kind: phpserial.Array}
-	tags = []string{"themeopts"}
+	tags = []string{cachetag.ThemeOptions}
 	for _, id := range ids {
 		if v, ok := d.set.Get(id); ok {
 			picked.Entries = append(picked.Entries, phpserial.Entry{Key: phpserial.StrKey(id), Value: v})
 		}
-		tags = append(tags, "themeopts:"+id)
+		tags = append(tags, cachetag.Key(cachetag.ThemeOptions, id))
 	}
 	p := &publicAnswer{from: d, body: setJSON(picked), etag: httpcond.ETag("themeopts:public", append([]string{d.etag}, ids...)...), tags: tags}
 	s.public.Store(key, p) // one entry per route's list of ids
@@ -268,16 +269,16 @@ type publicAnswer struct {
 func (s *Service) derive(ctx context.Context, c *Config, raw string, found bool) *derivedSet {
 	d := s.last.Load()
 	if d == nil || d.raw != raw || d.found != found {
-		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{"themeopts"}}
+		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{cachetag.ThemeOptions}}
 		var err error
 		if d.set, err = decodeSet(raw, found); err != nil {
 			zerolog.Ctx(ctx).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
 		}
 		for _, e := range d.set.Entries {
-			d.tags = append(d.tags, "themeopts:"+e.Key.String())
+			d.tags = append(d.tags, cachetag.Key(cachetag.ThemeOptions, e.Key.String()))
 		}
 		d.json = setJSON(d.set)
-		d.head = httpcond.NewTags(d.tags...)
+		d.head = cachetag.New(d.tags...)
 		s.last.Store(d)
 	}
 	return d
@@ -449,7 +450,7 @@ func put(set *phpserial.Value, key phpserial.Key, v phpserial.Value) {
 // handleConfig is GET /config: the configuration file as it is.
 func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
-	httpcond.SetTags(w.Header(), "themeopts", "themeopts:config")
+	cachetag.Set(w.Header(), cachetag.ThemeOptions, cachetag.ThemeOptionsConfig)
 	if httpcond.NotModified(w, r, c.etag) {
 		return nil
 	}
