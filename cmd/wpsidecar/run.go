@@ -33,6 +33,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/multisite"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
@@ -579,7 +580,7 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reloads []func() 
 
 // public is the site owner's public routes, when --public-routes is set.
 type public struct {
-	file *config.File[publicroutes.Config]
+	file *reload.File[publicroutes.Config]
 	h    *publicroutes.Handler
 }
 
@@ -592,12 +593,12 @@ func (p *public) handler() proxy.Public {
 
 // openPublic opens the public routes file, when --public-routes is set,
 // and says, route by route, what it exposes.
-func openPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*config.File[publicroutes.Config], error) {
+func openPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*reload.File[publicroutes.Config], error) {
 	if cfg.PublicRoutes == "" {
 		return nil, nil
 	}
 	log := logger.With().Str("component", "public").Logger()
-	file, err := config.OpenFile(cfg.PublicRoutes, "public routes", publicroutes.ParseConfig, func(c *publicroutes.Config, ev *zerolog.Event) *zerolog.Event {
+	file, err := reload.Open(cfg.PublicRoutes, "public routes", publicroutes.ParseConfig, func(c *publicroutes.Config, ev *zerolog.Event) *zerolog.Event {
 		return ev.Int("routes", len(c.Routes)).Strs("cors_origins", c.CORSOrigins)
 	}, log)
 	if err != nil {
@@ -621,7 +622,7 @@ func openPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*con
 
 // newPublic is a site's public routes: file's routes answered from the
 // site's field groups and theme options.
-func newPublic(file *config.File[publicroutes.Config], fields *fieldmgr.Service, opts *themeopts.Service) *public {
+func newPublic(file *reload.File[publicroutes.Config], fields *fieldmgr.Service, opts *themeopts.Service) *public {
 	var options publicroutes.Options
 	if opts != nil {
 		options = opts.Public

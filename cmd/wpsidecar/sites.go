@@ -17,6 +17,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
@@ -88,7 +89,7 @@ type siteDeps struct {
 	auth       auth.Options // Store and Settings are each site's
 	background func(func(context.Context))
 	themeopts  *themeoptsFiles
-	public     *config.File[publicroutes.Config] // nil without public routes
+	public     *reload.File[publicroutes.Config] // nil without public routes
 
 	mu     sync.Mutex
 	authns []*auth.Authenticator // waited for before the database closes
@@ -98,7 +99,7 @@ type siteDeps struct {
 // view of the database, and starts its settings watcher. The settings
 // are read once before it returns, so that a site's first request does
 // not find them unread.
-func (d *siteDeps) build(ctx context.Context, id int64, db *store.DB, topts *config.File[themeopts.Config]) (*site, error) {
+func (d *siteDeps) build(ctx context.Context, id int64, db *store.DB, topts *reload.File[themeopts.Config]) (*site, error) {
 	log := d.logger
 	if id > 0 {
 		log = log.With().Int64("blog_id", id).Logger()
@@ -171,21 +172,21 @@ func (d *siteDeps) wait() {
 // (or the single site's) and those of sites with their own, each opened,
 // watched and reloaded once however many sites share it.
 type themeoptsFiles struct {
-	all   *config.File[themeopts.Config] // nil: none
+	all   *reload.File[themeopts.Config] // nil: none
 	sites []config.ThemeoptsSite
-	files map[string]*config.File[themeopts.Config] // by path
+	files map[string]*reload.File[themeopts.Config] // by path
 }
 
 // openThemeopts opens every configuration file, watched in the background
 // and reloaded on SIGHUP (reloads).
 func openThemeopts(cfg *config.Config, logger zerolog.Logger, background func(func(context.Context)), reloads *[]func() error) (*themeoptsFiles, error) {
-	t := &themeoptsFiles{sites: cfg.ThemeoptsSites, files: map[string]*config.File[themeopts.Config]{}}
+	t := &themeoptsFiles{sites: cfg.ThemeoptsSites, files: map[string]*reload.File[themeopts.Config]{}}
 	log := logger.With().Str("component", "themeopts").Logger()
-	open := func(path string) (*config.File[themeopts.Config], error) {
+	open := func(path string) (*reload.File[themeopts.Config], error) {
 		if f, ok := t.files[path]; ok {
 			return f, nil
 		}
-		f, err := themeopts.OpenConfig(path, log)
+		f, err := openThemeoptsFile(path, log)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +214,7 @@ func openThemeopts(cfg *config.Config, logger zerolog.Logger, background func(fu
 
 // of is the configuration of a site: its own (by blog id, domain, or
 // domain and path), else the network's.
-func (t *themeoptsFiles) of(s *multisite.Site) *config.File[themeopts.Config] {
+func (t *themeoptsFiles) of(s *multisite.Site) *reload.File[themeopts.Config] {
 	if s != nil {
 		id := strconv.FormatInt(s.ID, 10)
 		for _, o := range t.sites {
@@ -223,4 +224,12 @@ func (t *themeoptsFiles) of(s *multisite.Site) *config.File[themeopts.Config] {
 		}
 	}
 	return t.all
+}
+
+// openThemeoptsFile reads a theme options configuration file, for one site or
+// several (the sites of a network that share it).
+func openThemeoptsFile(path string, log zerolog.Logger) (*reload.File[themeopts.Config], error) {
+	return reload.Open(path, "theme options configuration", themeopts.ParseConfig, func(c *themeopts.Config, ev *zerolog.Event) *zerolog.Event {
+		return ev.Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode)
+	}, log)
 }

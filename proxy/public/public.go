@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar/cachetag"
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
@@ -23,13 +22,17 @@ type Groups func(ctx context.Context, s Selector) (body []byte, etag string, tag
 
 // Handler serves the configured public routes.
 type Handler struct {
-	routes  *config.File[Config]
+	routes  Source
 	options Options // nil without a theme options configuration
 	groups  Groups
 }
 
+// Source gives the routes in force; whoever reads the file reloads and
+// watches it (reload.File).
+type Source interface{ Current() *Config }
+
 // New serves the routes of file with the two namespaces' answers.
-func New(file *config.File[Config], options Options, groups Groups) *Handler {
+func New(file Source, options Options, groups Groups) *Handler {
 	return &Handler{routes: file, options: options, groups: groups}
 }
 

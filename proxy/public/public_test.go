@@ -11,12 +11,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/reload"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -57,15 +57,16 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	}
 	fields := fieldmgr.New(site.Auth, groups, site.Settings, zerolog.Nop())
 	cfg, _ := filepath.Abs("../themeopts/testdata/config.json")
-	opts, err := themeopts.New(site.Auth, site.DB, site.Settings, cfg, zerolog.Nop())
+	optsFile, err := reload.Open(cfg, "theme options configuration", themeopts.ParseConfig, func(_ *themeopts.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts := themeopts.NewService(site.Auth, site.DB, site.Settings, optsFile, zerolog.Nop())
 	path := filepath.Join(t.TempDir(), "public.json")
 	if err := os.WriteFile(path, []byte(routes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file, err := config.OpenFile(path, "public routes", public.ParseConfig, func(_ *public.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", public.ParseConfig, func(_ *public.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestPublicRoutes_RemovedByReload(t *testing.T) {
 		}
 	}
 	write("/wp-json/site/v1/old")
-	file, err := config.OpenFile(path, "public routes", public.ParseConfig, func(_ *public.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", public.ParseConfig, func(_ *public.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,14 +13,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/cachetag"
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
@@ -40,7 +38,7 @@ type Service struct {
 	db       *store.DB
 	settings Settings
 	log      zerolog.Logger
-	cfg      *config.File[Config]
+	cfg      Source
 
 	// last is what the last GET derived from the row: reused while the
 	// row's bytes are the same, so that a GET (or a 304) of an unchanged
@@ -62,40 +60,17 @@ type derivedSet struct {
 	json  []byte
 }
 
-// New loads the configuration file at path and returns the service; an
-// invalid file is an error.
-func New(a *auth.Authenticator, db *store.DB, settings Settings, path string, log zerolog.Logger) (*Service, error) {
-	cfg, err := OpenConfig(path, log)
-	if err != nil {
-		return nil, err
-	}
-	return NewService(a, db, settings, cfg, log), nil
-}
+// Source gives the configuration in force; whoever reads the file reloads
+// and watches it (reload.File).
+type Source interface{ Current() *Config }
 
-// OpenConfig loads a configuration file, for one service or several
-// (the sites of a network that share it).
-func OpenConfig(path string, log zerolog.Logger) (*config.File[Config], error) {
-	return config.OpenFile(path, "theme options configuration", ParseConfig, func(c *Config, ev *zerolog.Event) *zerolog.Event {
-		return ev.Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode)
-	}, log)
-}
-
-// NewService returns the service of a configuration file already open;
-// whoever opened it reloads and watches it.
-func NewService(a *auth.Authenticator, db *store.DB, settings Settings, cfg *config.File[Config], log zerolog.Logger) *Service {
+// NewService returns the service of a configuration.
+func NewService(a *auth.Authenticator, db *store.DB, settings Settings, cfg Source, log zerolog.Logger) *Service {
 	return &Service{auth: a, db: db, settings: settings, log: log, cfg: cfg}
 }
 
 // Config is the configuration in force.
 func (s *Service) Config() *Config { return s.cfg.Current() }
-
-// Reload reads the configuration file again. An invalid file is logged
-// and the configuration in force stays; requests are never without one.
-func (s *Service) Reload() error { return s.cfg.Reload() }
-
-// Watch reloads the configuration whenever the file changes (checked every
-// interval), until ctx ends.
-func (s *Service) Watch(ctx context.Context, interval time.Duration) { s.cfg.Watch(ctx, interval) }
 
 // Name is the namespace the service answers.
 func (s *Service) Name() string { return "themeopts/v1" }

@@ -17,6 +17,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
@@ -33,6 +34,7 @@ type fixture struct {
 	tdb     *testdb.DB
 	url     string
 	svc     *themeopts.Service
+	cfg     *reload.File[themeopts.Config]
 	cfgPath string
 }
 
@@ -44,17 +46,18 @@ func newFixture(t *testing.T) *fixture {
 	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: adminPW},
 		testsite.User{Login: "editor", Role: "editor", AppPassword: editorPW},
 		testsite.User{Login: "sub", Role: "subscriber", AppPassword: subPW})
-	cfg, err := os.ReadFile("testdata/config.json")
+	raw, err := os.ReadFile("testdata/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "themeopts.json")
-	os.WriteFile(path, cfg, 0o644)
-	svc, err := themeopts.New(site.Auth, site.DB, site.Settings, path, zerolog.Nop())
+	os.WriteFile(path, raw, 0o644)
+	cfg, err := reload.Open(path, "theme options configuration", themeopts.ParseConfig, func(_ *themeopts.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, tdb: tdb, url: site.Serve(t, svc), svc: svc, cfgPath: path}
+	svc := themeopts.NewService(site.Auth, site.DB, site.Settings, cfg, zerolog.Nop())
+	return &fixture{t: t, tdb: tdb, url: site.Serve(t, svc), svc: svc, cfg: cfg, cfgPath: path}
 }
 
 // do sends a request as the administrator (or as login/password when
@@ -112,7 +115,7 @@ func TestAuth(t *testing.T) {
 	// The capability comes from the configuration, and a reload changes it.
 	cfg, _ := os.ReadFile(f.cfgPath)
 	os.WriteFile(f.cfgPath, []byte(strings.Replace(string(cfg), `"edit_theme_options"`, `"edit_others_posts"`, 1)), 0o644)
-	if err := f.svc.Reload(); err != nil {
+	if err := f.cfg.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := f.do(http.MethodGet, "/options", "", "editor", editorPW); code != 200 || body != `{}` {
@@ -309,7 +312,7 @@ func TestConfigAndDevPanel(t *testing.T) {
 	// Out of developer mode the route does not exist: PHP answers it.
 	cfg, _ := os.ReadFile(f.cfgPath)
 	os.WriteFile(f.cfgPath, []byte(strings.Replace(string(cfg), `"dev_mode": true`, `"dev_mode": false`, 1)), 0o644)
-	if err := f.svc.Reload(); err != nil {
+	if err := f.cfg.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	f.expect(http.MethodGet, "/dev-panel", "", 200, "php")
@@ -361,7 +364,7 @@ func TestConcurrentSaves(t *testing.T) {
 func TestReload_InvalidKeepsConfig(t *testing.T) {
 	f := newFixture(t)
 	os.WriteFile(f.cfgPath, []byte(`{"opt_name":"","sections":[{"id":"a","fields":[{"id":"x","type":"money"}]}]}`), 0o644)
-	err := f.svc.Reload()
+	err := f.cfg.Reload()
 	if err == nil || !strings.Contains(err.Error(), "opt_name: must be") || !strings.Contains(err.Error(), `sections[0].fields[0].type: unknown field type "money"`) {
 		t.Errorf("reload error: %v", err)
 	}
@@ -372,7 +375,7 @@ func TestWatch_ReloadsOnChange(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go f.svc.Watch(ctx, 10*time.Millisecond)
+	go f.cfg.Watch(ctx, 10*time.Millisecond)
 	cfg, _ := os.ReadFile(f.cfgPath)
 	next := strings.Replace(string(cfg), `{"id": "tagline", "type": "text"`, `{"id": "motto", "type": "text"`, 1)
 	tmp := f.cfgPath + ".new"

@@ -1,4 +1,6 @@
-package config
+// Package reload holds the configuration files the sidecar follows while
+// it runs: read at start, again on SIGHUP and whenever they change.
+package reload
 
 import (
 	"context"
@@ -28,9 +30,9 @@ type File[T any] struct {
 	stamp fileStamp
 }
 
-// OpenFile reads and checks the file at path; an invalid file is an error.
+// Open reads and checks the file at path; an invalid file is an error.
 // loaded adds what is worth saying of a loaded value to its log line.
-func OpenFile[T any](path, what string, parse func([]byte) (*T, error), loaded func(*T, *zerolog.Event) *zerolog.Event, log zerolog.Logger) (*File[T], error) {
+func Open[T any](path, what string, parse func([]byte) (*T, error), loaded func(*T, *zerolog.Event) *zerolog.Event, log zerolog.Logger) (*File[T], error) {
 	f := &File[T]{path: path, what: what, parse: parse, loaded: loaded, log: log}
 	v, err := f.read()
 	if err != nil {
