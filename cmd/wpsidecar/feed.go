@@ -16,6 +16,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -25,7 +26,7 @@ import (
 // settings (refreshed when one changes, for the sites served). memo, when
 // not nil, forgets what each committed transaction wrote; siteMap, when
 // not nil, is read again when a network's sites change.
-func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites siteIndex, siteMap *store.NetworkWatcher, themeopts bool,
+func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites site.Index, siteMap *store.NetworkWatcher, themeopts bool,
 	notify func(changes.Change), memo *store.Memo, log zerolog.Logger) *changes.Feed {
 	if cfg.ChangeFeed != changes.ModeBinlog {
 		return nil
@@ -48,19 +49,19 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 	}
 	var optName func(int64) string
 	if themeopts {
-		optName = sites.optName
+		optName = sites.OptName
 	}
 	feed, err := usableFeed(ctx, cfg, changes.FeedOptions{
 		OptName: optName, Notify: notify, Touched: touched, Network: network, Log: log,
 		SiteOptions: func(id int64) []string { return db.ForSite(id).SiteOptionNames() },
 		Settings: func(id int64) {
-			s := sites.built(id)
+			s := sites.Built(id)
 			if s == nil {
 				return // read when the site is first served
 			}
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := s.settings.Refresh(rctx); err != nil {
+			if err := s.Settings().Refresh(rctx); err != nil {
 				log.Warn().Err(err).Int64("blog_id", id).Msg("site settings changed; re-reading them failed (the next refresh tries again)")
 			}
 		},

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"net/url"
-	"slices"
-	"strings"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 )
@@ -33,34 +28,6 @@ func buildPurgers(c config.Purge, logger zerolog.Logger) []*changes.Purger {
 		log.Info().Str("cdn", p.Name()).Msg("purging after each change")
 	}
 	return out
-}
-
-// purgeOf is what a change makes stale: the namespace's tag (answers whose
-// tags overflowed carry only it), each changed key's or id's tag (and for
-// field groups every list's), all named as the change's site names them,
-// and the URLs of the public routes that show what changed, under the
-// site's home URL (s, the site's services: nil when not built, which
-// leaves the URLs out: no answer of it went through this instance).
-func purgeOf(c changes.Change, s *site) changes.Purge {
-	x := changes.Purge{Tags: cachetag.Stale(c.Site, c.Namespace, c.Keys)}
-	if s == nil || s.pub == nil {
-		return x
-	}
-	st, err := s.settings.Current()
-	if err != nil {
-		return x
-	}
-	for _, r := range s.pub.file.Current().Routes {
-		shows := r.Fieldmgr != nil && c.Namespace == "fieldmgr" ||
-			c.Namespace == "themeopts" && slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(c.Keys, id) })
-		if !shows {
-			continue
-		}
-		if u, err := url.Parse(strings.TrimSuffix(st.Home, "/") + r.Path); err == nil {
-			x.URLs = append(x.URLs, u)
-		}
-	}
-	return x
 }
 
 // purgeMetrics count purge requests by CDN (several Varnishes add up) and

@@ -30,10 +30,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/proxy"
-	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
-	"github.com/wpsidecar/wpsidecar/reload"
+	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/multisite"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
@@ -125,11 +122,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		drains = append(drains, reporter)
 		background(reporter.Run)
 	}
-	topts, err := openThemeopts(cfg, logger, background, &reloads)
+	topts, err := site.OpenThemeopts(cfg, logger, background, &reloads)
 	if err != nil {
 		return err
 	}
-	pubFile, err := openPublic(cfg, len(topts.files) > 0, logger)
+	pubFile, err := site.OpenPublic(cfg, topts.Any(), logger)
 	if err != nil {
 		return err
 	}
@@ -137,8 +134,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		reloads = append(reloads, pubFile.Reload)
 		background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
 	}
-	deps := &siteDeps{cfg: cfg, logger: logger, background: background, themeopts: topts, public: pubFile,
-		auth: auth.Options{
+	deps := &site.Deps{Config: cfg, Logger: logger, Background: background, Themeopts: topts, Public: pubFile,
+		Auth: auth.Options{
 			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
 			ClientIP: proxy.ClientIPFunc(cfg.TrustedProxies),
@@ -146,7 +143,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			Observe:  authObserve,
 			Report:   report,
 		}}
-	defer deps.wait() // before the database closes
+	defer deps.Wait() // before the database closes
 	// The main site: the single site, or site 1 of a network (whose tables
 	// carry the base prefix).
 	var mainID int64
@@ -154,18 +151,18 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	if cfg.Multisite {
 		mainID, mainSite = 1, &multisite.Site{ID: 1, Domain: cfg.Network.Domain, Path: cfg.Network.Path}
 	}
-	main, err := deps.build(ctx, mainID, db, topts.of(mainSite))
+	main, err := deps.Build(ctx, mainID, db, topts.Of(mainSite))
 	if err != nil {
 		return err
 	}
-	site := main.rest()
-	sites := siteIndex{main: main}
+	mainREST := main.REST()
+	sites := site.Index{Main: main}
 	var siteMap *store.NetworkWatcher
 	if cfg.Multisite {
-		siteMap = store.NewNetworkWatcher(db, networkConstants(cfg), cfg.SettingsRefresh)
+		siteMap = store.NewNetworkWatcher(db, site.NetworkConstants(cfg), cfg.SettingsRefresh)
 		background(siteMap.Run)
-		sites.network = newNetwork(siteMap, deps, db, main, logger.With().Str("component", "multisite").Logger())
-		background(func(ctx context.Context) { sites.network.prune(ctx, cfg.SettingsRefresh) })
+		sites.Network = site.NewNetwork(siteMap, deps, db, main, logger.With().Str("component", "multisite").Logger())
+		background(func(ctx context.Context) { sites.Network.Prune(ctx, cfg.SettingsRefresh) })
 	}
 	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
 	feedMode.Store("off")
@@ -191,7 +188,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		}
 		if len(purgers) > 0 {
 			tell = append(tell, func(c changes.Change) {
-				x := purgeOf(c, sites.built(c.Site))
+				x := site.PurgeOf(c, sites.Built(c.Site))
 				for _, p := range purgers {
 					p.Purge(x)
 				}
@@ -211,21 +208,21 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 			notify = sender.Notify
 		}
 		var optName func() string
-		if len(topts.files) > 0 {
-			optName = main.optName
+		if topts.Any() {
+			optName = main.OptName
 		}
-		detector := changes.NewDetector(db, main.groups, optName, notify, clog)
+		detector := changes.NewDetector(db, main.Groups(), optName, notify, clog)
 		poll := func(ctx context.Context) {
 			feedMode.Store(changes.ModePoll)
 			switch {
 			case !detect:
-			case sites.network != nil:
-				sites.network.poll(ctx, cfg.ChangeInterval, notify, clog)
+			case sites.Network != nil:
+				sites.Network.Poll(ctx, cfg.ChangeInterval, notify, clog)
 			default:
 				detector.Run(ctx, cfg.ChangeInterval)
 			}
 		}
-		if feed = changeFeed(ctx, cfg, db, sites, siteMap, len(topts.files) > 0, notify, memo, clog); feed != nil {
+		if feed = changeFeed(ctx, cfg, db, sites, siteMap, topts.Any(), notify, memo, clog); feed != nil {
 			feedMode.Store(changes.ModeBinlog)
 			drains = append(drains, closer(feed.Close)) // after Run has returned
 			background(func(ctx context.Context) { feed.Run(ctx, poll) })
@@ -272,14 +269,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	mainRoutes, err := main.routes(handler)
+	mainRoutes, err := main.Routes(handler)
 	if err != nil {
 		return err
 	}
 	routeSites = func(*http.Request) (*proxy.SiteRoutes, string) { return mainRoutes, "" }
-	if sites.network != nil {
-		sites.network.serve(handler, mainRoutes)
-		routeSites = sites.network.route
+	if sites.Network != nil {
+		sites.Network.Serve(handler, mainRoutes)
+		routeSites = sites.Network.Route
 	}
 
 	errorLog := proxy.StdLogger(logger)
@@ -292,11 +289,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		ErrorLog:          errorLog,
 	}
 	admin := &http.Server{
-		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: site, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
+		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: mainREST, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
 			Stopping: stopping.Load,
 			Status: func() map[string]string {
 				st := map[string]string{}
-				if n := main.settings.UndeclaredNetwork(); n > 0 {
+				if n := main.Settings().UndeclaredNetwork(); n > 0 {
 					st["multisite"] = fmt.Sprintf("the database holds a network of %d sites but the configuration read says single site: only the main site is served; pass --multisite", n)
 				}
 				if m := feedMode.Load().(string); m != "off" {
@@ -576,59 +573,4 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reloads []func() 
 			}
 		}
 	}
-}
-
-// public is the site owner's public routes, when --public-routes is set.
-type public struct {
-	file *reload.File[publicroutes.Config]
-	h    *publicroutes.Handler
-}
-
-func (p *public) handler() proxy.Public {
-	if p == nil {
-		return nil
-	}
-	return p.h
-}
-
-// openPublic opens the public routes file, when --public-routes is set,
-// and says, route by route, what it exposes.
-func openPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*reload.File[publicroutes.Config], error) {
-	if cfg.PublicRoutes == "" {
-		return nil, nil
-	}
-	log := logger.With().Str("component", "public").Logger()
-	file, err := reload.Open(cfg.PublicRoutes, "public routes", publicroutes.ParseConfig, func(c *publicroutes.Config, ev *zerolog.Event) *zerolog.Event {
-		return ev.Int("routes", len(c.Routes)).Strs("cors_origins", c.CORSOrigins)
-	}, log)
-	if err != nil {
-		return nil, err
-	}
-	c := file.Current()
-	if c.UsesThemeopts() && !themeopts {
-		return nil, fmt.Errorf("public routes %s: a route shows theme options, but --themeopts-config is not set", cfg.PublicRoutes)
-	}
-	for _, r := range c.Routes {
-		ev := log.Warn().Str("path", r.Path)
-		if r.Fieldmgr != nil {
-			ev = ev.Interface("field_groups", r.Fieldmgr)
-		} else {
-			ev = ev.Strs("theme_options", r.Themeopts)
-		}
-		ev.Msg("public route: exposed to anyone, without credentials")
-	}
-	return file, nil
-}
-
-// newPublic is a site's public routes: file's routes answered from the
-// site's field groups and theme options.
-func newPublic(file *reload.File[publicroutes.Config], fields *fieldmgr.Service, opts *themeopts.Service) *public {
-	var options publicroutes.Options
-	if opts != nil {
-		options = opts.Public
-	}
-	groups := func(ctx context.Context, s publicroutes.Selector) ([]byte, string, []string, error) {
-		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
-	}
-	return &public{file: file, h: publicroutes.New(file, options, groups)}
 }

@@ -1,4 +1,4 @@
-package main
+package site
 
 import (
 	"context"
@@ -33,14 +33,14 @@ func TestPurgeOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	two := &site{id: 2, settings: store.NewSettingsWatcher(db.ForSite(2), time.Hour, store.SiteURLs{}), pub: &public{file: file}}
+	two := &Site{id: 2, settings: store.NewSettingsWatcher(db.ForSite(2), time.Hour, store.SiteURLs{}), pub: &public{file: file}}
 	if err := two.settings.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name       string
 		change     changes.Change
-		s          *site
+		s          *Site
 		tags, urls []string
 	}{
 		{"single site", changes.Change{Namespace: "themeopts", Keys: []string{"a b"}}, nil, []string{"themeopts", "themeopts:a%20b"}, nil},
@@ -51,7 +51,7 @@ func TestPurgeOf(t *testing.T) {
 		{"site 3, never served", changes.Change{Namespace: "fieldmgr", Keys: []string{"g"}, Site: 3}, nil,
 			[]string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}, nil},
 	} {
-		p := purgeOf(c.change, c.s)
+		p := PurgeOf(c.change, c.s)
 		var urls []string
 		for _, u := range p.URLs {
 			urls = append(urls, u.String())
@@ -80,7 +80,7 @@ func TestThemeoptsFilesOf(t *testing.T) {
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	files, err := openThemeopts(cfg, zerolog.Nop(), func(f func(context.Context)) { go f(ctx) }, &reloads)
+	files, err := OpenThemeopts(cfg, zerolog.Nop(), func(f func(context.Context)) { go f(ctx) }, &reloads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestThemeoptsFilesOf(t *testing.T) {
 		{&multisite.Site{ID: 5, Domain: "example.test", Path: "/Blog/"}, "blog_opts"},
 		{&multisite.Site{ID: 6, Domain: "example.test", Path: "/other/"}, "network_opts"},
 	} {
-		if got := files.of(c.s).Current().OptName; got != c.want {
+		if got := files.Of(c.s).Current().OptName; got != c.want {
 			t.Errorf("%+v: %s, want %s", c.s, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package site
 
 import (
 	"context"
@@ -23,9 +23,9 @@ import (
 // and each site's services are built the first time one of its requests
 // comes, then kept. Only sites of the map are ever built, so clients
 // cannot make the sidecar hold more than the network has.
-type network struct {
+type Network struct {
 	watcher *store.NetworkWatcher
-	deps    *siteDeps
+	deps    *Deps
 	db      *store.DB
 	h       *proxy.Handler
 	log     zerolog.Logger
@@ -37,14 +37,14 @@ type network struct {
 // networkSite is a site's services, built once.
 type networkSite struct {
 	once   sync.Once
-	site   atomic.Pointer[site] // set once built
+	site   atomic.Pointer[Site] // set once built
 	routes *proxy.SiteRoutes
 }
 
-// newNetwork serves main (site 1, built already) and the other sites of
+// NewNetwork serves main (site 1, built already) and the other sites of
 // the watcher's map; serve gives it the handler and the main site's routes.
-func newNetwork(watcher *store.NetworkWatcher, deps *siteDeps, db *store.DB, main *site, log zerolog.Logger) *network {
-	n := &network{watcher: watcher, deps: deps, db: db, log: log, sites: map[int64]*networkSite{}}
+func NewNetwork(watcher *store.NetworkWatcher, deps *Deps, db *store.DB, main *Site, log zerolog.Logger) *Network {
+	n := &Network{watcher: watcher, deps: deps, db: db, log: log, sites: map[int64]*networkSite{}}
 	ms := &networkSite{}
 	ms.site.Store(main)
 	n.sites[main.id] = ms
@@ -53,7 +53,7 @@ func newNetwork(watcher *store.NetworkWatcher, deps *siteDeps, db *store.DB, mai
 
 // serve has the network's sites answered through h, site 1 by mainRoutes.
 // It is called once, before the first request.
-func (n *network) serve(h *proxy.Handler, mainRoutes *proxy.SiteRoutes) {
+func (n *Network) Serve(h *proxy.Handler, mainRoutes *proxy.SiteRoutes) {
 	n.h = h
 	e := n.sites[1]
 	e.once.Do(func() { e.routes = mainRoutes })
@@ -64,7 +64,7 @@ func (n *network) serve(h *proxy.Handler, mainRoutes *proxy.SiteRoutes) {
 // finds no site, or a site WordPress blocks (archived, spam, deleted: PHP
 // answers those, and lets super admins in), goes to PHP, which answers it
 // as WordPress does; so does everything before the map is first read.
-func (n *network) route(r *http.Request) (*proxy.SiteRoutes, string) {
+func (n *Network) Route(r *http.Request) (*proxy.SiteRoutes, string) {
 	m, err := n.watcher.Current()
 	if err != nil {
 		return nil, ""
@@ -89,7 +89,7 @@ func (n *network) route(r *http.Request) (*proxy.SiteRoutes, string) {
 
 // site is the services of ms, built on first use; nil when they cannot be
 // built (logged; PHP answers meanwhile).
-func (n *network) site(ctx context.Context, ms *multisite.Site) *networkSite {
+func (n *Network) site(ctx context.Context, ms *multisite.Site) *networkSite {
 	n.mu.RLock()
 	e := n.sites[ms.ID]
 	n.mu.RUnlock()
@@ -102,9 +102,9 @@ func (n *network) site(ctx context.Context, ms *multisite.Site) *networkSite {
 		n.mu.Unlock()
 	}
 	e.once.Do(func() {
-		s, err := n.deps.build(context.WithoutCancel(ctx), ms.ID, n.db.ForSite(ms.ID), n.deps.themeopts.of(ms))
+		s, err := n.deps.Build(context.WithoutCancel(ctx), ms.ID, n.db.ForSite(ms.ID), n.deps.Themeopts.Of(ms))
 		if err == nil {
-			e.routes, err = s.routes(n.h)
+			e.routes, err = s.Routes(n.h)
 		}
 		if err != nil {
 			n.log.Error().Err(err).Int64("blog_id", ms.ID).Msg("cannot serve this site of the network; PHP answers it")
@@ -121,7 +121,7 @@ func (n *network) site(ctx context.Context, ms *multisite.Site) *networkSite {
 }
 
 // built is site id's services when a request has had them built, else nil.
-func (n *network) built(id int64) *site {
+func (n *Network) Built(id int64) *Site {
 	n.mu.RLock()
 	e := n.sites[id]
 	n.mu.RUnlock()
@@ -134,7 +134,7 @@ func (n *network) built(id int64) *site {
 // prune lets go of the services of sites that have left the network's map
 // (deleted from wp_blogs), checked every interval until ctx ends: their
 // settings watchers would otherwise read a dropped table for ever.
-func (n *network) prune(ctx context.Context, every time.Duration) {
+func (n *Network) Prune(ctx context.Context, every time.Duration) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -163,9 +163,9 @@ func (n *network) prune(ctx context.Context, every time.Duration) {
 
 // optName is site id's theme options row: its services', or, before
 // they are built, its configuration's; "" without one.
-func (n *network) optName(id int64) string {
-	if s := n.built(id); s != nil {
-		return s.optName()
+func (n *Network) OptName(id int64) string {
+	if s := n.Built(id); s != nil {
+		return s.OptName()
 	}
 	m, err := n.watcher.Current()
 	if err != nil {
@@ -173,7 +173,7 @@ func (n *network) optName(id int64) string {
 	}
 	for i := range m.Sites {
 		if m.Sites[i].ID == id {
-			if f := n.deps.themeopts.of(&m.Sites[i]); f != nil {
+			if f := n.deps.Themeopts.Of(&m.Sites[i]); f != nil {
 				return f.Current().OptName
 			}
 		}
@@ -184,7 +184,7 @@ func (n *network) optName(id int64) string {
 // poll is change detection by polling on a network: every interval, each
 // site of the map is compared with what was seen of it last (a site new to
 // the map is only looked at, its first time), and its changes name it.
-func (n *network) poll(ctx context.Context, interval time.Duration, notify func(changes.Change), log zerolog.Logger) {
+func (n *Network) Poll(ctx context.Context, interval time.Duration, notify func(changes.Change), log zerolog.Logger) {
 	detectors := map[int64]*changes.Detector{}
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -199,12 +199,12 @@ func (n *network) poll(ctx context.Context, interval time.Duration, notify func(
 				d := detectors[id]
 				if d == nil {
 					view := n.db.ForSite(id)
-					groups, err := view.FieldGroups(siteTable(n.deps.cfg, view))
+					groups, err := view.FieldGroups(siteTable(n.deps.Config, view))
 					if err != nil {
 						errs = append(errs, err)
 						continue
 					}
-					d = changes.NewDetector(view, groups, func() string { return n.optName(id) }, func(c changes.Change) {
+					d = changes.NewDetector(view, groups, func() string { return n.OptName(id) }, func(c changes.Change) {
 						c.Site = id
 						notify(c)
 					}, log.With().Int64("blog_id", id).Logger())
@@ -235,8 +235,8 @@ func (n *network) poll(ctx context.Context, interval time.Duration, notify func(
 	}
 }
 
-// networkConstants are the network's wp-config.php constants.
-func networkConstants(cfg *config.Config) multisite.Constants {
+// NetworkConstants are the network's wp-config.php constants.
+func NetworkConstants(cfg *config.Config) multisite.Constants {
 	n := cfg.Network
 	return multisite.Constants{Defined: n.Domain != "" && n.Path != "", Domain: n.Domain, Path: n.Path, NetworkID: int64(n.ID), Subdomain: n.Subdomain}
 }
