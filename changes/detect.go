@@ -73,21 +73,28 @@ func NewDetector(db *store.DB, groups *store.FieldGroups, optName func() string,
 	return &Detector{db: db, groups: groups, optName: optName, notify: notify, log: log}
 }
 
-// Run polls every interval until ctx ends. A failed poll (database down)
-// is logged and retried at the next tick; nothing is lost, since the next
-// successful poll compares with the last state seen.
+// Run polls every interval until ctx ends (see Every).
 func (d *Detector) Run(ctx context.Context, interval time.Duration) {
+	Every(ctx, interval, d.log, d.Poll)
+}
+
+// Every is change detection by polling: poll every interval until ctx
+// ends. A failed poll (database down) is logged once and retried at the
+// next tick; nothing is lost, since the next successful poll compares with
+// the last state seen. It is the one polling loop, a single site's or a
+// network's (whose poll looks at each site).
+func Every(ctx context.Context, interval time.Duration, log zerolog.Logger, poll func(context.Context) error) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failing := false
 	for {
-		err := d.Poll(ctx)
+		err := poll(ctx)
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:
-			d.log.Warn().Err(err).Msg("change detection: cannot read; retrying every interval")
+			log.Warn().Err(err).Msg("change detection: cannot read; retrying every interval")
 			failing = true
 		case err == nil && failing:
-			d.log.Info().Msg("change detection: reading again")
+			log.Info().Msg("change detection: reading again")
 			failing = false
 		}
 		select {

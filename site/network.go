@@ -181,58 +181,44 @@ func (n *Network) OptName(id int64) string {
 	return ""
 }
 
-// poll is change detection by polling on a network: every interval, each
+// Poll is change detection by polling on a network (changes.Every): each
 // site of the map is compared with what was seen of it last (a site new to
 // the map is only looked at, its first time), and its changes name it.
 func (n *Network) Poll(ctx context.Context, interval time.Duration, notify func(changes.Change), log zerolog.Logger) {
 	detectors := map[int64]*changes.Detector{}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	failing := false
-	for {
+	changes.Every(ctx, interval, log, func(ctx context.Context) error {
+		m, err := n.watcher.Current()
+		if err != nil {
+			return nil // no map yet: nothing to compare
+		}
 		var errs []error
-		if m, err := n.watcher.Current(); err == nil {
-			seen := map[int64]bool{}
-			for _, ms := range m.Sites {
-				id := ms.ID
-				seen[id] = true
-				d := detectors[id]
-				if d == nil {
-					view := n.db.ForSite(id)
-					groups, err := view.FieldGroups(siteTable(n.deps.Config, view))
-					if err != nil {
-						errs = append(errs, err)
-						continue
-					}
-					d = changes.NewDetector(view, groups, func() string { return n.OptName(id) }, func(c changes.Change) {
-						c.Site = id
-						notify(c)
-					}, log.With().Int64("blog_id", id).Logger())
-					detectors[id] = d
+		seen := map[int64]bool{}
+		for _, ms := range m.Sites {
+			id := ms.ID
+			seen[id] = true
+			d := detectors[id]
+			if d == nil {
+				view := n.db.ForSite(id)
+				groups, err := view.FieldGroups(siteTable(n.deps.Config, view))
+				if err != nil {
+					errs = append(errs, err)
+					continue
 				}
-				errs = append(errs, d.Poll(ctx))
+				d = changes.NewDetector(view, groups, func() string { return n.OptName(id) }, func(c changes.Change) {
+					c.Site = id
+					notify(c)
+				}, log.With().Int64("blog_id", id).Logger())
+				detectors[id] = d
 			}
-			for id := range detectors {
-				if !seen[id] {
-					delete(detectors, id) // a site gone from the network
-				}
+			errs = append(errs, d.Poll(ctx))
+		}
+		for id := range detectors {
+			if !seen[id] {
+				delete(detectors, id) // a site gone from the network
 			}
 		}
-		err := errors.Join(errs...)
-		switch {
-		case err != nil && !failing && ctx.Err() == nil:
-			log.Warn().Err(err).Msg("change detection: cannot read every site; retrying every interval")
-			failing = true
-		case err == nil && failing:
-			log.Info().Msg("change detection: reading again")
-			failing = false
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+		return errors.Join(errs...)
+	})
 }
 
 // NetworkConstants are the network's wp-config.php constants.
