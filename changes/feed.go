@@ -2,7 +2,6 @@ package changes
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +83,7 @@ const (
 // the site settings' options) at once, with no polling.
 type Feed struct {
 	o        FeedOptions
-	db       *sql.DB
+	server   *store.BinlogServer
 	mode     atomic.Value // ModeBinlog or ModePoll
 	lastSeen atomic.Int64 // unix nanoseconds of the last event or heartbeat
 	// caughtUp: since the feed last (re)connected, the server sent a
@@ -107,17 +106,17 @@ func NewFeed(o FeedOptions) (*Feed, error) {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = time.Second
 	}
-	c, err := mysql.NewConnector(o.Conn)
+	server, err := store.OpenBinlogServer(o.Conn)
 	if err != nil {
 		return nil, err
 	}
-	f := &Feed{o: o, db: sql.OpenDB(c)}
+	f := &Feed{o: o, server: server}
 	f.mode.Store(ModeBinlog)
 	return f, nil
 }
 
 // Close releases the feed's connection pool, once Run has returned.
-func (f *Feed) Close() error { return f.db.Close() }
+func (f *Feed) Close() error { return f.server.Close() }
 
 // Conn is the connection and replica id the feed uses.
 func (f *Feed) Conn() (*mysql.Config, uint32) { return f.o.Conn, f.o.ServerID }
@@ -150,57 +149,30 @@ var ErrFeedUnusable = errors.New("binlog change feed unusable")
 // stands now (the feed starts there: what came before is what the sidecar
 // reads anyway).
 func (f *Feed) Check(ctx context.Context) error {
-	var logBin, format, image, version string
-	err := f.db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format, @@binlog_row_image, VERSION()").Scan(&logBin, &format, &image, &version)
+	b, err := f.server.Settings(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: cannot read the server's binlog settings: %v", ErrFeedUnusable, err)
 	}
-	f.flavor = store.Flavor(version)
+	f.flavor = b.Flavor
 	var problems []string
-	if logBin != "1" && !strings.EqualFold(logBin, "ON") {
+	if b.LogBin != "1" && !strings.EqualFold(b.LogBin, "ON") {
 		problems = append(problems, "the binary log is off (start the server with log_bin and a server_id)")
 	}
-	if !strings.EqualFold(format, "ROW") {
-		problems = append(problems, fmt.Sprintf("binlog_format is %s (set binlog_format=ROW)", format))
+	if !strings.EqualFold(b.Format, "ROW") {
+		problems = append(problems, fmt.Sprintf("binlog_format is %s (set binlog_format=ROW)", b.Format))
 	}
-	if !strings.EqualFold(image, "FULL") {
-		problems = append(problems, fmt.Sprintf("binlog_row_image is %s (set binlog_row_image=FULL)", image))
+	if !strings.EqualFold(b.RowImage, "FULL") {
+		problems = append(problems, fmt.Sprintf("binlog_row_image is %s (set binlog_row_image=FULL)", b.RowImage))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrFeedUnusable, strings.Join(problems, "; "))
 	}
-	rows, err := f.db.QueryContext(ctx, "SHOW MASTER STATUS")
-	if err != nil && f.flavor == gomysql.MySQLFlavor {
-		rows, err = f.db.QueryContext(ctx, "SHOW BINARY LOG STATUS") // MySQL 8.4 on
-	}
-	if err != nil {
+	f.pos, f.gtid, err = f.server.Position(ctx, f.flavor)
+	switch {
+	case errors.Is(err, store.ErrNoBinlog):
+		return fmt.Errorf("%w: %v", ErrFeedUnusable, err)
+	case err != nil:
 		return fmt.Errorf("%w: SHOW MASTER STATUS: %v (grant REPLICATION CLIENT, or BINLOG MONITOR on MariaDB, and REPLICATION SLAVE)", ErrFeedUnusable, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	if !rows.Next() {
-		return fmt.Errorf("%w: SHOW MASTER STATUS is empty: the binary log is off", ErrFeedUnusable)
-	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		return err
-	}
-	var pos uint64
-	fmt.Sscan(vals[1].String, &pos)
-	f.pos = gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}
-	var gtid sql.NullString
-	q := "SELECT @@gtid_binlog_pos"
-	if f.flavor == gomysql.MySQLFlavor {
-		q = "SELECT IF(@@gtid_mode = 'ON', @@gtid_executed, '')"
-	}
-	if f.db.QueryRowContext(ctx, q).Scan(&gtid) == nil && gtid.String != "" {
-		if g, err := gomysql.ParseGTIDSet(f.flavor, gtid.String); err == nil {
-			f.gtid = g
-		}
 	}
 	return f.readColumns(ctx, f.o.Options)
 }
@@ -241,20 +213,14 @@ func (f *Feed) readColumns(ctx context.Context, table string) error {
 	for _, t := range []string{f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta, table} {
 		delete(f.cols, t)
 	}
-	rows, err := f.db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?, ?, ?, ?, ?) ORDER BY TABLE_NAME, ORDINAL_POSITION",
-		f.o.Schema, f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta, table)
+	cols, err := f.server.Columns(ctx, f.o.Schema, f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta, table)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var t, c string
-		if err := rows.Scan(&t, &c); err != nil {
-			return err
-		}
-		f.cols[t] = append(f.cols[t], c)
+	for t, c := range cols {
+		f.cols[t] = c
 	}
-	return rows.Err()
+	return nil
 }
 
 // Run follows the log until ctx ends. A lost connection is resumed from

@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-sql-driver/mysql"
+)
+
+// BinlogServer is the server a change feed follows, over the feed's own
+// connection (--binlog-dsn may name another user): what the server says of
+// its binary log, where the log stands, and the followed tables' columns
+// (row events carry values, not names).
+type BinlogServer struct{ db *sql.DB }
+
+// OpenBinlogServer connects nothing yet.
+func OpenBinlogServer(c *mysql.Config) (*BinlogServer, error) {
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return nil, err
+	}
+	return &BinlogServer{db: sql.OpenDB(conn)}, nil
+}
+
+// Close releases the connections.
+func (s *BinlogServer) Close() error { return s.db.Close() }
+
+// BinlogSettings are the server's binary log settings and its flavor.
+type BinlogSettings struct {
+	LogBin, Format, RowImage string
+	Flavor                   string // gomysql.MariaDBFlavor or MySQLFlavor
+}
+
+// Settings reads the binary log's settings.
+func (s *BinlogServer) Settings(ctx context.Context) (BinlogSettings, error) {
+	var b BinlogSettings
+	var version string
+	err := s.db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format, @@binlog_row_image, VERSION()").Scan(&b.LogBin, &b.Format, &b.RowImage, &version)
+	b.Flavor = Flavor(version)
+	return b, err
+}
+
+// ErrNoBinlog: the server shows no binary log position.
+var ErrNoBinlog = fmt.Errorf("SHOW MASTER STATUS is empty: the binary log is off")
+
+// Position is where the server's log stands: its file and position, and
+// its GTID set where it keeps one (nil otherwise).
+func (s *BinlogServer) Position(ctx context.Context, flavor string) (gomysql.Position, gomysql.GTIDSet, error) {
+	rows, err := s.db.QueryContext(ctx, "SHOW MASTER STATUS")
+	if err != nil && flavor == gomysql.MySQLFlavor {
+		rows, err = s.db.QueryContext(ctx, "SHOW BINARY LOG STATUS") // MySQL 8.4 on
+	}
+	if err != nil {
+		return gomysql.Position{}, nil, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if !rows.Next() {
+		return gomysql.Position{}, nil, ErrNoBinlog
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return gomysql.Position{}, nil, err
+	}
+	var pos uint64
+	fmt.Sscan(vals[1].String, &pos)
+	rows.Close()
+	gtid, err := gtidPosition(ctx, s.db, flavor, true)
+	if err != nil || gtid == nil || gtid.String() == "" {
+		gtid = nil // no GTIDs (MySQL without gtid_mode): the file and position
+	}
+	return gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}, gtid, nil
+}
+
+// Columns reads the column names of tables in schema, in order, by table.
+func (s *BinlogServer) Columns(ctx context.Context, schema string, tables ...string) (map[string][]string, error) {
+	if len(tables) == 0 {
+		return map[string][]string{}, nil
+	}
+	args := []any{schema}
+	for _, t := range tables {
+		args = append(args, t)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?"+
+		strings.Repeat(", ?", len(tables)-1)+") ORDER BY TABLE_NAME, ORDINAL_POSITION", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string][]string{}
+	for rows.Next() {
+		var t, c string
+		if err := rows.Scan(&t, &c); err != nil {
+			return nil, err
+		}
+		cols[t] = append(cols[t], c)
+	}
+	return cols, rows.Err()
+}
