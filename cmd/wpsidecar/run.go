@@ -20,7 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -29,6 +28,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/logging"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -57,9 +57,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		}
 		return nil
 	}
-	logOut := newLogBuffer(stdout, logFlushEvery)
+	logOut := logging.NewBuffer(stdout, logging.FlushEvery)
 	defer logOut.Close()
-	logger, collapse := newLogger(cfg, logOut)
+	logger, collapse := logging.New(cfg.LogLevel, cfg.LogFormat, logOut)
 	defer collapse.Close() // before logOut's
 
 	for _, w := range cfg.Warnings {
@@ -116,7 +116,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		})
 	}
 	var reloads []func() error // on SIGHUP
-	authObserve, authCollectors := authMetrics()
+	authObserve, authCollectors := auth.Metrics()
 	report, reporter := reportFailures(cfg, logger)
 	if reporter != nil {
 		drains = append(drains, reporter)
@@ -248,14 +248,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	background(func(ctx context.Context) { reloadOnHangup(ctx, hup, reloads, logger) })
 	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
 	metrics.Register(authCollectors...)
-	metrics.Register(purgeMetrics(purgers)...)
-	metrics.Register(feedMetrics(&feedMode, feed, memo)...)
-	metrics.Register(replicaMetrics(db)...)
+	metrics.Register(changes.PurgeMetrics(purgers)...)
+	metrics.Register(changes.FeedMetrics(func() string { return feedMode.Load().(string) }, feed, memo)...)
+	metrics.Register(db.ReplicaMetrics()...)
 	if leadership != nil {
-		metrics.Register(leaderMetric(leadership))
+		metrics.Register(leadership.Metric())
 	}
 	if oc, ok := cache.(*objcache.Redis); ok {
-		metrics.Register(objectCacheMetrics(oc)...)
+		metrics.Register(oc.Metrics()...)
 	}
 	// A site's routes are made on the handler: routeSites is set once it
 	// exists, before the first request.
@@ -450,19 +450,6 @@ func openObjectCache(ctx context.Context, cfg *config.Config, logger zerolog.Log
 	return oc, nil
 }
 
-// objectCacheMetrics count the object cache's deletion passes by result.
-func objectCacheMetrics(oc *objcache.Redis) []prometheus.Collector {
-	const name, help = "wpsidecar_object_cache_deletions_total", "Passes deleting stale object-cache keys after a write, by result (failed: PHP may serve old values)."
-	pass := func(result string, pick func(done, failed uint64) uint64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: prometheus.Labels{"result": result}},
-			func() float64 { return float64(pick(oc.Passes())) })
-	}
-	return []prometheus.Collector{
-		pass("ok", func(done, _ uint64) uint64 { return done }),
-		pass("failed", func(_, failed uint64) uint64 { return failed }),
-	}
-}
-
 // reportFailures sends each failed Basic authentication to the companion
 // plugin through PHP (signed, queued, a few tries), when a companion secret
 // is set; otherwise it reports nothing.
@@ -484,23 +471,6 @@ func reportFailures(cfg *config.Config, logger zerolog.Logger) (func(auth.Failed
 // block of limit bytes to be the most accepted: Go reads 4 KiB more than
 // that setting before it answers 431.
 func goMaxHeaderBytes(limit int) int { return max(limit-4096, 1) }
-
-// authMetrics count failed Basic authentications and the attempts the
-// throttle refused.
-func authMetrics() (func(event, scope string), []prometheus.Collector) {
-	failures := prometheus.NewCounter(prometheus.CounterOpts{Name: "wpsidecar_auth_failures_total",
-		Help: "Failed Basic authentications (wrong password, unknown login or e-mail)."})
-	throttled := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wpsidecar_auth_throttled_total",
-		Help: "Authentication attempts answered 429 without a check, by the limit that refused them (ip, account)."}, []string{"scope"})
-	observe := func(event, scope string) {
-		if event == "throttled" {
-			throttled.WithLabelValues(scope).Inc()
-		} else {
-			failures.Inc()
-		}
-	}
-	return observe, []prometheus.Collector{failures, throttled}
-}
 
 // redisLog sends go-redis's own messages to the sidecar's log.
 type redisLog struct{ l zerolog.Logger }
@@ -542,17 +512,6 @@ func setGCPercent(environ []string) int {
 	}
 	debug.SetGCPercent(defaultGCPercent)
 	return defaultGCPercent
-}
-
-// newLogger logs to out: JSON lines, or the console format; warnings and
-// errors that repeat collapsed (close the collapser before out).
-func newLogger(cfg *config.Config, out io.Writer) (zerolog.Logger, *collapser) {
-	level, _ := zerolog.ParseLevel(cfg.LogLevel)
-	if cfg.LogFormat == "console" {
-		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly}
-	}
-	c := newCollapser(out, logCollapseEvery)
-	return zerolog.New(c).Level(level).With().Timestamp().Logger(), c
 }
 
 // reloadOnHangup reloads the theme options configuration on SIGHUP (which

@@ -388,31 +388,6 @@ func TestRun_BodyTimeoutEndsWithTheBody(t *testing.T) {
 	}
 }
 
-func TestLogBuffer_FlushesOnTimeAndClose(t *testing.T) {
-	out := &syncBuffer{}
-	b := newLogBuffer(out, time.Hour)
-	b.Write([]byte("one\n"))
-	if out.String() != "" {
-		t.Error("written at once, not batched")
-	}
-	b.Close()
-	if out.String() != "one\n" {
-		t.Errorf("not flushed on Close: %q", out.String())
-	}
-
-	out = &syncBuffer{}
-	b = newLogBuffer(out, 20*time.Millisecond)
-	defer b.Close()
-	b.Write([]byte("two\n"))
-	deadline := time.Now().Add(2 * time.Second)
-	for out.String() != "two\n" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if out.String() != "two\n" {
-		t.Errorf("not flushed by the ticker: %q", out.String())
-	}
-}
-
 func TestSetMaxProcs(t *testing.T) {
 	defer runtime.SetDefaultGOMAXPROCS()
 	runtime.SetDefaultGOMAXPROCS()

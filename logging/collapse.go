@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"bytes"
@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// collapser keeps log storms readable: a warning or error line that
+// Collapser keeps log storms readable: a warning or error line that
 // repeats — the same level, message and fields but for its time and
 // request id — is written the first time in an interval, and the rest of
 // the interval's repeats become one line with their count ("repeated"),
 // written when the interval ends. Access lines (message "request") are
 // never collapsed: --access-log decides those. It takes whole lines, as
 // zerolog writes them, and sits before the console writer.
-type collapser struct {
+type Collapser struct {
 	out   io.Writer
 	every time.Duration
 
@@ -30,15 +30,15 @@ type repeats struct {
 	n      int
 }
 
-// logCollapseEvery is the interval; maxCollapsed bounds the distinct lines
+// CollapseEvery is the interval; maxCollapsed bounds the distinct lines
 // followed in one (past it, lines are written as they come).
 const (
-	logCollapseEvery = 10 * time.Second
-	maxCollapsed     = 1000
+	CollapseEvery = 10 * time.Second
+	maxCollapsed  = 1000
 )
 
-func newCollapser(out io.Writer, every time.Duration) *collapser {
-	c := &collapser{out: out, every: every, seen: map[string]*repeats{}, stop: make(chan struct{}), done: make(chan struct{})}
+func NewCollapser(out io.Writer, every time.Duration) *Collapser {
+	c := &Collapser{out: out, every: every, seen: map[string]*repeats{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go tickUntil(c.every, c.stop, c.done, c.flush)
 	return c
 }
@@ -49,7 +49,7 @@ var (
 	accessMessage = []byte(`"message":"request"}`)
 )
 
-func (c *collapser) Write(p []byte) (int, error) {
+func (c *Collapser) Write(p []byte) (int, error) {
 	if !bytes.HasPrefix(p, levelWarn) && !bytes.HasPrefix(p, levelError) || bytes.HasSuffix(bytes.TrimSpace(p), accessMessage) {
 		return c.out.Write(p)
 	}
@@ -74,7 +74,7 @@ func (c *collapser) Write(p []byte) (int, error) {
 }
 
 // flush writes the interval's counts and starts a new interval.
-func (c *collapser) flush() {
+func (c *Collapser) flush() {
 	c.mu.Lock()
 	seen := c.seen
 	c.seen = map[string]*repeats{}
@@ -93,7 +93,7 @@ func (c *collapser) flush() {
 }
 
 // Close writes the last counts and stops the interval.
-func (c *collapser) Close() {
+func (c *Collapser) Close() {
 	close(c.stop)
 	<-c.done
 }

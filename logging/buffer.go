@@ -1,4 +1,7 @@
-package main
+// Package logging holds what the sidecar's log goes through before it is
+// written: a buffer that batches writes, and a collapser that turns a storm
+// of one error into a line and a count.
+package logging
 
 import (
 	"bufio"
@@ -7,11 +10,11 @@ import (
 	"time"
 )
 
-// logBuffer batches log lines into fewer writes: one write per request is
+// Buffer batches log lines into fewer writes: one write per request is
 // a measurable share of a proxied request (README: Performance). Lines are
 // written when 64 KiB have gathered, every flushEvery, and on Close; a
 // crash of the process loses at most flushEvery of log.
-type logBuffer struct {
+type Buffer struct {
 	mu    sync.Mutex
 	w     *bufio.Writer
 	stop  chan struct{}
@@ -19,16 +22,16 @@ type logBuffer struct {
 	every time.Duration
 }
 
-const logFlushEvery = 100 * time.Millisecond
+const FlushEvery = 100 * time.Millisecond
 
-func newLogBuffer(out io.Writer, every time.Duration) *logBuffer {
-	b := &logBuffer{w: bufio.NewWriterSize(out, 64<<10), stop: make(chan struct{}), done: make(chan struct{}), every: every}
+func NewBuffer(out io.Writer, every time.Duration) *Buffer {
+	b := &Buffer{w: bufio.NewWriterSize(out, 64<<10), stop: make(chan struct{}), done: make(chan struct{}), every: every}
 	go tickUntil(b.every, b.stop, b.done, b.flush)
 	return b
 }
 
 // Write takes one whole log line, as zerolog writes them.
-func (b *logBuffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.w.Write(p)
@@ -51,14 +54,14 @@ func tickUntil(every time.Duration, stop <-chan struct{}, done chan<- struct{}, 
 	}
 }
 
-func (b *logBuffer) flush() {
+func (b *Buffer) flush() {
 	b.mu.Lock()
 	b.w.Flush()
 	b.mu.Unlock()
 }
 
 // Close writes what is buffered and stops the flusher.
-func (b *logBuffer) Close() {
+func (b *Buffer) Close() {
 	close(b.stop)
 	<-b.done
 }

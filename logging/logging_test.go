@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 )
 
@@ -19,7 +18,7 @@ import (
 // they are.
 func TestCollapser(t *testing.T) {
 	var out testlog.Buffer
-	c := newCollapser(&out, time.Hour) // the interval ends at Close
+	c := NewCollapser(&out, time.Hour) // the interval ends at Close
 	log := zerolog.New(c).With().Timestamp().Logger()
 	for i := range 1000 {
 		l := log.With().Str("request_id", fmt.Sprint(i)).Logger()
@@ -62,25 +61,27 @@ func TestCollapser(t *testing.T) {
 	}
 }
 
-// TestAccessLogged: --access-log's choices: all (no filter), none, server
-// errors only, a share of every kind of answer alike.
-func TestAccessLogged(t *testing.T) {
-	if accessLogged(1) != nil {
-		t.Error("all: a filter")
+func TestLogBuffer_FlushesOnTimeAndClose(t *testing.T) {
+	out := &testlog.Buffer{}
+	b := NewBuffer(out, time.Hour)
+	b.Write([]byte("one\n"))
+	if out.String() != "" {
+		t.Error("written at once, not batched")
 	}
-	off, errs, sample := accessLogged(config.AccessLogOff), accessLogged(config.AccessLogErrors), accessLogged(0.1)
-	if off(500) || off(200) || !errs(500) || !errs(503) || errs(499) || errs(200) {
-		t.Error("off or errors pick wrong answers")
+	b.Close()
+	if out.String() != "one\n" {
+		t.Errorf("not flushed on Close: %q", out.String())
 	}
-	for _, status := range []int{200, 503} {
-		n := 0
-		for range 1000 {
-			if sample(status) {
-				n++
-			}
-		}
-		if n < 50 || n > 160 { // 100 expected; more than five standard deviations away
-			t.Errorf("a 0.1 sample kept %d of 1000 answers %d", n, status)
-		}
+
+	out = &testlog.Buffer{}
+	b = NewBuffer(out, 20*time.Millisecond)
+	defer b.Close()
+	b.Write([]byte("two\n"))
+	deadline := time.Now().Add(2 * time.Second)
+	for out.String() != "two\n" && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if out.String() != "two\n" {
+		t.Errorf("not flushed by the ticker: %q", out.String())
 	}
 }

@@ -1,0 +1,40 @@
+package store
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metric is wpsidecar_leader: 1 while this instance leads.
+func (l *Leadership) Metric() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_leader",
+		Help: "1 while this instance leads (sends webhooks and purges), 0 while another does."}, func() float64 {
+		if l.Leading() {
+			return 1
+		}
+		return 0
+	})
+}
+
+// ReplicaMetrics: wpsidecar_db_replica_lag_seconds{replica} is each
+// replica's measured lag (-1: not known), wpsidecar_db_replica_reads{replica}
+// 1 while GETs may read it.
+func (db *DB) ReplicaMetrics() []prometheus.Collector {
+	var out []prometheus.Collector
+	for i, r := range db.Replicas() {
+		labels := prometheus.Labels{"replica": r.Addr}
+		out = append(out,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_db_replica_lag_seconds", ConstLabels: labels,
+				Help: "How far the replica is behind the primary, by GTID position; -1 while not known."}, func() float64 {
+				if lag := db.Replicas()[i].Lag; lag >= 0 {
+					return lag.Seconds()
+				}
+				return -1
+			}),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_db_replica_reads", ConstLabels: labels,
+				Help: "1 while GETs may read the replica (reachable, lag within max-replica-lag)."}, func() float64 {
+				if db.Replicas()[i].Healthy {
+					return 1
+				}
+				return 0
+			}))
+	}
+	return out
+}
