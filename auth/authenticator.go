@@ -173,22 +173,6 @@ func (a *Authenticator) site() (*derived, error) {
 	return d, nil
 }
 
-type rideKey struct{}
-
-// WithRead has the user lookup of r's authentication carry read, as a
-// second statement in its round trip: a route that reads one thing costs
-// one database round trip with authentication. The read's result is used
-// only once Permit let the request through; when no lookup runs
-// (anonymous), read has not run either.
-func WithRead(r *http.Request, read *store.Piggyback) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), rideKey{}, read))
-}
-
-func rideFrom(r *http.Request) *store.Piggyback {
-	p, _ := r.Context().Value(rideKey{}).(*store.Piggyback)
-	return p
-}
-
 // metaKeys are the user meta every authentication reads.
 func (a *Authenticator) metaKeys() []string {
 	return []string{a.o.Store.CapabilitiesKey(), store.MetaSessionTokens, store.MetaApplicationPasswords}
@@ -200,14 +184,15 @@ func (a *Authenticator) metaKeys() []string {
 // error is an anonymous request. Database failures are returned as errors
 // wrapping store.ErrUnavailable.
 func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
-	u, _, err := a.authenticate(r)
+	u, _, err := a.authenticate(r, nil)
 	return u, err
 }
 
 // authenticate is Authenticate, also giving the fresh wp_rest nonce
 // WordPress sends back whenever a request's nonce verified (for the
-// anonymous user too), or "".
-func (a *Authenticator) authenticate(r *http.Request) (*User, string, error) {
+// anonymous user too), or "". ride, when not nil, is read in the round
+// trip of the user lookup (see Ride).
+func (a *Authenticator) authenticate(r *http.Request, ride *store.Piggyback) (*User, string, error) {
 	site, err := a.site()
 	if err != nil {
 		return nil, "", err
@@ -225,13 +210,13 @@ func (a *Authenticator) authenticate(r *http.Request) (*User, string, error) {
 		}
 	}
 
-	user, cookieOK, err := a.cookieUser(ctx, r, site, cookies, now)
+	user, cookieOK, err := a.cookieUser(ctx, r, site, cookies, now, ride)
 	if err != nil {
 		return nil, "", err
 	}
 	var failure *wpjson.Error
 	if user == nil {
-		user, failure, err = a.basicUser(ctx, r, site, now)
+		user, failure, err = a.basicUser(ctx, r, site, now, ride)
 		if err != nil {
 			return nil, "", err
 		}
@@ -311,7 +296,7 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // cookieUser is determine_current_user's cookie part: the auth cookie for
 // the request's scheme, then the logged-in cookie. cookieOK reports that a
 // cookie validated up to its HMAC (WordPress's auth_cookie_valid).
-func (a *Authenticator) cookieUser(ctx context.Context, r *http.Request, site *derived, cookies []string, now time.Time) (*User, bool, error) {
+func (a *Authenticator) cookieUser(ctx context.Context, r *http.Request, site *derived, cookies []string, now time.Time, ride *store.Piggyback) (*User, bool, error) {
 	authName, authScheme := site.auth, SchemeAuth
 	if a.o.IsSecure(r) {
 		authName, authScheme = site.secure, SchemeSecureAuth
@@ -322,7 +307,7 @@ func (a *Authenticator) cookieUser(ctx context.Context, r *http.Request, site *d
 		if !ok {
 			continue
 		}
-		u, status, err := a.validateCookie(ctx, r, site, raw, c.scheme, now)
+		u, status, err := a.validateCookie(ctx, r, site, raw, c.scheme, now, ride)
 		if err != nil {
 			return nil, false, err
 		}
@@ -345,12 +330,12 @@ const (
 )
 
 // validateCookie is wp_validate_auth_cookie.
-func (a *Authenticator) validateCookie(ctx context.Context, r *http.Request, site *derived, raw, scheme string, now time.Time) (*User, int, error) {
+func (a *Authenticator) validateCookie(ctx context.Context, r *http.Request, site *derived, raw, scheme string, now time.Time, ride *store.Piggyback) (*User, int, error) {
 	c, err := parseAuthCookie(raw)
 	if err != nil || c.Expired(now, r.Method == http.MethodPost) {
 		return nil, cookieBad, nil
 	}
-	u, err := a.o.Store.UserForAuth(ctx, c.Login, false, rideFrom(r), a.metaKeys()...)
+	u, err := a.o.Store.UserForAuth(ctx, c.Login, false, ride, a.metaKeys()...)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, cookieBad, nil
 	}
@@ -394,7 +379,7 @@ func sessionValid(raw, verifier string, now time.Time) bool {
 
 // basicUser handles HTTP Basic: an application password when they are
 // available, then the account password when enabled.
-func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *derived, now time.Time) (*User, *wpjson.Error, error) {
+func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *derived, now time.Time, ride *store.Piggyback) (*User, *wpjson.Error, error) {
 	login, password, ok := parseBasic(r.Header.Get("Authorization"))
 	if !ok {
 		return nil, nil, nil
@@ -440,7 +425,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		}
 		return nil, f, nil
 	}
-	u, err := a.o.Store.UserForAuth(ctx, login, store.LooksLikeEmail(login), rideFrom(r), a.metaKeys()...)
+	u, err := a.o.Store.UserForAuth(ctx, login, store.LooksLikeEmail(login), ride, a.metaKeys()...)
 	if errors.Is(err, store.ErrNotFound) {
 		if store.LooksLikeEmail(login) {
 			return fail(errUnknownE)

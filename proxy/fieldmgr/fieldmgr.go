@@ -80,7 +80,7 @@ func (s *Service) Name() string { return "fieldmgr/v1" }
 // behind manage_options; OPTIONS describes a route as WordPress does. Other
 // paths and methods go to PHP.
 func (s *Service) Register(r *mux.Router) {
-	r.Use(s.prefetch, s.auth.Identify(http.StatusUnauthorized), wpjson.CheckBody, s.auth.Permit(capability, http.StatusUnauthorized), s.ensureTable)
+	r.Use(s.auth.Identify(http.StatusUnauthorized, s.ride), wpjson.CheckBody, s.auth.Permit(capability, http.StatusUnauthorized), s.ensureTable)
 	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, Permitted: func(r *http.Request) bool {
 		return auth.UserFrom(r.Context()).Can("manage_options")
 	}}, []wpjson.Route{
@@ -104,40 +104,35 @@ type prefetched struct {
 	found bool
 }
 
-type prefetchKey struct{}
+// Piggyback is the read (auth.Ride).
+func (p *prefetched) Piggyback() *store.Piggyback { return p.pb }
 
-// prefetch has the user lookup of a GET carry the read its route
-// declares (by name: "list", "group"), so that the answer costs one
-// database round trip in all.
-func (s *Service) prefetch(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			next.ServeHTTP(w, r)
-			return
+// ride declares the read a GET's route has ride along with the user
+// lookup (by the route's name: "list", "group"), so that the answer costs
+// one database round trip in all.
+func (s *Service) ride(r *http.Request) auth.Ride {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return nil
+	}
+	p := &prefetched{}
+	switch mux.CurrentRoute(r).GetName() {
+	case "list":
+		p.pb = s.groups.ListPiggyback(&p.list)
+	case "group":
+		key, ok := groupKey(r)
+		if !ok {
+			return nil
 		}
-		p := &prefetched{}
-		switch mux.CurrentRoute(r).GetName() {
-		case "list":
-			p.pb = s.groups.ListPiggyback(&p.list)
-		case "group":
-			key, ok := groupKey(r)
-			if !ok {
-				next.ServeHTTP(w, r)
-				return
-			}
-			p.pb = s.groups.GetPiggyback(key, &p.group, &p.found)
-		default:
-			next.ServeHTTP(w, r)
-			return
-		}
-		r = auth.WithRead(r, p.pb)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), prefetchKey{}, p)))
-	})
+		p.pb = s.groups.GetPiggyback(key, &p.group, &p.found)
+	default:
+		return nil
+	}
+	return p
 }
 
 // prefetchedFrom is the request's ride-along read when it ran without error.
 func prefetchedFrom(r *http.Request) *prefetched {
-	p, _ := r.Context().Value(prefetchKey{}).(*prefetched)
+	p, _ := auth.RideFrom(r.Context()).(*prefetched)
 	if p == nil {
 		return nil
 	}

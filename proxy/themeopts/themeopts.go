@@ -79,7 +79,7 @@ func (s *Service) Name() string { return "themeopts/v1" }
 // behind the configured capability; /dev-panel exists only in developer
 // mode (otherwise PHP answers it: rest_no_route).
 func (s *Service) Register(r *mux.Router) {
-	r.Use(s.prefetch, s.auth.Identify(http.StatusForbidden), wpjson.CheckBody, s.auth.Permit(s.capability, http.StatusForbidden))
+	r.Use(s.auth.Identify(http.StatusForbidden, s.ride), wpjson.CheckBody, s.auth.Permit(s.capability, http.StatusForbidden))
 	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Permitted: func(r *http.Request) bool {
 		return auth.UserFrom(r.Context()).Can(s.Config().Capability)
 	}}, []wpjson.Route{
@@ -113,28 +113,25 @@ type prefetched struct {
 	found bool
 }
 
-type prefetchKey struct{}
+// Piggyback is the read (auth.Ride).
+func (p *prefetched) Piggyback() *store.Piggyback { return p.pb }
 
-// prefetch attaches the read of the option row to the user lookup of the
-// same request: a GET costs one database round trip in all.
-func (s *Service) prefetch(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			next.ServeHTTP(w, r)
-			return
-		}
-		p := &prefetched{name: s.Config().OptName}
-		p.pb = s.db.OptionPiggyback(p.name, &p.raw, &p.found)
-		r = auth.WithRead(r, p.pb)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), prefetchKey{}, p)))
-	})
+// ride has a GET read the option row along with the user lookup of its
+// authentication: one database round trip in all.
+func (s *Service) ride(r *http.Request) auth.Ride {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return nil
+	}
+	p := &prefetched{name: s.Config().OptName}
+	p.pb = s.db.OptionPiggyback(p.name, &p.raw, &p.found)
+	return p
 }
 
 // stored is the saved option set as stored: the prefetched row when the
 // request has one of optName (a reload may have changed opt_name since),
 // else a read of its own.
 func (s *Service) stored(r *http.Request, optName string) (raw string, found bool, err error) {
-	if p, _ := r.Context().Value(prefetchKey{}).(*prefetched); p != nil && p.name == optName {
+	if p, _ := auth.RideFrom(r.Context()).(*prefetched); p != nil && p.name == optName {
 		if done, err := p.pb.Done(); done && err == nil {
 			return p.raw, p.found, nil
 		}
