@@ -115,6 +115,24 @@ func (e *evaluator) call(n *node) value {
 			return unknownValue("parse_url() with a component is not evaluated")
 		}
 		return parseURL(arg(0).String(), arg(0).from)
+	default:
+		if v, ok := e.stringCall(name, args); ok {
+			return v
+		}
+	}
+	return unknownValue(fmt.Sprintf("%s() is not evaluated", n.s))
+}
+
+// stringCall evaluates PHP's string and conversion functions
+// configurations use; false when name is not one of them.
+func (e *evaluator) stringCall(name string, args []value) (value, bool) {
+	arg := func(i int) value {
+		if i < len(args) {
+			return args[i]
+		}
+		return value{}
+	}
+	switch name {
 	case "substr":
 		s := arg(0).String()
 		start := int(arg(1).n)
@@ -122,7 +140,7 @@ func (e *evaluator) call(n *node) value {
 			start = max(len(s)+start, 0)
 		}
 		if start > len(s) {
-			return value{k: vString, from: arg(0).from}
+			return value{k: vString, from: arg(0).from}, true
 		}
 		s = s[start:]
 		if len(args) > 2 && arg(2).k != vNull {
@@ -134,7 +152,7 @@ func (e *evaluator) call(n *node) value {
 				s = s[:l]
 			}
 		}
-		return value{k: vString, s: s, from: arg(0).from}
+		return value{k: vString, s: s, from: arg(0).from}, true
 	case "strtolower", "strtoupper":
 		s := arg(0).String()
 		if name == "strtolower" {
@@ -142,7 +160,7 @@ func (e *evaluator) call(n *node) value {
 		} else {
 			s = strings.ToUpper(s)
 		}
-		return value{k: vString, s: s, from: arg(0).from}
+		return value{k: vString, s: s, from: arg(0).from}, true
 	case "trim", "rtrim", "ltrim":
 		cut := " \t\n\r\x00\x0B"
 		if len(args) > 1 {
@@ -157,46 +175,46 @@ func (e *evaluator) call(n *node) value {
 		default:
 			s = strings.TrimLeft(s, cut)
 		}
-		return value{k: vString, s: s, from: arg(0).from}
+		return value{k: vString, s: s, from: arg(0).from}, true
 	case "str_replace":
 		if arg(0).k == vArray || arg(1).k == vArray || arg(2).k == vArray {
-			return unknownValue("str_replace() of arrays is not evaluated")
+			return unknownValue("str_replace() of arrays is not evaluated"), true
 		}
 		if arg(0).String() == "" {
-			return arg(2)
+			return arg(2), true
 		}
 		s := arg(2).String()
 		if n := strings.Count(s, arg(0).String()); n*len(arg(1).String()) > maxStringBytes {
-			return unknownValue("a string longer than 1 MiB")
+			return unknownValue("a string longer than 1 MiB"), true
 		}
-		return e.strv(strings.ReplaceAll(s, arg(0).String(), arg(1).String()), arg(2).from)
+		return e.strv(strings.ReplaceAll(s, arg(0).String(), arg(1).String()), arg(2).from), true
 	case "sprintf":
-		return e.sprintf(args)
+		return e.sprintf(args), true
 	case "strval":
-		return value{k: vString, s: arg(0).String(), from: arg(0).from}
+		return value{k: vString, s: arg(0).String(), from: arg(0).from}, true
 	case "intval":
-		return e.unary(&node{op: nUnary, s: "(int)", kids: []*node{{op: nLit, val: arg(0)}}})
+		return e.unary(&node{op: nUnary, s: "(int)", kids: []*node{{op: nLit, val: arg(0)}}}), true
 	case "boolval":
-		return boolean(arg(0).truthy())
+		return boolean(arg(0).truthy()), true
 	case "is_numeric":
 		_, ok := arg(0).numeric()
-		return boolean(ok && arg(0).k != vBool && arg(0).k != vNull)
+		return boolean(ok && arg(0).k != vBool && arg(0).k != vNull), true
 	case "filter_var":
 		if arg(1).n != 258 {
-			return unknownValue("filter_var() with this filter is not evaluated")
+			return unknownValue("filter_var() with this filter is not evaluated"), true
 		}
 		switch strings.ToLower(strings.TrimSpace(arg(0).String())) {
 		case "1", "true", "on", "yes":
-			return boolean(true)
+			return boolean(true), true
 		case "0", "false", "off", "no", "":
-			return boolean(false)
+			return boolean(false), true
 		}
 		if arg(2).n&134217728 != 0 {
-			return value{}
+			return value{}, true
 		}
-		return boolean(false)
+		return boolean(false), true
 	}
-	return unknownValue(fmt.Sprintf("%s() is not evaluated", n.s))
+	return value{}, false
 }
 
 // callDefine is define(NAME, value).
