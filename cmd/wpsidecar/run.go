@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -69,192 +70,270 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	gc := setGCPercent(environ)
 	logger.Info().Int("gomaxprocs", procs).Int("cpus", runtime.NumCPU()).Int("gogc", gc).Msg("CPU limit")
 
-	var cache store.CacheInvalidator
+	s := &sidecar{cfg: cfg, logger: logger}
+	defer s.close()
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	if err := s.buildSites(ctx); err != nil {
+		return err
+	}
+	s.detectChanges(ctx)
+	// Registered before serving, so that no SIGHUP can end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	s.background(func(ctx context.Context) { reloadOnHangup(ctx, hup, s.reloads, logger) })
+	public, admin, stopping, err := s.servers()
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, logger, public, admin, stopping, listening)
+}
+
+// sidecar is what run builds, phase by phase, and closes in the reverse
+// order.
+type sidecar struct {
+	cfg     *config.Config
+	logger  zerolog.Logger
+	closers []func() // run last first
+
+	cache   store.CacheInvalidator
+	db      *store.DB
+	work    context.Context // background work's: ends after the servers drained
+	workers errgroup.Group
+	drains  []interface{ Drain(context.Context) } // webhooks, reports, purges
+	// reloads are run on SIGHUP.
+	reloads []func() error
+
+	authObserve    func(event, scope string)
+	authCollectors []prometheus.Collector
+	deps           *site.Deps
+	topts          *site.Themeopts
+	main           *site.Site
+	sites          site.Index
+	siteMap        *store.NetworkWatcher // on a network
+
+	feedMode   atomic.Value      // how changes are noticed, for /readyz and metrics
+	feed       *changes.Feed     // the binlog feed, when it runs
+	memo       *store.Memo       // with serve-from-feed and a feed
+	leadership *store.Leadership // with changes to send
+	purgers    []*changes.Purger
+}
+
+func (s *sidecar) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+func (s *sidecar) onClose(f func()) { s.closers = append(s.closers, f) }
+
+// background runs f until the servers have drained; run waits for it.
+func (s *sidecar) background(f func(context.Context)) {
+	s.workers.Go(func() error { f(s.work); return nil })
+}
+
+// open connects the object cache and the database, and starts the
+// background work's group. Background work runs until the servers have
+// drained (it outlives the signal: in-flight requests still need fresh
+// settings), and is waited for before the database and the cache close.
+// Notifiers then deliver what is queued, within the shutdown timeout.
+func (s *sidecar) open(ctx context.Context) error {
+	cfg, logger := s.cfg, s.logger
 	if cfg.ObjectCache == "redis" {
 		oc, err := openObjectCache(ctx, cfg, logger)
 		if err != nil {
 			return err
 		}
-		defer oc.Close()
-		cache = oc
+		s.onClose(func() { oc.Close() })
+		s.cache = oc
 	}
 	network, addr := cfg.DB.Address()
 	db, err := store.Open(store.Options{
 		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
 		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
-		MaxOpen: cfg.DB.MaxOpen, Timeout: cfg.DB.Timeout, Cache: cache,
+		MaxOpen: cfg.DB.MaxOpen, Timeout: cfg.DB.Timeout, Cache: s.cache,
 		Replicas: cfg.DB.Replicas, MaxReplicaLag: cfg.DB.MaxReplicaLag,
 		Logger: logger.With().Str("component", "store").Logger(),
 	})
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	s.db = db
+	s.onClose(func() { db.Close() })
 	logger.Info().Str("db_net", network).Str("db_addr", addr).Str("db_name", cfg.DB.Name).
 		Str("table_prefix", cfg.TablePrefix).Msg("database configured")
 
-	// Background work runs until the servers have drained (it outlives the
-	// signal: in-flight requests still need fresh settings), and is waited
-	// for before the database and the cache close. Notifiers then deliver
-	// what is queued, within the shutdown timeout.
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	var workers errgroup.Group
-	background := func(f func(context.Context)) { workers.Go(func() error { f(work); return nil }) }
-	var drains []interface{ Drain(context.Context) } // webhooks, reports, purges
-	defer func() {
+	s.work = work
+	s.onClose(func() {
 		stopWork()
-		workers.Wait()
+		s.workers.Wait()
 		dctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
-		for _, d := range drains {
+		for _, d := range s.drains {
 			d.Drain(dctx)
 		}
-	}()
+	})
 	if len(cfg.DB.Replicas) > 0 {
-		background(func(ctx context.Context) {
+		s.background(func(ctx context.Context) {
 			db.WatchReplicas(ctx, max(10*time.Millisecond, min(250*time.Millisecond, cfg.DB.MaxReplicaLag/4)))
 		})
 	}
-	var reloads []func() error // on SIGHUP
-	authObserve, authCollectors := auth.Metrics()
+	return nil
+}
+
+// buildSites opens the configuration files and builds the main site's
+// services (the single site, or site 1 of a network, whose tables carry
+// the base prefix), and a network's map of the others.
+func (s *sidecar) buildSites(ctx context.Context) error {
+	cfg, logger := s.cfg, s.logger
+	s.authObserve, s.authCollectors = auth.Metrics()
 	report, reporter := reportFailures(cfg, logger)
 	if reporter != nil {
-		drains = append(drains, reporter)
-		background(reporter.Run)
+		s.drains = append(s.drains, reporter)
+		s.background(reporter.Run)
 	}
-	topts, err := site.OpenThemeopts(cfg, logger, background, &reloads)
+	topts, err := site.OpenThemeopts(cfg, logger, s.background, &s.reloads)
 	if err != nil {
 		return err
 	}
+	s.topts = topts
 	pubFile, err := site.OpenPublic(cfg, topts.Any(), logger)
 	if err != nil {
 		return err
 	}
 	if pubFile != nil {
-		reloads = append(reloads, pubFile.Reload)
-		background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
+		s.reloads = append(s.reloads, pubFile.Reload)
+		s.background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
 	}
-	deps := &site.Deps{Config: cfg, Logger: logger, Background: background, Themeopts: topts, Public: pubFile,
+	s.deps = &site.Deps{Config: cfg, Logger: logger, Background: s.background, Themeopts: topts, Public: pubFile,
 		Auth: auth.Options{
 			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
 			ClientIP: proxy.ClientIPFunc(cfg.TrustedProxies),
 			Throttle: auth.NewThrottle(auth.Rate(cfg.AuthFailLimitIP), auth.Rate(cfg.AuthFailLimitAccount)),
-			Observe:  authObserve,
+			Observe:  s.authObserve,
 			Report:   report,
 		}}
-	defer deps.Wait() // before the database closes
-	// The main site: the single site, or site 1 of a network (whose tables
-	// carry the base prefix).
+	s.onClose(s.deps.Wait) // before the database closes
 	var mainID int64
 	var mainSite *multisite.Site
 	if cfg.Multisite {
 		mainID, mainSite = 1, &multisite.Site{ID: 1, Domain: cfg.Network.Domain, Path: cfg.Network.Path}
 	}
-	main, err := deps.Build(ctx, mainID, db, topts.Of(mainSite))
-	if err != nil {
+	if s.main, err = s.deps.Build(ctx, mainID, s.db, topts.Of(mainSite)); err != nil {
 		return err
 	}
-	mainREST := main.REST()
-	sites := site.Index{Main: main}
-	var siteMap *store.NetworkWatcher
+	s.sites = site.Index{Main: s.main}
 	if cfg.Multisite {
-		siteMap = store.NewNetworkWatcher(db, site.NetworkConstants(cfg), cfg.SettingsRefresh)
-		background(siteMap.Run)
-		sites.Network = site.NewNetwork(siteMap, deps, db, main, logger.With().Str("component", "multisite").Logger())
-		background(func(ctx context.Context) { sites.Network.Prune(ctx, cfg.SettingsRefresh) })
+		s.siteMap = store.NewNetworkWatcher(s.db, site.NetworkConstants(cfg), cfg.SettingsRefresh)
+		s.background(s.siteMap.Run)
+		s.sites.Network = site.NewNetwork(s.siteMap, s.deps, s.db, s.main, logger.With().Str("component", "multisite").Logger())
+		s.background(func(ctx context.Context) { s.sites.Network.Prune(ctx, cfg.SettingsRefresh) })
 	}
-	var feedMode atomic.Value // how changes are noticed, for /readyz and metrics
-	feedMode.Store("off")
-	var feed *changes.Feed           // the binlog feed, when it runs
-	var memo *store.Memo             // with serve-from-feed and a feed
-	var leadership *store.Leadership // with changes to send
+	return nil
+}
+
+// detectChanges notices changes — by the binlog feed, else by polling —
+// when webhooks, purges or serve-from-feed need them. Every instance
+// notices; only the one elected through the database sends.
+func (s *sidecar) detectChanges(ctx context.Context) {
+	cfg, logger, db := s.cfg, s.logger, s.db
+	s.feedMode.Store("off")
 	if cfg.ServeFromFeed {
-		memo = store.NewMemo(func() bool { return feed.Current(cfg.MaxStaleness) }, memoLimit)
+		s.memo = store.NewMemo(func() bool { return s.feed.Current(cfg.MaxStaleness) }, memoLimit)
 	}
-	purgers := buildPurgers(cfg.Purge, logger)
-	if detect := len(cfg.WebhookURLs) > 0 || len(purgers) > 0; detect || memo != nil {
+	s.purgers = buildPurgers(cfg.Purge, logger)
+	detect := len(cfg.WebhookURLs) > 0 || len(s.purgers) > 0
+	if detect || s.memo != nil {
 		clog := logger.With().Str("component", "changes").Logger()
-		var tell []func(changes.Change)
-		if len(cfg.WebhookURLs) > 0 {
-			notifier := changes.NewNotifier(changes.NotifierOptions{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, Log: clog})
-			drains = append(drains, notifier)
-			background(notifier.Run)
-			tell = append(tell, notifier.Notify)
-		}
-		for _, p := range purgers {
-			drains = append(drains, p)
-			background(p.Run)
-		}
-		if len(purgers) > 0 {
-			tell = append(tell, func(c changes.Change) {
-				x := site.PurgeOf(c, sites.Built(c.Site))
-				for _, p := range purgers {
-					p.Purge(x)
-				}
-			})
-		}
 		notify := func(changes.Change) {}
 		if detect {
-			// Every instance notices changes; only the one elected through
-			// the database sends them.
-			sender := changes.NewSender(func(c changes.Change) {
-				for _, t := range tell {
-					t(c)
-				}
-			}, leaderKeep, cfg.ChangeInterval+time.Second)
-			leadership = db.Leadership(time.Second, clog)
-			background(func(ctx context.Context) { leadership.Run(ctx, sender.Lead) })
-			notify = sender.Notify
+			notify = s.senders(clog)
 		}
 		var optName func() string
-		if topts.Any() {
-			optName = main.OptName
+		if s.topts.Any() {
+			optName = s.main.OptName
 		}
-		detector := changes.NewDetector(db, main.Groups(), optName, notify, clog)
+		detector := changes.NewDetector(db, s.main.Groups(), optName, notify, clog)
 		poll := func(ctx context.Context) {
-			feedMode.Store(changes.ModePoll)
+			s.feedMode.Store(changes.ModePoll)
 			switch {
 			case !detect:
-			case sites.Network != nil:
-				sites.Network.Poll(ctx, cfg.ChangeInterval, notify, clog)
+			case s.sites.Network != nil:
+				s.sites.Network.Poll(ctx, cfg.ChangeInterval, notify, clog)
 			default:
 				detector.Run(ctx, cfg.ChangeInterval)
 			}
 		}
-		if feed = changeFeed(ctx, cfg, db, sites, siteMap, topts.Any(), notify, memo, clog); feed != nil {
-			feedMode.Store(changes.ModeBinlog)
-			drains = append(drains, closer(feed.Close)) // after Run has returned
-			background(func(ctx context.Context) { feed.Run(ctx, poll) })
+		if s.feed = changeFeed(ctx, cfg, db, s.sites, s.siteMap, s.topts.Any(), notify, s.memo, clog); s.feed != nil {
+			s.feedMode.Store(changes.ModeBinlog)
+			s.drains = append(s.drains, closer(s.feed.Close)) // after Run has returned
+			s.background(func(ctx context.Context) { s.feed.Run(ctx, poll) })
 		} else {
-			background(poll)
+			s.background(poll)
 		}
-		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(purgers)).Str("feed", feedMode.Load().(string)).
+		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(s.purgers)).Str("feed", s.feedMode.Load().(string)).
 			Dur("interval", cfg.ChangeInterval).Msg("change detection on")
 	}
-	if memo != nil {
-		if feed == nil {
-			memo = nil
+	if s.memo != nil {
+		if s.feed == nil {
+			s.memo = nil
 			logger.Warn().Msg("serve-from-feed off: there is no binlog feed to keep answers current; every GET reads the database")
 		} else {
-			db.UseMemo(memo)
+			db.UseMemo(s.memo)
 			logger.Info().Dur("max_staleness", cfg.MaxStaleness).Msg("serve-from-feed on: GETs answered from memory while the feed is current")
 		}
 	}
-	// Registered before serving, so that no SIGHUP can end the process.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	background(func(ctx context.Context) { reloadOnHangup(ctx, hup, reloads, logger) })
-	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(db.SQL(), "wordpress"))
-	metrics.Register(authCollectors...)
-	metrics.Register(changes.PurgeMetrics(purgers)...)
-	metrics.Register(changes.FeedMetrics(func() string { return feedMode.Load().(string) }, feed, memo)...)
-	metrics.Register(db.ReplicaMetrics()...)
-	if leadership != nil {
-		metrics.Register(leadership.Metric())
+}
+
+// senders start the webhooks and purges, and the election of the one
+// instance that sends them; changes noticed go to what they return.
+func (s *sidecar) senders(clog zerolog.Logger) func(changes.Change) {
+	var tell []func(changes.Change)
+	if len(s.cfg.WebhookURLs) > 0 {
+		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Log: clog})
+		s.drains = append(s.drains, notifier)
+		s.background(notifier.Run)
+		tell = append(tell, notifier.Notify)
 	}
-	if oc, ok := cache.(*objcache.Redis); ok {
+	for _, p := range s.purgers {
+		s.drains = append(s.drains, p)
+		s.background(p.Run)
+	}
+	if len(s.purgers) > 0 {
+		tell = append(tell, func(c changes.Change) {
+			x := site.PurgeOf(c, s.sites.Built(c.Site))
+			for _, p := range s.purgers {
+				p.Purge(x)
+			}
+		})
+	}
+	sender := changes.NewSender(func(c changes.Change) {
+		for _, t := range tell {
+			t(c)
+		}
+	}, leaderKeep, s.cfg.ChangeInterval+time.Second)
+	s.leadership = s.db.Leadership(time.Second, clog)
+	s.background(func(ctx context.Context) { s.leadership.Run(ctx, sender.Lead) })
+	return sender.Notify
+}
+
+// servers are the public listener's server (the router, with every site's
+// routes) and the admin listener's, and the flag of the lame-duck phase.
+func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, err error) {
+	cfg, logger := s.cfg, s.logger
+	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(s.db.SQL(), "wordpress"))
+	metrics.Register(s.authCollectors...)
+	metrics.Register(changes.PurgeMetrics(s.purgers)...)
+	metrics.Register(changes.FeedMetrics(func() string { return s.feedMode.Load().(string) }, s.feed, s.memo)...)
+	metrics.Register(s.db.ReplicaMetrics()...)
+	if s.leadership != nil {
+		metrics.Register(s.leadership.Metric())
+	}
+	if oc, ok := s.cache.(*objcache.Redis); ok {
 		metrics.Register(oc.Metrics()...)
 	}
 	// A site's routes are made on the handler: routeSites is set once it
@@ -263,71 +342,71 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	handler, err := proxy.New(proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
-		Log: logger, Metrics: metrics, Consistency: consistency(db, cfg), AccessLog: accessLogged(cfg.AccessLogSample),
+		Log: logger, Metrics: metrics, Consistency: consistency(s.db, cfg), AccessLog: accessLogged(cfg.AccessLogSample),
 		Sites: func(r *http.Request) (*proxy.SiteRoutes, string) { return routeSites(r) },
 	})
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	mainRoutes, err := main.Routes(handler)
+	mainRoutes, err := s.main.Routes(handler)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	routeSites = func(*http.Request) (*proxy.SiteRoutes, string) { return mainRoutes, "" }
-	if sites.Network != nil {
-		sites.Network.Serve(handler, mainRoutes)
-		routeSites = sites.Network.Route
+	if s.sites.Network != nil {
+		s.sites.Network.Serve(handler, mainRoutes)
+		routeSites = s.sites.Network.Route
 	}
-
 	errorLog := proxy.StdLogger(logger)
-	var stopping atomic.Bool // the lame-duck phase (serve)
-	public := &http.Server{
-		Handler:           lameDuck(&stopping, handler),
+	stopping = &atomic.Bool{}
+	public = &http.Server{
+		Handler:           lameDuck(stopping, handler),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    goMaxHeaderBytes(cfg.MaxHeaderBytes),
 		ErrorLog:          errorLog,
 	}
-	admin := &http.Server{
-		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: db, Site: mainREST, Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
-			Stopping: stopping.Load,
-			Status: func() map[string]string {
-				st := map[string]string{}
-				if n := main.Settings().UndeclaredNetwork(); n > 0 {
-					st["multisite"] = fmt.Sprintf("the database holds a network of %d sites but the configuration read says single site: only the main site is served; pass --multisite", n)
-				}
-				if m := feedMode.Load().(string); m != "off" {
-					st["change_feed"] = m
-				}
-				if leadership != nil {
-					st["leader"] = "no"
-					if leadership.Leading() {
-						st["leader"] = "yes"
-					}
-				}
-				if rs := db.Replicas(); len(rs) > 0 {
-					n := 0
-					for _, r := range rs {
-						if r.Healthy {
-							n++
-						}
-					}
-					st["replicas"] = fmt.Sprintf("%d of %d read", n, len(rs))
-				}
-				if memo != nil {
-					st["serve_from_feed"] = "database"
-					if feed.Current(cfg.MaxStaleness) {
-						st["serve_from_feed"] = "memory"
-					}
-				}
-				return st
-			}}),
+	admin = &http.Server{
+		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: s.db, Site: s.main.REST(), Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
+			Stopping: stopping.Load, Status: s.status}),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          errorLog,
 	}
+	return public, admin, stopping, nil
+}
 
-	return serve(ctx, cfg, logger, public, admin, &stopping, listening)
+// status is what /readyz says besides readiness.
+func (s *sidecar) status() map[string]string {
+	st := map[string]string{}
+	if n := s.main.Settings().UndeclaredNetwork(); n > 0 {
+		st["multisite"] = fmt.Sprintf("the database holds a network of %d sites but the configuration read says single site: only the main site is served; pass --multisite", n)
+	}
+	if m := s.feedMode.Load().(string); m != "off" {
+		st["change_feed"] = m
+	}
+	if s.leadership != nil {
+		st["leader"] = "no"
+		if s.leadership.Leading() {
+			st["leader"] = "yes"
+		}
+	}
+	if rs := s.db.Replicas(); len(rs) > 0 {
+		n := 0
+		for _, r := range rs {
+			if r.Healthy {
+				n++
+			}
+		}
+		st["replicas"] = fmt.Sprintf("%d of %d read", n, len(rs))
+	}
+	if s.memo != nil {
+		st["serve_from_feed"] = "database"
+		if s.feed.Current(s.cfg.MaxStaleness) {
+			st["serve_from_feed"] = "memory"
+		}
+	}
+	return st
 }
 
 // accessLogged is --access-log's choice of the answers that get an access
