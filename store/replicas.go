@@ -70,8 +70,9 @@ type sample struct {
 // WatchReplicas measures each replica's lag every interval until ctx ends:
 // the primary's GTID position is sampled, and a replica's lag is how long
 // ago the newest sample it has applied was taken (none applied: at least
-// as old as the oldest kept). A replica is healthy while reachable and
-// lagging at most MaxReplicaLag; reads go only to healthy ones.
+// as old as the oldest kept). A replica is healthy while reachable, seen
+// to have applied a sample, and lagging at most MaxReplicaLag; reads go
+// only to healthy ones.
 func (db *DB) WatchReplicas(ctx context.Context, every time.Duration) {
 	if len(db.replicas) == 0 {
 		return
@@ -113,10 +114,15 @@ func (db *DB) measure(ctx context.Context, r *replica, flavor string, samples []
 	if err == nil {
 		r.pos.Store(pos)
 	}
+	// A replica is believed only once it is seen to have applied a sample
+	// of the primary: one that has none of them lags at least as long as
+	// the oldest was taken, which just after a start says nothing.
+	applied := false
 	if err == nil && len(samples) > 0 {
 		lag = time.Since(samples[0].at) // at least: it has none of them
 		for i := len(samples) - 1; i >= 0; i-- {
 			if pos.Contain(samples[i].pos) {
+				applied = true
 				lag = time.Since(samples[i].at)
 				if i == len(samples)-1 {
 					lag = 0 // it has the newest: as current as can be told
@@ -125,7 +131,7 @@ func (db *DB) measure(ctx context.Context, r *replica, flavor string, samples []
 			}
 		}
 	}
-	healthy := lag >= 0 && lag <= db.maxLag
+	healthy := applied && lag <= db.maxLag
 	if was := r.healthy.Swap(healthy); was != healthy {
 		ev := db.log.Info()
 		if !healthy {

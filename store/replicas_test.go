@@ -90,6 +90,27 @@ func TestReplicas(t *testing.T) {
 	if st := db.Replicas(); st[0].Healthy {
 		t.Errorf("a lagging replica is healthy: %+v", st)
 	}
+	// A sidecar started now does not believe the lagging replica either:
+	// it has applied none of the primary's samples (its first one is taken
+	// after the write).
+	fresh, err := store.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	fctx, fcancel := context.WithCancel(context.Background())
+	fdone := make(chan struct{})
+	go func() { fresh.WatchReplicas(fctx, 50*time.Millisecond); close(fdone) }()
+	defer func() { fcancel(); <-fdone }()
+	waitFor("the fresh watch measured the replica", func() bool { return fresh.Replicas()[0].Lag >= 0 })
+	for range 5 {
+		if st := fresh.Replicas(); st[0].Healthy {
+			t.Fatalf("a replica behind the primary is believed on start: %+v", st)
+		}
+		if v, err := fresh.RawOption(context.Background(), "blogname"); err != nil || v != "changed on the primary" {
+			t.Fatalf("a read on start: %q %v", v, err)
+		}
+	}
 
 	if _, err := rdb.Exec("START SLAVE"); err != nil {
 		t.Fatal(err)
