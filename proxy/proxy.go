@@ -346,7 +346,38 @@ func (site *SiteRoutes) servePublic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setAPILink(w.Header(), s) // CORS is the public handler's: configured origins, no credentials
+	if originalRequest(r).Method != r.Method {
+		// _method or X-HTTP-Method-Override chose another method: a shared
+		// cache keys the answer by the method sent (GET), so it may keep
+		// only the GET answer itself.
+		w = &notStorable{ResponseWriter: w}
+	}
 	site.publicH.ServeHTTP(w, r)
+}
+
+// notStorable makes an answer one no shared cache may keep.
+type notStorable struct {
+	http.ResponseWriter
+	done bool
+}
+
+func (n *notStorable) WriteHeader(code int) {
+	n.mark()
+	n.ResponseWriter.WriteHeader(code)
+}
+
+func (n *notStorable) Write(b []byte) (int, error) {
+	n.mark()
+	return n.ResponseWriter.Write(b)
+}
+
+func (n *notStorable) Unwrap() http.ResponseWriter { return n.ResponseWriter }
+
+func (n *notStorable) mark() {
+	if !n.done {
+		n.done = true
+		n.Header().Set("Cache-Control", "no-store")
+	}
 }
 
 func (h *Handler) markSidecar(r *http.Request) {

@@ -85,3 +85,60 @@ func TestSiteTags(t *testing.T) {
 		t.Errorf("the shared header value was changed: %q", sharedTags[0])
 	}
 }
+
+// cachedPublic answers as the public routes do: a shared cache may keep
+// its GET answer; OPTIONS is an empty 204.
+type cachedPublic struct{}
+
+func (cachedPublic) Matches(path, method string) bool {
+	return path == "/wp-json/pub/v1/x" && (method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions)
+}
+func (cachedPublic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=600")
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	io.WriteString(w, `{"ok":true}`)
+}
+
+// TestPublic_MethodOverrideNotStorable: a public answer a shared cache may
+// keep is the GET answer; a request whose _method or
+// X-HTTP-Method-Override chose another method gets one no cache keeps
+// (security round 2, item 1: an empty 204 served to every GET).
+func TestPublic_MethodOverrideNotStorable(t *testing.T) {
+	rec := newRecorder(t, nil)
+	u, _ := url.Parse(rec.srv.URL)
+	var routes *SiteRoutes
+	h, err := New(Options{Upstream: u, UpstreamTimeout: 5e9, UpstreamDial: 1e9, Log: zerolog.Nop(),
+		Sites: func(r *http.Request) (*SiteRoutes, string) { return routes, "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if routes, err = h.NewSite(SiteOptions{Site: &settings{}, Public: cachedPublic{}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, target, override string
+		status                   int
+		cacheControl             string
+	}{
+		{"GET", "/wp-json/pub/v1/x", "", 200, "public, max-age=600"},
+		{"OPTIONS", "/wp-json/pub/v1/x", "", 204, "public, max-age=600"},
+		{"GET", "/wp-json/pub/v1/x", "OPTIONS", 204, "no-store"},
+		{"GET", "/wp-json/pub/v1/x?_method=OPTIONS", "", 204, "no-store"},
+		{"GET", "/wp-json/pub/v1/x?_method=head", "", 200, "no-store"},
+		{"POST", "/wp-json/pub/v1/x", "GET", 200, "no-store"},
+		{"GET", "/?rest_route=/pub/v1/x&_method=OPTIONS", "", 204, "no-store"},
+	} {
+		req := httptest.NewRequest(c.method, c.target, nil)
+		if c.override != "" {
+			req.Header.Set("X-HTTP-Method-Override", c.override)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != c.status || w.Header().Get("Cache-Control") != c.cacheControl {
+			t.Errorf("%s %s (override %q): %d Cache-Control %q, want %d %q", c.method, c.target, c.override, w.Code, w.Header().Get("Cache-Control"), c.status, c.cacheControl)
+		}
+	}
+}
