@@ -401,11 +401,23 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	// A client out of attempts is refused before anything is checked. An
 	// account out of attempts (many clients guessing) still accepts a
 	// credential that was verified before, which reveals nothing new, so
-	// the account's own integrations keep working under attack.
-	client, account := ClientKey(a.o.ClientIP(r)), accountKey(login)
+	// the account's own integrations keep working under attack. The
+	// account is the user found, as WordPress finds it (any spelling of
+	// the login, the e-mail), so every spelling shares its attempts; all
+	// unknown logins share one bucket.
+	client := ClientKey(a.o.ClientIP(r))
 	if wait := a.o.Throttle.IPWait(client, now); wait > 0 {
 		a.o.Observe("throttled", "ip")
 		return nil, throttled(wait), nil
+	}
+	u, err := a.o.Store.UserForAuth(ctx, login, store.LooksLikeEmail(login), ride, a.metaKeys()...)
+	known := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, nil, err
+	}
+	account := unknownAccount
+	if known {
+		account = userAccount(u.ID)
 	}
 	accountWait := a.o.Throttle.AccountWait(account, now)
 	kind := "password"
@@ -416,7 +428,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		a.o.Observe("failure", "")
 		a.o.Report(FailedAttempt{Login: login, IP: a.o.ClientIP(r), Kind: kind, Code: f.Code, Message: f.Message})
 		for _, t := range a.o.Throttle.Failed(client, account, now) {
-			a.o.Log.Warn().Str("scope", t.Scope).Str("remote_ip", a.o.ClientIP(r)).Str("login", account).
+			a.o.Log.Warn().Str("scope", t.Scope).Str("remote_ip", a.o.ClientIP(r)).Str("login", login).Str("account", account).
 				Msg("authentication throttled: too many failed attempts")
 		}
 		if accountWait > 0 {
@@ -425,15 +437,11 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		}
 		return nil, f, nil
 	}
-	u, err := a.o.Store.UserForAuth(ctx, login, store.LooksLikeEmail(login), ride, a.metaKeys()...)
-	if errors.Is(err, store.ErrNotFound) {
+	if !known {
 		if store.LooksLikeEmail(login) {
 			return fail(errUnknownE)
 		}
 		return fail(errUnknownU)
-	}
-	if err != nil {
-		return nil, nil, err
 	}
 	verified := accountWait == 0
 	appFailure := errBadAppPW

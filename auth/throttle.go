@@ -3,7 +3,7 @@ package auth
 import (
 	"math"
 	"net/netip"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -54,9 +54,12 @@ func ClientKey(ip string) string {
 	return a.String()
 }
 
-// accountKey is the key of a login or e-mail as a client sent it:
-// WordPress finds logins and e-mails case-insensitively.
-func accountKey(login string) string { return strings.ToLower(strings.TrimSpace(login)) }
+// userAccount is the account key of a user found; unknownAccount is the
+// one key every login that finds no user shares, so that guesses at
+// unknown logins count without a bucket each.
+func userAccount(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
+
+const unknownAccount = "unknown"
 
 // IPWait is how long (a nil Throttle limits nothing) the client must wait before its next attempt, or 0.
 func (t *Throttle) IPWait(client string, now time.Time) time.Duration {

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,10 +148,17 @@ func TestThrottle_FailedBasicAuthentication(t *testing.T) {
 	if _, err := try("203.0.113.10", "admin", "wrong-password"); code(err) != "wpsidecar_too_many_attempts" {
 		t.Errorf("a wrong password, account out of tries: %v", err)
 	}
-	if !strings.Contains(logs.String(), `"scope":"account","remote_ip":"203.0.113.3","login":"admin"`) {
+	// The account is the user found, whatever the spelling (security
+	// round 2, item 2): each gets 429 unchecked, from fresh clients.
+	for i, login := range []string{"ad%41min", "ADMIN", "ａｄｍｉｎ", "admin@example.test", "ADMIN@EXAMPLE.TEST", "admin%00", "<b>admin</b>", "ädmin", " admin "} {
+		if _, err := try("198.18.0."+strconv.Itoa(i+1), login, "wrong-password"); code(err) != "wpsidecar_too_many_attempts" {
+			t.Errorf("%q, account out of tries: %v", login, err)
+		}
+	}
+	if !strings.Contains(logs.String(), `"scope":"account","remote_ip":"203.0.113.3","login":"admin","account":"user:1"`) {
 		t.Errorf("no line for the account:\n%s", logs.String())
 	}
-	if events["failure:"] != 8 || events["throttled:ip"] != 1 || events["throttled:account"] != 2 {
+	if events["failure:"] != 17 || events["throttled:ip"] != 1 || events["throttled:account"] != 11 {
 		t.Errorf("observed %v", events)
 	}
 
