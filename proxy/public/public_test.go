@@ -120,6 +120,17 @@ func TestPublicRoutes(t *testing.T) {
 	if code, _, _ := send(t, http.MethodGet, url+"/wp-json/site/v1/brand", "If-None-Match", h.Get("ETag")); code != 304 {
 		t.Errorf("If-None-Match: %d", code)
 	}
+	// The tag is of what the answer shows (security round 2, item 3): a
+	// hidden option's value changes nothing, a shown one's changes it.
+	testsite.Send(t, http.MethodPost, url+"/wp-json/themeopts/v1/options", `{"tagline":"another secret"}`, "admin", adminPW)
+	if _, b, h2 := send(t, http.MethodGet, url+"/wp-json/site/v1/brand"); b != body || h2.Get("ETag") != h.Get("ETag") {
+		t.Errorf("a hidden value changed the public tag: %s %s, was %s", b, h2.Get("ETag"), h.Get("ETag"))
+	}
+	testsite.Send(t, http.MethodPost, url+"/wp-json/themeopts/v1/options", `{"layout":"wide"}`, "admin", adminPW)
+	if _, b, h2 := send(t, http.MethodGet, url+"/wp-json/site/v1/brand"); b == body || h2.Get("ETag") == h.Get("ETag") {
+		t.Errorf("a shown value did not change the public tag: %s %s", b, h2.Get("ETag"))
+	}
+	testsite.Send(t, http.MethodPost, url+"/wp-json/themeopts/v1/options", `{"layout":"boxed"}`, "admin", adminPW)
 	// Routes match as WordPress's: any case, a trailing slash, ?rest_route=.
 	for _, u := range []string{url + "/wp-json/SITE/v1/Brand/", url + "/?rest_route=/site/v1/brand"} {
 		if _, b, _ := send(t, http.MethodGet, u); b != body {

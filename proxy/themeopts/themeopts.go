@@ -223,7 +223,10 @@ func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag s
 		}
 		tags = append(tags, cachetag.Key(cachetag.ThemeOptions, id))
 	}
-	p := &publicAnswer{from: d, body: setJSON(picked), etag: httpcond.ETag("themeopts:public", append([]string{d.etag}, ids...)...), tags: tags}
+	// The tag is of what the answer shows, nothing else: a tag over the
+	// whole row would let anyone test guesses at the values it hides.
+	body = setJSON(picked)
+	p := &publicAnswer{from: d, body: body, etag: httpcond.ETag("themeopts:public", string(body)), tags: tags}
 	s.public.Store(key, p) // one entry per route's list of ids
 	return p.body, p.etag, p.tags, nil
 }
