@@ -610,6 +610,13 @@ func (c *checkCache) has(k string) bool {
 	return ok
 }
 
+// remove forgets k (its slot in the ring is reused in turn).
+func (c *checkCache) remove(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.set, k)
+}
+
 func (c *checkCache) add(k string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/wpjson"
@@ -14,8 +15,10 @@ type identityKey struct{}
 // A Ride is a read a route declares to ride along with the user lookup of
 // its authentication, as a second statement in the same round trip: a
 // route that reads one thing costs one database round trip with
-// authentication. Its result is for the handler once Permit let the
-// request through; when no lookup runs (anonymous), it has not run either.
+// authentication. It rides only with credentials that authenticated
+// before (so a forged cookie costs the database the lookup alone, however
+// much the route reads). Its result is for the handler once Permit let
+// the request through; when it did not ride, the handler reads alone.
 type Ride interface {
 	Piggyback() *store.Piggyback
 }
@@ -52,14 +55,24 @@ func RideFrom(ctx context.Context) Ride {
 func (a *Authenticator) Identify(unauthStatus int, ride func(*http.Request) Ride) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Only credentials that authenticated before carry the route's
+			// read: a request that has not proven who it is costs the
+			// database the user lookup alone, whatever the route reads.
 			var read Ride
 			var pb *store.Piggyback
-			if ride != nil {
+			vouched := a.vouched(r)
+			if ride != nil && vouched {
 				if read = ride(r); read != nil {
 					pb = read.Piggyback()
 				}
 			}
 			u, fresh, err := a.authenticate(r, pb)
+			switch {
+			case u != nil && !vouched:
+				a.checks.add(a.credential(r))
+			case u == nil && vouched:
+				a.checks.remove(a.credential(r)) // revoked, or logged out
+			}
 			var f *wpjson.Error
 			if errors.As(err, &f) && f.Status == 0 {
 				err = f.WithStatus(unauthStatus)
@@ -104,4 +117,20 @@ func (a *Authenticator) Permit(capability func(*http.Request) string, unauthStat
 func (a *Authenticator) Require(capability func(*http.Request) string, unauthStatus int) func(http.Handler) http.Handler {
 	identify, permit := a.Identify(unauthStatus, nil), a.Permit(capability, unauthStatus)
 	return func(next http.Handler) http.Handler { return identify(permit(next)) }
+}
+
+// credential is a request's credentials as the client sent them, keyed
+// (HMAC with a secret of the process): the Authorization header and the
+// cookies.
+func (a *Authenticator) credential(r *http.Request) string {
+	return a.checks.key("request", 0, r.Header.Get("Authorization"), strings.Join(r.Header.Values("Cookie"), "; "))
+}
+
+// vouched tells whether r's credentials authenticated before (bounded:
+// the oldest are forgotten first).
+func (a *Authenticator) vouched(r *http.Request) bool {
+	if r.Header.Get("Authorization") == "" && len(r.Header.Values("Cookie")) == 0 {
+		return false
+	}
+	return a.checks.has(a.credential(r))
 }
