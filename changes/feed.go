@@ -86,9 +86,12 @@ type Feed struct {
 	server   *store.BinlogServer
 	mode     atomic.Value // ModeBinlog or ModePoll
 	lastSeen atomic.Int64 // unix nanoseconds of the last event or heartbeat
-	// caughtUp: since the feed last (re)connected, the server sent a
-	// heartbeat, which it does only with nothing left to send.
-	caughtUp atomic.Bool
+	// caughtUp is when the server last sent a heartbeat (unix nanoseconds;
+	// 0 since the feed (re)connected): it sends one only with nothing left
+	// to send, so everything it wrote until then was applied. An event
+	// says nothing of what is still behind it (a large transaction of
+	// another schema streaming).
+	caughtUp atomic.Int64
 
 	cols map[string][]string // table → column names, in order
 	// colsStale: a DDL statement went by; the column order is read again.
@@ -124,12 +127,14 @@ func (f *Feed) Conn() (*mysql.Config, uint32) { return f.o.Conn, f.o.ServerID }
 // Mode is the detection in force: binlog, or poll after a fall-back.
 func (f *Feed) Mode() string { return f.mode.Load().(string) }
 
-// Current tells whether the feed follows the log, had caught up with it
-// since it last connected (a replayed backlog is the past), and heard from
-// the server (an event or a heartbeat) within maxStale: whether what it
-// reported is the database as of at most maxStale ago.
+// Current tells whether the feed follows the log and the server said,
+// within maxStale, that it had nothing left to send (a heartbeat): whether
+// what it reported is the database as of at most maxStale ago. A stream of
+// events without a pause (a backlog, a large transaction) is not current
+// until it is applied.
 func (f *Feed) Current(maxStale time.Duration) bool {
-	return f.Mode() == ModeBinlog && f.caughtUp.Load() && time.Since(f.LastSeen()) <= maxStale
+	at := f.caughtUp.Load()
+	return f.Mode() == ModeBinlog && at != 0 && time.Since(time.Unix(0, at)) <= maxStale
 }
 
 // LastSeen is when the feed last heard from the server (zero: never).
@@ -273,7 +278,7 @@ func (f *Feed) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.caughtUp.Store(false)
+	f.caughtUp.Store(0)
 	f.o.Log.Info().Str("file", f.pos.Name).Uint32("pos", f.pos.Pos).Str("gtid", gtidString(f.gtid)).Msg("binlog change feed following")
 	var tx pending
 	file := f.pos.Name
@@ -306,7 +311,7 @@ func (f *Feed) follow(ctx context.Context) error {
 			}
 		default:
 			if t := ev.Header.EventType; t == replication.HEARTBEAT_EVENT || t == replication.HEARTBEAT_LOG_EVENT_V2 {
-				f.caughtUp.Store(true)
+				f.caughtUp.Store(time.Now().UnixNano())
 			}
 		}
 		// Heard, once what the event says is applied: a reader that finds

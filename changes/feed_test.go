@@ -347,3 +347,46 @@ func TestFeed_NetworkSites(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// TestFeed_CurrentOnlyWhenCaughtUp: events streaming without a pause (a
+// backlog; here another schema's writes, back to back) do not make the
+// feed current, however fresh each is: only the server's word that it has
+// nothing left to send does (security round 2, item 6).
+func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4343, Schema: tdb.Name, Options: "wp_options",
+		Notify: func(changes.Change) {}, Heartbeat: 50 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	defer func() { cancel(); <-done }()
+	if err := feed.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+	const bound = 150 * time.Millisecond
+	waitFor(t, "the feed current", func() bool { return feed.Current(bound) })
+
+	other := "wpsidecar_other_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, q := range []string{"CREATE DATABASE " + other, "CREATE TABLE " + other + ".t (id INT AUTO_INCREMENT PRIMARY KEY, v LONGTEXT)"} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer tdb.SQL.Exec("DROP DATABASE " + other)
+	// Write without a pause until the feed stops vouching for itself.
+	stale := false
+	for deadline := time.Now().Add(20 * time.Second); !stale && time.Now().Before(deadline); {
+		if _, err := tdb.SQL.Exec("INSERT INTO "+other+".t (v) VALUES (REPEAT('x', 100000))"); err != nil {
+			t.Fatal(err)
+		}
+		stale = !feed.Current(bound)
+	}
+	if !stale {
+		t.Fatal("a feed behind a stream of events kept saying it was current")
+	}
+	waitFor(t, "the feed current again once the writes stop", func() bool { return feed.Current(bound) })
+}
