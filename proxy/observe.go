@@ -96,9 +96,11 @@ func (h *Handler) observe(next http.Handler) http.Handler {
 		r = r.WithContext(l.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
 		sw := &statusWriter{ResponseWriter: w, info: info}
 
-		// A slow client may not hold a connection forever sending a body;
-		// an upgraded connection (WebSocket) has no body deadline.
-		if r.ContentLength != 0 && r.Header.Get("Upgrade") == "" && h.opts.BodyTimeout > 0 {
+		// A slow client may not hold a connection forever sending a body.
+		// An upgrade the server grants (a WebSocket handshake) has no body,
+		// so none is exempt: an Upgrade header on a request with a body
+		// buys no time.
+		if r.ContentLength != 0 && h.opts.BodyTimeout > 0 {
 			http.NewResponseController(w).SetReadDeadline(start.Add(h.opts.BodyTimeout))
 		}
 

@@ -321,6 +321,16 @@ func TestRun_SlowClientsAndLimits(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Error("PHP was not told the body broke off")
 	}
+	// An Upgrade header asks for nothing the server grants on a request
+	// with a body: the body's deadline holds (security round 2, item 8).
+	if _, closed := closedWithin("POST /upload HTTP/1.1\r\nHost: x\r\nUpgrade: x\r\nConnection: upgrade\r\nContent-Length: 100\r\n\r\nonly a little", 3*time.Second); !closed {
+		t.Error("a client that never finishes its body keeps the connection with an Upgrade header")
+	}
+	select {
+	case <-bodyErr:
+	case <-time.After(3 * time.Second):
+		t.Error("PHP was not told the body broke off (with Upgrade)")
+	}
 	if out, closed := closedWithin("GET /a HTTP/1.1\r\nHost: x\r\n\r\n", 3*time.Second); !closed || !strings.HasPrefix(out, "HTTP/1.1 200") {
 		t.Errorf("an idle keep-alive connection is kept past --idle-timeout (closed=%v): %q", closed, out)
 	}
