@@ -254,3 +254,24 @@ func TestNotifier_DrainAtShutdown(t *testing.T) {
 		t.Errorf("log:\n%s", logs.String())
 	}
 }
+
+// TestNotifier_LogsNoSecrets: a receiver that takes its token in the query
+// (or the fragment) is logged with it masked, in every line of a failing
+// delivery (security round 2, item 9).
+func TestNotifier_LogsNoSecrets(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	var logs testlog.Buffer
+	n := changes.NewNotifier(changes.NotifierOptions{URLs: []*url.URL{urlOf(t, dead.URL+"/hook?token=s3cr3t#s3cr3t")}, Secret: "k",
+		Attempts: 2, Backoff: time.Millisecond, Log: zerolog.New(&logs)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { n.Run(ctx); close(done) }()
+	n.Notify(changes.Change{Namespace: "themeopts", Keys: []string{"a"}})
+	waitFor(t, "the delivery given up", func() bool { return strings.Contains(logs.String(), "webhook not delivered; given up") })
+	cancel()
+	<-done
+	if strings.Contains(logs.String(), "s3cr3t") || !strings.Contains(logs.String(), "token=xxxxx") {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+}

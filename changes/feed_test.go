@@ -380,7 +380,7 @@ func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
 	// Write without a pause until the feed stops vouching for itself.
 	stale := false
 	for deadline := time.Now().Add(20 * time.Second); !stale && time.Now().Before(deadline); {
-		if _, err := tdb.SQL.Exec("INSERT INTO "+other+".t (v) VALUES (REPEAT('x', 100000))"); err != nil {
+		if _, err := tdb.SQL.Exec("INSERT INTO " + other + ".t (v) VALUES (REPEAT('x', 100000))"); err != nil {
 			t.Fatal(err)
 		}
 		stale = !feed.Current(bound)

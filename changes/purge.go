@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/config"
 )
 
 // Purge is what a change makes stale in caches: cache tags (as the
@@ -151,7 +153,7 @@ func (p *Purger) send(ctx context.Context, batch Purge) bool {
 	reqs, err := p.a.Requests(batch)
 	if err != nil {
 		p.failed.Add(1)
-		p.log.Error().Err(err).Msg("purge not sent")
+		p.log.Error().Err(config.RedactError(err)).Msg("purge not sent")
 		return true
 	}
 	for _, req := range reqs {
@@ -160,7 +162,7 @@ func (p *Purger) send(ctx context.Context, batch Purge) bool {
 			err := p.do(ctx, req)
 			if err == nil {
 				p.sent.Add(1)
-				p.log.Info().Str("method", req.Method).Str("url", req.URL.Redacted()).Strs("tags", batch.Tags).Int("attempt", attempt).Msg("purged")
+				p.log.Info().Str("method", req.Method).Str("url", config.RedactURL(req.URL)).Strs("tags", batch.Tags).Int("attempt", attempt).Msg("purged")
 				break
 			}
 			if ctx.Err() != nil {
@@ -168,10 +170,10 @@ func (p *Purger) send(ctx context.Context, batch Purge) bool {
 			}
 			if errors.Is(err, errPermanent) || attempt == p.Attempts {
 				p.failed.Add(1)
-				p.log.Error().Err(err).Str("method", req.Method).Str("url", req.URL.Redacted()).Int("attempt", attempt).Msg("purge failed; given up")
+				p.log.Error().Err(config.RedactError(err)).Str("method", req.Method).Str("url", config.RedactURL(req.URL)).Int("attempt", attempt).Msg("purge failed; given up")
 				break
 			}
-			p.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", pause).Msg("purge failed; will retry")
+			p.log.Warn().Err(config.RedactError(err)).Int("attempt", attempt).Dur("retry_in", pause).Msg("purge failed; will retry")
 			select {
 			case <-ctx.Done():
 				return false

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/config"
 )
 
 // Webhook headers. The signature is HMAC-SHA256, keyed with the shared
@@ -92,7 +94,7 @@ func (n *Notifier) Send(body []byte) {
 		select {
 		case q <- d:
 		default:
-			n.o.Log.Error().Str("url", n.o.URLs[i].Redacted()).Str("delivery", d.id).RawJSON("change", d.body).
+			n.o.Log.Error().Str("url", config.RedactURL(n.o.URLs[i])).Str("delivery", d.id).RawJSON("change", d.body).
 				Msg("webhook queue full; change dropped")
 		}
 	}
@@ -143,7 +145,7 @@ func (n *Notifier) Drain(ctx context.Context) {
 			}
 			for d, ok := next(); ok; d, ok = next() {
 				if ctx.Err() != nil || !n.deliver(ctx, n.o.URLs[i], d) {
-					n.o.Log.Error().Str("url", n.o.URLs[i].Redacted()).Str("delivery", d.id).RawJSON("change", d.body).
+					n.o.Log.Error().Str("url", config.RedactURL(n.o.URLs[i])).Str("delivery", d.id).RawJSON("change", d.body).
 						Msg("shutting down: queued delivery dropped")
 				}
 			}
@@ -160,7 +162,7 @@ var errPermanent = errors.New("refused")
 
 // deliver makes d's attempts; false when ctx ended first (d is not done).
 func (n *Notifier) deliver(ctx context.Context, u *url.URL, d delivery) bool {
-	log := n.o.Log.With().Str("url", u.Redacted()).Str("delivery", d.id).Logger()
+	log := n.o.Log.With().Str("url", config.RedactURL(u)).Str("delivery", d.id).Logger()
 	pause := n.o.Backoff
 	for attempt := 1; ; attempt++ {
 		err := n.post(ctx, u, d)
@@ -171,10 +173,10 @@ func (n *Notifier) deliver(ctx context.Context, u *url.URL, d delivery) bool {
 		case ctx.Err() != nil:
 			return false
 		case errors.Is(err, errPermanent) || attempt == n.o.Attempts:
-			log.Error().Err(err).Int("attempt", attempt).RawJSON("change", d.body).Msg("webhook not delivered; given up")
+			log.Error().Err(config.RedactError(err)).Int("attempt", attempt).RawJSON("change", d.body).Msg("webhook not delivered; given up")
 			return true
 		}
-		log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", pause).Msg("webhook failed; will retry")
+		log.Warn().Err(config.RedactError(err)).Int("attempt", attempt).Dur("retry_in", pause).Msg("webhook failed; will retry")
 		select {
 		case <-ctx.Done():
 			return false

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -453,5 +454,40 @@ func TestLoad_Network(t *testing.T) {
 		if _, err := load(t, append([]string{"--upstream=http://php"}, c.args...)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestRedactURLs: every flag that takes a URL prints it masked in
+// --check-config: a password, query values, a fragment (security round 2,
+// item 9); and an HTTP client's error names the URL masked too.
+func TestRedactURLs(t *testing.T) {
+	const secret = "s3cr3t"
+	u := "https://user:" + secret + "@example.test/path?token=" + secret + "&k=" + secret + "#" + secret
+	for _, flagName := range []string{"upstream", "webhook-urls", "purge-varnish", "purge-nginx", "cloudflare-api", "fastly-api"} {
+		args := []string{"--upstream", "http://php", "--" + flagName, u}
+		if flagName == "webhook-urls" {
+			args = append(args, "--webhook-secret", "w")
+		}
+		var out bytes.Buffer
+		cfg, err := load(t, args)
+		if err != nil {
+			out.WriteString(err.Error()) // refused: the message shows it masked
+		} else {
+			cfg.Print(&out)
+		}
+		if strings.Contains(out.String(), secret) {
+			t.Errorf("--%s printed unmasked:\n%s", flagName, out.String())
+		}
+		if !strings.Contains(out.String(), "https://user:xxxxx@example.test/path?k=xxxxx&token=xxxxx#xxxxx") {
+			t.Errorf("--%s not printed masked:\n%s", flagName, out.String())
+		}
+	}
+	parsed, _ := url.Parse(u)
+	err := RedactError(&url.Error{Op: "Post", URL: u, Err: errors.New("connection refused")})
+	if strings.Contains(err.Error(), secret) || err.Error() != `Post "https://user:xxxxx@example.test/path?k=xxxxx&token=xxxxx#xxxxx": connection refused` {
+		t.Errorf("error: %v", err)
+	}
+	if got := RedactURL(parsed); strings.Contains(got, secret) {
+		t.Errorf("RedactURL: %s", got)
 	}
 }

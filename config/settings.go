@@ -172,7 +172,7 @@ var settings = func() []setting {
 	s := []setting{
 		{name: "listen", def: DefaultListen, usage: "public listen address",
 			set: strSetter(func(c *Config) *string { return &c.Listen })},
-		{name: "upstream", usage: "URL of the WordPress (PHP) server every other request goes to (required)",
+		{name: "upstream", redact: redactURLs, usage: "URL of the WordPress (PHP) server every other request goes to (required)",
 			set: func(c *Config, v string) error {
 				if v == "" {
 					return fmt.Errorf("required")
@@ -295,13 +295,13 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.Purge.CloudflareZone })},
 		{name: "cloudflare-token", secret: true, usage: "Cloudflare API token with cache purge permission (required with cloudflare-zone)",
 			set: strSetter(func(c *Config) *string { return &c.Purge.CloudflareToken })},
-		{name: "cloudflare-api", def: "https://api.cloudflare.com", usage: "Cloudflare API base URL",
+		{name: "cloudflare-api", redact: redactURLs, def: "https://api.cloudflare.com", usage: "Cloudflare API base URL",
 			set: urlSetter(func(c *Config) **url.URL { return &c.Purge.CloudflareAPI })},
 		{name: "fastly-service", usage: "Fastly service id to purge after a change (by surrogate key)",
 			set: strSetter(func(c *Config) *string { return &c.Purge.FastlyService })},
 		{name: "fastly-token", secret: true, usage: "Fastly API token with purge_select (required with fastly-service)",
 			set: strSetter(func(c *Config) *string { return &c.Purge.FastlyToken })},
-		{name: "fastly-api", def: "https://api.fastly.com", usage: "Fastly API base URL",
+		{name: "fastly-api", redact: redactURLs, def: "https://api.fastly.com", usage: "Fastly API base URL",
 			set: urlSetter(func(c *Config) **url.URL { return &c.Purge.FastlyAPI })},
 		{name: "fastly-soft", kind: kBool, def: "false", usage: "purge Fastly softly (Fastly-Soft-Purge: objects marked stale, not removed)",
 			set: func(c *Config, v string) (err error) { c.Purge.FastlySoft, err = parseBool(v); return err }},

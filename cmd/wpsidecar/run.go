@@ -464,7 +464,7 @@ func serve(ctx context.Context, cfg *config.Config, logger zerolog.Logger, publi
 		publicLn = tls.NewListener(publicLn, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	}
 	logger.Info().Str("listen", publicLn.Addr().String()).Str("admin_listen", adminLn.Addr().String()).
-		Str("upstream", cfg.Upstream.String()).Bool("tls", cfg.TLSCert != "").Msg("wpsidecar serving")
+		Str("upstream", config.RedactURL(cfg.Upstream)).Bool("tls", cfg.TLSCert != "").Msg("wpsidecar serving")
 	if listening != nil {
 		listening(publicLn.Addr(), adminLn.Addr())
 	}

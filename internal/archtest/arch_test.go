@@ -113,7 +113,7 @@ func TestImports(t *testing.T) {
 		{"proxy/public", []string{"config", "site", "changes", "cmd", "reload"}},
 		{"proxy/fieldmgr", []string{"config", "site", "changes", "cmd"}},
 		{"auth", []string{"proxy", "config", "changes", "site", "cmd"}},
-		{"changes", []string{"proxy", "auth", "site", "config", "cmd"}},
+		{"changes", []string{"proxy", "auth", "site", "cmd"}},
 		{"site", []string{"cmd"}},
 	}
 	for _, r := range rules {
