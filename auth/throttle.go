@@ -61,9 +61,10 @@ func userAccount(id int64) string { return "user:" + strconv.FormatInt(id, 10) }
 
 const unknownAccount = "unknown"
 
-// IPWait is how long (a nil Throttle limits nothing) the client must wait before its next attempt, or 0.
+// IPWait is how long the client must wait before its next attempt, or 0
+// (a nil Throttle limits nothing; an unknown client, "", is not counted).
 func (t *Throttle) IPWait(client string, now time.Time) time.Duration {
-	if t == nil {
+	if t == nil || client == "" {
 		return 0
 	}
 	return t.ip.wait(client, now)
@@ -84,7 +85,7 @@ func (t *Throttle) Failed(client, account string, now time.Time) []Throttled {
 		return nil
 	}
 	var out []Throttled
-	if t.ip.take(client, now) {
+	if client != "" && t.ip.take(client, now) { // "": the client is not known
 		out = append(out, Throttled{"ip", client})
 	}
 	if account != "" && t.account.take(account, now) {

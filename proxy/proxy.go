@@ -312,10 +312,20 @@ func ClientIPFunc(trusted []netip.Prefix) func(*http.Request) string {
 		if !isTrusted(trusted, r.RemoteAddr) {
 			return ip
 		}
-		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+		xff := r.Header.Values("X-Forwarded-For")
+		if len(xff) == 0 {
+			return ip
+		}
+		hops := strings.Split(strings.Join(xff, ","), ",")
 		for i := len(hops) - 1; i >= 0; i-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-			if err != nil {
+			a, ok := forwardedAddr(hops[i])
+			if !ok {
+				if i == len(hops)-1 {
+					// The trusted proxy's own entry is not an address: the
+					// client is not known, and is not the proxy either
+					// (whose attempts every client would then share).
+					return ""
+				}
 				break
 			}
 			ip = a.Unmap().String()
@@ -325,6 +335,18 @@ func ClientIPFunc(trusted []netip.Prefix) func(*http.Request) string {
 		}
 		return ip
 	}
+}
+
+// forwardedAddr reads an X-Forwarded-For entry in the forms proxies
+// write: an address, an IPv6 one in brackets, either with a port.
+func forwardedAddr(s string) (netip.Addr, bool) {
+	s = strings.Trim(strings.TrimSpace(s), `"`)
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr(), true
+	}
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	a, err := netip.ParseAddr(s)
+	return a, err == nil
 }
 
 // servePublic answers a public route: as the namespaces' routes, PHP's

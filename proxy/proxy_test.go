@@ -736,6 +736,14 @@ func TestClientIPFunc(t *testing.T) {
 		{"10.0.0.2:5000", "", "10.0.0.2"},
 		{"[fd00::1]:5000", "2001:db8::7", "2001:db8::7"},
 		{"10.0.0.2:5000", "garbage, 203.0.113.9", "203.0.113.9"},
+		// The forms proxies write (security round 2, item 11).
+		{"10.0.0.2:5000", "[2001:db8::1]", "2001:db8::1"},
+		{"10.0.0.2:5000", "1.2.3.4:4444", "1.2.3.4"},
+		{"10.0.0.2:5000", "[2001:db8::1]:4444", "2001:db8::1"},
+		{"10.0.0.2:5000", `"198.51.100.7"`, "198.51.100.7"},
+		// An entry that is no address does not make the proxy the client.
+		{"10.0.0.2:5000", "unknown", ""},
+		{"10.0.0.2:5000", "203.0.113.9, _hidden", ""},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
