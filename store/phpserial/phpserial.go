@@ -165,7 +165,7 @@ func (v Value) AsInt() (int64, bool) {
 
 // Limits bound what Unserialize accepts from untrusted bytes.
 const (
-	MaxDepth = 64
+	MaxDepth = 4096 // PHP's unserialize_max_depth
 	MaxInput = 64 << 20
 )
 
@@ -217,6 +217,23 @@ func (d *decoder) until(c byte) (string, error) {
 	t := d.s[d.i : d.i+j]
 	d.i += j + 1
 	return t, nil
+}
+
+// phpInt reads an integer value or key as PHP's unserialize does: one out
+// of range is PHP_INT_MAX (or PHP_INT_MIN).
+func (d *decoder) phpInt(c byte) (int64, error) {
+	t, err := d.until(c)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(t, "+"), 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return n, nil // ParseInt gives the nearest bound
+	}
+	if err != nil || t == "" {
+		return 0, d.fail("bad integer " + strconv.Quote(t))
+	}
+	return n, nil
 }
 
 func (d *decoder) intUntil(c byte) (int64, error) {
@@ -284,7 +301,7 @@ func (d *decoder) value(depth int) (Value, error) {
 		}
 		return d.push(Value{Kind: Bool, Bool: t == "1"}), nil
 	case 'i':
-		n, err := d.intUntil(';')
+		n, err := d.phpInt(';')
 		if err != nil {
 			return Value{}, err
 		}
@@ -407,6 +424,7 @@ func (d *decoder) entries(depth int, array bool) ([]Entry, error) {
 		return nil, err
 	}
 	entries := make([]Entry, 0, n)
+	var at map[Key]int // where each key is, once a key repeats
 	for k := int64(0); k < n; k++ {
 		key, err := d.key(array)
 		if err != nil {
@@ -416,12 +434,38 @@ func (d *decoder) entries(depth int, array bool) ([]Entry, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A repeated key keeps its first place and takes the last value,
+		// as PHP's array does.
+		if at == nil && k > 0 && containsKey(entries, key) {
+			at = make(map[Key]int, len(entries))
+			for i, e := range entries {
+				at[e.Key] = i
+			}
+		}
+		if i, ok := at[key]; ok {
+			entries[i].Value = v
+			continue
+		}
+		if at != nil {
+			at[key] = len(entries)
+		}
 		entries = append(entries, Entry{Key: key, Value: v})
 	}
 	if err := d.expect('}'); err != nil {
 		return nil, err
 	}
 	return entries, nil
+}
+
+// containsKey tells whether key is among entries' keys (checked while no
+// key repeated, which costs a map only for rows that do repeat).
+func containsKey(entries []Entry, key Key) bool {
+	for _, e := range entries {
+		if e.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *decoder) key(array bool) (Key, error) {
@@ -435,7 +479,7 @@ func (d *decoder) key(array bool) (Key, error) {
 	}
 	switch tag {
 	case 'i':
-		n, err := d.intUntil(';')
+		n, err := d.phpInt(';')
 		if err != nil {
 			return Key{}, err
 		}

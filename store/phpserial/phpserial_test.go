@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -144,7 +145,7 @@ func TestUnserialize_Errors(t *testing.T) {
 		``, `N`, `x:1;`, `i:;`, `i:1`, `i:1x;`, `b:2;`, `d:abc;`, `s:5:"abc";`, `s:-1:"";`, `s:3:"abc"`,
 		`s:99999999999999999999:"a";`, `a:1:{i:0;}`, `a:2:{i:0;i:1;}`, `a:-1:{}`, `a:999999999:{}`,
 		`a:1:{d:1.5;i:1;}`, `O:8:"stdClass":1:{}`, `r:1;`, `a:1:{i:0;r:5;}`, `i:1;i:2;`,
-		`C:3:"Foo":5:{ab}`, `E:3:"Foo";`, strings.Repeat("a:1:{i:0;", 100) + "N;" + strings.Repeat("}", 100),
+		`C:3:"Foo":5:{ab}`, `E:3:"Foo";`, strings.Repeat("a:1:{i:0;", MaxDepth+2) + "N;" + strings.Repeat("}", MaxDepth+2),
 	}
 	for _, in := range bad {
 		if v, err := Unserialize(in); !errors.Is(err, ErrSyntax) {
@@ -279,6 +280,40 @@ func TestMaybeUnserialize_PHPVectors(t *testing.T) {
 		}
 		if strings.HasPrefix(c.Maybe, "string:") && (got.Kind != String || "string:'"+got.Str+"'" != c.Maybe) {
 			t.Errorf("MaybeUnserialize(%q) = %+v; PHP gave %s", c.Input, got, c.Maybe)
+		}
+	}
+}
+
+// TestUnserialize_AsPHPReadsIt: rows PHP reads, read as PHP reads them —
+// deep nesting, an integer out of range, repeated keys — compared with
+// PHP's own unserialize and json_encode (security round 2, item 10).
+func TestUnserialize_AsPHPReadsIt(t *testing.T) {
+	php, err := exec.LookPath("php")
+	if err != nil {
+		t.Fatal("php: not found (Debian's php-cli: scripts/install-deps.sh)")
+	}
+	inputs := []string{
+		strings.Repeat("a:1:{i:0;", 80) + "s:4:\"deep\";" + strings.Repeat("}", 80),
+		`a:1:{s:1:"n";i:99999999999999999999999;}`,
+		`a:1:{s:1:"n";i:-99999999999999999999999;}`,
+		`a:1:{i:99999999999999999999999;s:3:"big";}`,
+		`a:2:{s:1:"a";i:1;s:1:"a";i:2;}`,
+		`a:3:{s:1:"a";i:1;s:1:"b";i:2;s:1:"a";i:3;}`,
+		`a:2:{i:1;s:1:"x";s:1:"1";s:1:"y";}`,
+		`O:8:"stdClass":2:{s:1:"p";i:1;s:1:"p";i:2;}`,
+	}
+	for _, in := range inputs {
+		out, err := exec.Command(php, "-r", `echo json_encode(@unserialize($argv[1]));`, in).Output()
+		if err != nil {
+			t.Fatalf("php: %v", err)
+		}
+		v, err := Unserialize(in)
+		if err != nil {
+			t.Errorf("%.60s: %v; PHP reads %s", in, err, out)
+			continue
+		}
+		if got := string(JSON(v)); got != string(out) {
+			t.Errorf("%.60s:\n got %s\n PHP %s", in, got, out)
 		}
 	}
 }
