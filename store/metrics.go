@@ -17,7 +17,9 @@ func (l *Leadership) Metric() prometheus.Collector {
 // replica's measured lag (-1: not known), wpsidecar_db_replica_reads{replica}
 // 1 while GETs may read it.
 func (db *DB) ReplicaMetrics() []prometheus.Collector {
-	var out []prometheus.Collector
+	out := []prometheus.Collector{prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wpsidecar_read_after_refused_total",
+		Help: "User lookups of requests not yet proven whose GTID to read after (X-WPSidecar-GTID) was not waited for."},
+		func() float64 { return float64(db.readAfterRefused.Load()) })}
 	for i, r := range db.Replicas() {
 		labels := prometheus.Labels{"replica": r.Addr}
 		out = append(out,

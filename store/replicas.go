@@ -25,11 +25,17 @@ type replica struct {
 // replica that has applied it, else the primary. A read that the change feed's memo keeps
 // goes to the primary: the feed follows the primary, and a replica's
 // older row kept after the feed forgot it would stay stale.
-func (db *DB) reader(ctx context.Context, memo bool) *sql.DB {
+func (db *DB) reader(ctx context.Context, memo bool) *sql.DB { return db.pick(ctx, memo, true) }
+
+// pick is reader; without readAfter, a GTID to read after is not waited
+// for (counted: a request that has not proven who it is).
+func (db *DB) pick(ctx context.Context, memo, readAfter bool) *sql.DB {
 	if memo || len(db.replicas) == 0 {
 		return db.sql
 	}
-	if want, ok := ctx.Value(readAfterKey{}).(gomysql.GTIDSet); ok {
+	if want, ok := ctx.Value(readAfterKey{}).(gomysql.GTIDSet); ok && !readAfter {
+		db.readAfterRefused.Add(1)
+	} else if ok {
 		if r := db.readAfter(ctx, want); r != nil {
 			return r
 		}

@@ -77,6 +77,26 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("state %+v", st)
 	}
 
+	// A GTID to read after, from a request not yet proven (no route's
+	// read rides with its lookup): its user lookup reads as any other,
+	// neither waiting on a replica nor sent to the primary (security round
+	// 2, item 7). A user only the replica has tells where it read.
+	if _, err := rdb.Exec("INSERT INTO wp_users (ID, user_login, user_pass, user_nicename, user_email, user_registered, display_name) VALUES (1000000, 'replica_user', 'x', 'r', 'r@example.test', NOW(), 'r')"); err != nil {
+		t.Fatal(err)
+	}
+	forged := db.ReadAfter(context.Background(), "0-1-999999999") // newer than the primary has: only the primary could answer
+	for range 3 {
+		if _, err := db.UserForAuth(forged, "replica_user", false, nil); err != nil {
+			t.Fatalf("an unproven lookup with a GTID: %v (it should read the replica as any other)", err)
+		}
+	}
+	var v string
+	var found bool
+	ride := db.OptionPiggyback("blogname", &v, &found)
+	if _, err := db.UserForAuth(forged, "replica_user", false, ride); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a proven lookup with a GTID the replica lacks read the replica: %v", err)
+	}
+
 	if _, err := rdb.Exec("STOP SLAVE"); err != nil {
 		t.Fatal(err)
 	}

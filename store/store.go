@@ -94,6 +94,9 @@ type pools struct {
 	replicas  []*replica
 	maxLag    time.Duration
 	next      atomic.Uint32 // round robin over healthy replicas
+	// readAfterRefused counts user lookups of unproven requests whose GTID
+	// to read after was not waited for.
+	readAfterRefused atomic.Uint64
 	// primaryPos is the primary's GTID position at the last look
 	// (gomysql.GTIDSet); flavorSeen its flavor, once read.
 	primaryPos atomic.Value

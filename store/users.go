@@ -162,7 +162,11 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 	} else {
 		pb = nil
 	}
-	rows, err := db.query(ctx, db.reader(ctx, serving), q, args...)
+	// A GTID to read after (read-your-writes) makes a replica wait, or the
+	// primary answer: only a lookup that carries a route's read — whose
+	// credentials authenticated before — is worth that; an unproven one
+	// reads as any other.
+	rows, err := db.query(ctx, db.pick(ctx, serving, ride != nil), q, args...)
 	if unrepresentable(err) {
 		// A login the connection charset cannot hold equals no stored one;
 		// wpdb's lookup fails the same way and WordPress answers "unknown".
