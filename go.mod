@@ -3,6 +3,7 @@ module github.com/wpsidecar/wpsidecar
 go 1.26.8
 
 require (
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/go-mysql-org/go-mysql v1.13.0
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/gorilla/mux v1.8.1

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
@@ -43,6 +44,10 @@ import (
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, listening func(public, admin net.Addr)) error {
 	if len(args) > 0 && args[0] == "probe" {
 		return probe(ctx, args[1:], stdout)
+	}
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(stdout, versionLine())
+		return nil
 	}
 	cfg, checkConfig, err := config.Load(args, environ, stderr)
 	if errors.Is(err, config.ErrHelp) {
@@ -468,6 +473,7 @@ func serve(ctx context.Context, cfg *config.Config, logger zerolog.Logger, publi
 	if listening != nil {
 		listening(publicLn.Addr(), adminLn.Addr())
 	}
+	notifySystemd(logger, daemon.SdNotifyReady, "STATUS=serving")
 
 	servers, sctx := errgroup.WithContext(ctx)
 	servers.Go(func() error { return served(public.Serve(publicLn)) })
@@ -475,6 +481,7 @@ func serve(ctx context.Context, cfg *config.Config, logger zerolog.Logger, publi
 	<-sctx.Done() // the signal, or a server that failed
 
 	stopping.Store(true)
+	notifySystemd(logger, daemon.SdNotifyStopping, "STATUS=draining")
 	if ctx.Err() != nil && cfg.ShutdownDelay > 0 {
 		logger.Info().Dur("delay", cfg.ShutdownDelay).Msg("shutting down: /readyz fails and every answer closes its connection; still accepting until the delay ends")
 		time.Sleep(cfg.ShutdownDelay)

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+)
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{arg}, nil, &out, io.Discard, nil); err != nil {
+			t.Fatal(err)
+		}
+		want := regexp.MustCompile(`^wpsidecar dev \(commit [0-9a-z]+, ` + regexp.QuoteMeta(runtime.Version()) + `\)\n$`)
+		if !want.MatchString(out.String()) {
+			t.Errorf("%s: %q", arg, out.String())
+		}
+	}
+}
+
+// TestRun_SystemdNotify: under systemd (NOTIFY_SOCKET), the sidecar says
+// READY=1 once it listens and STOPPING=1 when the signal comes.
+func TestRun_SystemdNotify(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "notify")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	msgs := make(chan string, 8)
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, _, err := conn.ReadFromUnix(b)
+			if err != nil {
+				return
+			}
+			msgs <- string(b[:n])
+		}
+	}()
+	next := func(want string) {
+		t.Helper()
+		select {
+		case m := <-msgs:
+			if !strings.Contains(m, want) {
+				t.Errorf("systemd was told %q, want %s", m, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("systemd was never told %s", want)
+		}
+	}
+	tdb := testdb.New(t)
+	args, env := sidecarArgs(t, tdb, "http://127.0.0.1:9")
+	s := start(t, args, env)
+	next("READY=1")
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	next("STOPPING=1")
+}
+
+// TestSystemdUnit: deploy/systemd/wpsidecar.service verifies with
+// systemd-analyze (its ExecStart pointed at a built binary) and keeps the
+// hardening it promises.
+func TestSystemdUnit(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Fatal("systemd-analyze: not found (Debian's systemd package: scripts/install-deps.sh)")
+	}
+	unit, err := os.ReadFile("../../deploy/systemd/wpsidecar.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "wpsidecar")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	local := strings.Replace(string(unit), "ExecStart=/usr/bin/wpsidecar", "ExecStart="+bin, 1)
+	path := filepath.Join(dir, "wpsidecar.service")
+	if err := os.WriteFile(path, []byte(local), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command(analyze, "verify", path).CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "wpsidecar.service") {
+			t.Errorf("systemd-analyze verify: %s", line)
+		}
+	}
+	directives := map[string][]string{} // a directive may be given more than once
+	sc := bufio.NewScanner(bytes.NewReader(unit))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok && !strings.HasPrefix(k, "#") {
+			directives[k] = append(directives[k], v)
+		}
+	}
+	for k, v := range map[string]string{
+		"Type": "notify", "DynamicUser": "yes", "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes",
+		"PrivateTmp": "yes", "PrivateDevices": "yes", "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes",
+		"ProtectKernelLogs": "yes", "ProtectControlGroups": "yes", "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
+		"RestrictNamespaces": "yes", "LockPersonality": "yes", "MemoryDenyWriteExecute": "yes", "SystemCallArchitectures": "native",
+		"SystemCallFilter": "@system-service", "CapabilityBoundingSet": "", "Restart": "on-failure",
+		"EnvironmentFile": "-/etc/default/wpsidecar", "ExecStart": "/usr/bin/wpsidecar", "TimeoutStopSec": "45s", "KillSignal": "SIGTERM",
+	} {
+		if got := directives[k]; !slices.Contains(got, v) {
+			t.Errorf("%s=%q, want %q", k, got, v)
+		}
+	}
+}
