@@ -1,10 +1,14 @@
 # The README's commands. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test deps vet build demo bench fuzz soak
+.PHONY: test deps vet build demo bench fuzz soak package
 
 build:
 	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
+
+# Debian packages (amd64, arm64) in dist/: docs/deploy/debian.md.
+package:
+	scripts/package.sh
 
 STATICCHECK ?= $(shell command -v staticcheck || echo $(HOME)/go/bin/staticcheck)
 
