@@ -29,6 +29,7 @@ deps:
 
 test: deps vet
 	$(GO) test -race -count=1 -tags $(TAGS) ./...
+	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Short fuzzing runs of every fuzz target.
 fuzz:
