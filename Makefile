@@ -53,6 +53,6 @@ demo:
 bench:
 	scripts/bench.sh
 
-# Ten minutes of load and faults; writes the table into README.md.
+# Ten minutes of load and faults; writes the table into docs/operations.md.
 soak:
 	scripts/soak.sh

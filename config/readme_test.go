@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's configuration table from the code")
+var update = flag.Bool("update", false, "rewrite docs/configuration.md's settings reference from the code")
 
-// markdownTable renders the settings as README.md's configuration table.
+// markdownTable renders the settings as docs/configuration.md's reference table.
 func markdownTable() string {
 	var b strings.Builder
 	b.WriteString("| flag | variable | also read from | default | meaning |\n|---|---|---|---|---|\n")
@@ -31,9 +31,9 @@ func markdownTable() string {
 	return b.String()
 }
 
-// TestREADMEConfigurationTable keeps README.md's table and the code in step.
-func TestREADMEConfigurationTable(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// TestConfigurationReference keeps docs/configuration.md's table and the code in step.
+func TestConfigurationReference(t *testing.T) {
+	b, err := os.ReadFile("../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,15 +41,15 @@ func TestREADMEConfigurationTable(t *testing.T) {
 	doc := string(b)
 	i, j := strings.Index(doc, start), strings.Index(doc, end)
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the %q … %q markers", start, end)
+		t.Fatalf("docs/configuration.md lacks the %q … %q markers", start, end)
 	}
 	if got, want := doc[i+len(start):j], markdownTable(); got != want {
 		if *update {
-			if err := os.WriteFile("../README.md", []byte(doc[:i+len(start)]+want+doc[j:]), 0o644); err != nil {
+			if err := os.WriteFile("../docs/configuration.md", []byte(doc[:i+len(start)]+want+doc[j:]), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
-		t.Errorf("README.md's configuration table is out of date (go test ./config -run README -update); it should be:\n%s", want)
+		t.Errorf("docs/configuration.md's settings reference is out of date (go test ./config -run ConfigurationReference -update); it should be:\n%s", want)
 	}
 }

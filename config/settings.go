@@ -166,7 +166,7 @@ func keySetting(name string) setting {
 	}
 }
 
-// settings is the whole configuration surface. README.md's configuration
+// settings is the whole configuration surface. docs/configuration.md's settings
 // table is checked against it by a test.
 var settings = func() []setting {
 	s := []setting{

@@ -11,7 +11,7 @@ import (
 )
 
 // Buffer batches log lines into fewer writes: one write per request is
-// a measurable share of a proxied request (README: Performance). Lines are
+// a measurable share of a proxied request (docs/performance.md). Lines are
 // written when 64 KiB have gathered, every flushEvery, and on Close; a
 // crash of the process loses at most flushEvery of log.
 type Buffer struct {

@@ -8,7 +8,7 @@
 # statuses clients saw, the longest answer, the recovery after the
 # dependency returned, lost and wrong answers and the sidecar's 500s, and
 # the memory, goroutines and descriptors of the instance never stopped;
-# with README=1 it writes the table into README.md. Exits non-zero when a
+# with README=1 it writes the table into docs/operations.md. Exits non-zero when a
 # bar is missed (any lost or wrong answer or sidecar 500, a recovery over
 # 1 s).
 #
@@ -17,6 +17,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DURATION:=10m}" "${FAULT_EVERY:=25s}" "${WORKERS:=12}" "${README:=1}"
 readme=()
-[ "$README" = 1 ] && readme=(-readme "$PWD/README.md")
+[ "$README" = 1 ] && readme=(-readme "$PWD/docs/operations.md")
 exec go test -tags soak -count=1 -timeout 2h -run TestSoak -v ./scripts/soak \
   -duration "$DURATION" -fault-every "$FAULT_EVERY" -workers "$WORKERS" "${readme[@]}"

@@ -567,7 +567,7 @@ func (r redisLog) Printf(_ context.Context, format string, v ...any) { r.l.Warn(
 // default the sidecar takes half of what Go would (Go already honours a
 // container's CPU quota), at least one: it shares its host with PHP, which
 // needs the CPU more, and on small hosts one P also costs fewer thread
-// wake-ups per proxied request than two (README: Performance).
+// wake-ups per proxied request than two (docs/performance.md).
 func setMaxProcs(n int, environ []string) int {
 	for _, kv := range environ {
 		if strings.HasPrefix(kv, "GOMAXPROCS=") && kv != "GOMAXPROCS=" {
@@ -584,7 +584,7 @@ func setMaxProcs(n int, environ []string) int {
 
 // defaultGCPercent trades a little memory (the sidecar's heap is a few
 // MiB) for less garbage collection per request: +30% requests/s on the
-// field-group routes in the benchmark (README: Performance).
+// field-group routes in the benchmark (docs/performance.md).
 const defaultGCPercent = 400
 
 // setGCPercent applies defaultGCPercent unless the GOGC variable is set.

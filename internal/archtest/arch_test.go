@@ -97,7 +97,7 @@ func TestContextValues(t *testing.T) {
 	}
 }
 
-// TestImports: dependencies point one way (README: Layout).
+// TestImports: dependencies point one way (docs/development.md: Layout).
 func TestImports(t *testing.T) {
 	rules := []struct {
 		pkg       string

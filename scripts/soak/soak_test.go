@@ -30,7 +30,7 @@ var (
 	faultEvery = flag.Duration("fault-every", 25*time.Second, "time between faults")
 	downFor    = flag.Duration("down-for", 5*time.Second, "how long a stopped dependency stays down")
 	workers    = flag.Int("workers", 12, "load workers")
-	readme     = flag.String("readme", "", "README.md to write the results table into, between its soak markers")
+	readme     = flag.String("readme", "", "the page (docs/operations.md) to write the results table into, between its soak markers")
 )
 
 // Request kinds.
@@ -514,7 +514,7 @@ func (rep *report) markdown() string {
 	return b.String()
 }
 
-// writeReadme puts table between the README's soak markers.
+// writeReadme puts table between the page's soak markers.
 func writeReadme(path, table string) error {
 	const begin, end = "<!-- soak:begin -->\n", "<!-- soak:end -->"
 	b, err := os.ReadFile(path)
