@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/changes"
@@ -49,7 +47,7 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 	if themeopts {
 		optName = sites.OptName
 	}
-	feed, err := usableFeed(ctx, cfg, changes.FeedOptions{
+	feed, err := changes.OpenFeed(ctx, cfg, changes.FeedOptions{
 		OptName: optName, Notify: notify, Touched: touched, Network: network, Log: log,
 		SiteOptions: func(id int64) []string { return db.ForSite(id).SiteOptionNames() },
 		Settings: func(id int64) {
@@ -74,57 +72,10 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 	return feed
 }
 
-// usableFeed is newFeed checked against the server (closed when the
-// server cannot feed it).
-func usableFeed(ctx context.Context, cfg *config.Config, o changes.FeedOptions) (*changes.Feed, error) {
-	feed, err := newFeed(cfg, o)
-	if err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, cfg.DB.Timeout)
-	defer cancel()
-	if err := feed.Check(cctx); err != nil {
-		feed.Close()
-		return nil, err
-	}
-	return feed, nil
-}
-
-// newFeed is the binlog feed of the configuration: its connection (from
-// --binlog-dsn, else the database settings over TCP), replica id and
-// tables, with o's callbacks.
-func newFeed(cfg *config.Config, o changes.FeedOptions) (*changes.Feed, error) {
-	o.Conn = cfg.BinlogDSN
-	if o.Conn == nil {
-		network, addr := cfg.DB.Address()
-		if network != "tcp" {
-			return nil, fmt.Errorf("%w: the database is reached by a socket; give --binlog-dsn with a TCP address", changes.ErrFeedUnusable)
-		}
-		o.Conn = mysql.NewConfig()
-		o.Conn.Net, o.Conn.Addr, o.Conn.User, o.Conn.Passwd = "tcp", addr, cfg.DB.User, cfg.DB.Password
-	}
-	o.ServerID = uint32(cfg.BinlogServerID)
-	if o.ServerID == 0 {
-		o.ServerID = uint32(1<<20 + rand.IntN(1<<30))
-	}
-	o.Schema, o.Options, o.Groups = cfg.DB.Name, cfg.TablePrefix+"options", cfg.FieldmgrTable
-	if cfg.Multisite {
-		o.Sites = []string{cfg.TablePrefix + "blogs", cfg.TablePrefix + "site"}
-		o.BasePrefix = cfg.TablePrefix
-	}
-	if cfg.ServeFromFeed {
-		// The users' rows matter too, and the feed must hear the server
-		// twice within max-staleness to vouch for it.
-		o.Users, o.Usermeta = cfg.TablePrefix+"users", cfg.TablePrefix+"usermeta"
-		o.Heartbeat = max(10*time.Millisecond, min(time.Second, cfg.MaxStaleness/2))
-	}
-	return changes.NewFeed(o)
-}
-
 // checkFeed is --check-config's word on the binlog feed: whether the
 // server can feed the sidecar, or what to change.
 func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
-	feed, err := usableFeed(ctx, cfg, changes.FeedOptions{Log: zerolog.Nop()})
+	feed, err := changes.OpenFeed(ctx, cfg, changes.FeedOptions{Log: zerolog.Nop()})
 	if err != nil {
 		fmt.Fprintf(out, "# change-feed binlog: %v; the sidecar would poll instead\n", err)
 		return err

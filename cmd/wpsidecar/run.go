@@ -43,7 +43,7 @@ import (
 // bound addresses (tests listen on port 0).
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, listening func(public, admin net.Addr)) error {
 	if len(args) > 0 && args[0] == "probe" {
-		return probe(ctx, args[1:], stdout)
+		return proxy.Probe(ctx, args[1:], stdout)
 	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
 		fmt.Fprintln(stdout, versionLine())

@@ -1,4 +1,4 @@
-package main
+package proxy
 
 import (
 	"context"
@@ -8,21 +8,21 @@ import (
 	"time"
 )
 
-// defaultProbeURL is the admin listener's readiness check as the default
+// DefaultProbeURL is the admin listener's readiness check as the default
 // --admin-listen serves it.
-const defaultProbeURL = "http://127.0.0.1:9090/readyz"
+const DefaultProbeURL = "http://127.0.0.1:9090/readyz"
 
-// probe is `wpsidecar probe [URL]`: a health check for images without a
+// Probe is `wpsidecar probe [URL]`: a health check for images without a
 // shell or curl (distroless). It succeeds when URL answers 200 within
 // five seconds, and otherwise says what it got.
-func probe(ctx context.Context, args []string, stdout io.Writer) error {
-	url := defaultProbeURL
+func Probe(ctx context.Context, args []string, stdout io.Writer) error {
+	url := DefaultProbeURL
 	switch len(args) {
 	case 0:
 	case 1:
 		url = args[0]
 	default:
-		return fmt.Errorf("probe: usage: wpsidecar probe [URL] (default %s)", defaultProbeURL)
+		return fmt.Errorf("probe: usage: wpsidecar probe [URL] (default %s)", DefaultProbeURL)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
