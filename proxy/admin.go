@@ -39,6 +39,9 @@ type AdminOptions struct {
 	// shutting down (its lame-duck phase) and balancers should send
 	// elsewhere.
 	Stopping func() bool
+	// OpenAPI, when set, is the running configuration's description,
+	// served at /openapi.json.
+	OpenAPI func() []byte
 }
 
 // NewAdmin serves /healthz (the process is alive), /readyz (the database
@@ -80,6 +83,13 @@ func NewAdmin(o AdminOptions) http.Handler {
 	})
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics.Handler())
+	}
+	if o.OpenAPI != nil {
+		mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			w.Write(o.OpenAPI())
+		})
 	}
 	if o.Pprof {
 		// Profiles, for finding where time goes under load.

@@ -61,4 +61,11 @@ if ! command -v staticcheck >/dev/null 2>&1; then
   echo "install-deps: installing staticcheck"
   go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
+# Other projects' tools that check the OpenAPI description (openapi's
+# tests), at the versions of openapi/tools/package-lock.json. Without the
+# npm registry the tests say so and skip them.
+if command -v npm >/dev/null 2>&1 && [ ! -x "$(dirname "$0")/../openapi/tools/node_modules/.bin/redocly" ]; then
+  echo "install-deps: installing Redocly and openapi-typescript (npm)"
+  (cd "$(dirname "$0")/../openapi/tools" && npm ci --no-audit --no-fund --loglevel=error) || echo "install-deps: npm ci failed; the OpenAPI tool checks will be skipped" >&2
+fi
 echo "install-deps: ready"

@@ -52,6 +52,15 @@ func (s *Site) OptName() string {
 	return s.opts.Config().OptName
 }
 
+// Themeopts is the site's theme options configuration in force (nil
+// without one).
+func (s *Site) Themeopts() *themeopts.Config {
+	if s.opts == nil {
+		return nil
+	}
+	return s.opts.Config()
+}
+
 // ID is the site's blog id on a network; 0 on a single site.
 func (s *Site) ID() int64 { return s.id }
 

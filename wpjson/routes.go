@@ -24,6 +24,31 @@ type Route struct {
 type MethodHandler struct {
 	Method string
 	Fn     HandlerFunc
+	Doc    Operation
+}
+
+// Operation documents a method of a route for the OpenAPI description
+// (package openapi): what it does, what it takes, what it answers.
+type Operation struct {
+	ID, Summary, Description string
+	// Body and Answer name the schemas (components/schemas) of the JSON
+	// request body ("" for none) and of the success answer.
+	Body, Answer string
+	Status       int // the success status; 0 is 200
+	// Errors are the answers of this operation's own, besides those every
+	// operation may give (authentication, throttling, the database).
+	Errors []ErrorDoc
+	// Read: answers carry ETag (If-None-Match → 304) and cache tags.
+	// Write: If-Match is honoured (412).
+	Read, Write bool
+}
+
+// ErrorDoc is an error answer an operation gives: its status and code, or
+// Bare for the namespace's own {"error": message} shape.
+type ErrorDoc struct {
+	Status int
+	Code   string
+	Bare   bool
 }
 
 // RouteInfo is what an OPTIONS answer needs to know of its namespace.

@@ -31,6 +31,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/logging"
+	"github.com/wpsidecar/wpsidecar/openapi"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -44,6 +45,9 @@ import (
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, listening func(public, admin net.Addr)) error {
 	if len(args) > 0 && args[0] == "probe" {
 		return proxy.Probe(ctx, args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "openapi" {
+		return openapi.Command(args[1:], environ, stdout, stderr)
 	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
 		fmt.Fprintln(stdout, versionLine())
@@ -373,12 +377,22 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 	}
 	admin = &http.Server{
 		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: s.db, Site: s.main.REST(), Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
-			Stopping: stopping.Load, Status: s.status}),
+			Stopping: stopping.Load, Status: s.status, OpenAPI: s.openapi}),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          errorLog,
 	}
 	return public, admin, stopping, nil
+}
+
+// openapi is the running configuration's description (the main site's
+// theme options and the public routes, as reloaded).
+func (s *sidecar) openapi() []byte {
+	site := openapi.Site{Themeopts: s.main.Themeopts()}
+	if s.deps.Public != nil {
+		site.Public = s.deps.Public.Current()
+	}
+	return openapi.Document(site)
 }
 
 // status is what /readyz says besides readiness.

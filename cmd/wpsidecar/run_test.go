@@ -455,6 +455,15 @@ func TestRun_ThemeoptsConfig(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The admin listener describes the running configuration, reloaded:
+	// what `wpsidecar openapi` prints for the same file.
+	var printed bytes.Buffer
+	if err := run(context.Background(), []string{"openapi", "--themeopts-config", path}, nil, &printed, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(t, s.admin+"/openapi.json"); code != 200 || body != printed.String() || !strings.Contains(body, `"b": {`) {
+		t.Errorf("/openapi.json: %d, the same as wpsidecar openapi: %v", code, body == printed.String())
+	}
 }
 
 // waitReady waits until /readyz says the database (and its site settings)

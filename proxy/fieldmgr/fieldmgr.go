@@ -83,12 +83,64 @@ func (s *Service) Register(r *mux.Router) {
 	r.Use(s.auth.Identify(http.StatusUnauthorized, s.ride), wpjson.CheckBody, s.auth.Permit(capability, http.StatusUnauthorized), s.ensureTable)
 	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, Permitted: func(r *http.Request) bool {
 		return auth.UserFrom(r.Context()).Can("manage_options")
-	}}, []wpjson.Route{
-		{Name: "list", Path: "/field-groups", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleList}, {Method: http.MethodPost, Fn: s.handleCreate}}},
-		{Name: "group", Path: "/field-groups/{id}", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleGet}, {Method: http.MethodPut, Fn: s.handleUpdate}, {Method: http.MethodDelete, Fn: s.handleDelete}}},
-		{Path: "/field-groups/{id}/toggle", Handlers: []wpjson.MethodHandler{{Method: http.MethodPost, Fn: s.handleToggle}}},
-		{Path: "/field-schemas", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Fn: s.handleSchemas}}},
-	})
+	}}, s.routes())
+}
+
+// Routes are the namespace's routes with their documentation, for the
+// OpenAPI description (their handlers are not for serving).
+func Routes() []wpjson.Route { return (&Service{}).routes() }
+
+// routes is the route table: paths, methods, handlers, and what each
+// answers (docs/api.md §2).
+func (s *Service) routes() []wpjson.Route {
+	invalid := wpjson.ErrorDoc{Status: http.StatusBadRequest, Bare: true}
+	notFound := wpjson.ErrorDoc{Status: http.StatusNotFound, Bare: true}
+	body := []wpjson.ErrorDoc{{Status: http.StatusUnsupportedMediaType, Bare: true}, {Status: http.StatusRequestEntityTooLarge, Bare: true}, {Status: http.StatusBadRequest, Code: "rest_invalid_json"}}
+	return []wpjson.Route{
+		{Name: "list", Path: "/field-groups", Handlers: []wpjson.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleList, Doc: wpjson.Operation{ID: "listFieldGroups", Summary: "List field groups",
+				Description: "Every field group, oldest first.", Answer: "FieldGroupList", Read: true}},
+			{Method: http.MethodPost, Fn: s.handleCreate, Doc: wpjson.Operation{ID: "createFieldGroup", Summary: "Create a field group",
+				Description: "A new group; its key must be free in any letter case.", Body: "FieldGroupCreate", Answer: "Created", Status: http.StatusCreated,
+				Errors: append([]wpjson.ErrorDoc{invalid}, body...)}},
+		}},
+		{Name: "group", Path: "/field-groups/{id}", Handlers: []wpjson.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleGet, Doc: wpjson.Operation{ID: "getFieldGroup", Summary: "Get a field group",
+				Description: "The group with this key.", Answer: "FieldGroup", Read: true, Errors: []wpjson.ErrorDoc{notFound}}},
+			{Method: http.MethodPut, Fn: s.handleUpdate, Doc: wpjson.Operation{ID: "updateFieldGroup", Summary: "Update a field group",
+				Description: "Changes the title, the config or both; what is left out keeps its value.", Body: "FieldGroupUpdate", Answer: "Done", Write: true,
+				Errors: append([]wpjson.ErrorDoc{invalid, notFound}, body...)}},
+			{Method: http.MethodDelete, Fn: s.handleDelete, Doc: wpjson.Operation{ID: "deleteFieldGroup", Summary: "Delete a field group",
+				Answer: "Done", Write: true, Errors: []wpjson.ErrorDoc{notFound}}},
+		}},
+		{Path: "/field-groups/{id}/toggle", Handlers: []wpjson.MethodHandler{
+			{Method: http.MethodPost, Fn: s.handleToggle, Doc: wpjson.Operation{ID: "toggleFieldGroup", Summary: "Activate or deactivate a field group",
+				Description: "Flips the group's status and says which it made.", Answer: "Toggled", Write: true, Errors: []wpjson.ErrorDoc{notFound}}},
+		}},
+		{Path: "/field-schemas", Handlers: []wpjson.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleSchemas, Doc: wpjson.Operation{ID: "getFieldSchemas", Summary: "List the field types",
+				Description: "Each field type with its label and the settings it allows.", Answer: "FieldSchemas", Read: true}},
+		}},
+	}
+}
+
+// FieldDefinitionSchemas are the JSON Schemas of a field definition, one
+// per field type, from the table that validates them.
+func FieldDefinitionSchemas() map[string]any {
+	out := map[string]any{}
+	for _, t := range fieldTypes {
+		props := map[string]any{"type": map[string]any{"const": t.name}, "label": map[string]any{"type": "string", "minLength": 1}}
+		for _, st := range t.settings {
+			p := map[string]any{"type": st.typ}
+			if st.enum != nil {
+				p["enum"] = st.enum
+			}
+			props[st.name] = p
+		}
+		out[t.name] = map[string]any{"title": t.label, "type": "object", "required": []string{"type", "label"},
+			"properties": props, "additionalProperties": false}
+	}
+	return out
 }
 
 func (s *Service) home() (string, error) {

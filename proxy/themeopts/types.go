@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
@@ -142,4 +143,89 @@ func checkList(v phpserial.Value, each func(phpserial.Value) string) string {
 		}
 	}
 	return ""
+}
+
+// ValueSchemas are the JSON Schemas of each configured option's value, by
+// id, from the same rules that check a save (nil config: none known).
+func (c *Config) ValueSchemas() map[string]any {
+	out := map[string]any{}
+	if c == nil {
+		return out
+	}
+	for _, f := range c.Fields {
+		out[f.ID] = f.valueSchema()
+	}
+	return out
+}
+
+// FieldTypeSchemas are the value schemas of each field type (a choice
+// type: any string; a configured field narrows it to its options).
+func FieldTypeSchemas() map[string]any {
+	out := map[string]any{}
+	for _, t := range fieldTypeNames {
+		out[t] = (&Field{Type: t}).valueSchema()
+	}
+	return out
+}
+
+func (f *Field) valueSchema() map[string]any {
+	var s map[string]any
+	switch f.Type {
+	case "color":
+		s = map[string]any{"type": "string", "pattern": colorRe.String()}
+	case "switch":
+		s = map[string]any{"type": "boolean"}
+	case "select", "radio", "button_set":
+		s = map[string]any{"type": "string"}
+		if f.Choices != nil {
+			keys := make([]string, 0, len(f.Choices))
+			for k := range f.Choices {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			s["enum"] = keys
+		}
+	case "text", "textarea", "editor":
+		s = map[string]any{"type": "string"}
+	case "number":
+		s = map[string]any{"type": "number"}
+	case "typography":
+		s = shapeSchema(typoShape)
+	case "media":
+		s = shapeSchema(mediaShape)
+	case "gallery":
+		s = map[string]any{"type": "array", "items": shapeSchema(galleryShape)}
+	case "social":
+		s = map[string]any{"type": "array", "items": shapeSchema(socialShape)}
+	}
+	if f.Title != "" {
+		s["title"] = f.Title
+	}
+	return s
+}
+
+// shapeSchema is an object-shaped value's schema: its members, no others.
+func shapeSchema(shape []member) map[string]any {
+	props := map[string]any{}
+	required := []string{}
+	for _, m := range shape {
+		switch m.kind {
+		case "int":
+			props[m.name] = map[string]any{"type": "integer"}
+		case "string":
+			props[m.name] = map[string]any{"type": "string"}
+		case "numeric":
+			props[m.name] = map[string]any{"type": "string", "pattern": numericRe.String()}
+		case "strings":
+			props[m.name] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+		}
+		if m.required {
+			required = append(required, m.name)
+		}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
 }
