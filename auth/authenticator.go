@@ -50,16 +50,11 @@ var (
 	errUnknownE  = &wpjson.Error{Code: "invalid_email", Message: "<strong>Error:</strong> Unknown email address. Check again or try your username."}
 )
 
-// SiteSettings gives the current site settings snapshot.
-type SiteSettings interface {
-	Current() (store.SiteSettings, error)
-}
-
 // Options configure an Authenticator.
 type Options struct {
 	Store *store.DB
 	// Settings is the snapshot roles, salts and flags come from.
-	Settings SiteSettings
+	Settings store.Settings
 	// Keys are the wp-config.php keys and salts that are set.
 	Keys map[string]string
 	// EnvironmentType is WordPress's; "local" allows application passwords

@@ -171,6 +171,12 @@ func truthyOption(v string) bool {
 // SiteURLs are the WP_HOME and WP_SITEURL constants, when defined.
 type SiteURLs struct{ Home, SiteURL string }
 
+// Settings gives the current site settings snapshot: what the namespaces
+// and authentication are given (a SettingsWatcher, or a test's stand-in).
+type Settings interface {
+	Current() (SiteSettings, error)
+}
+
 // SettingsWatcher keeps the current SiteSettings and whether the database
 // answered at the last refresh.
 type SettingsWatcher struct {

@@ -26,16 +26,11 @@ import (
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
-// Settings gives the site settings (for the site's local time).
-type Settings interface {
-	Current() (store.SiteSettings, error)
-}
-
 // Service holds the namespace's dependencies.
 type Service struct {
 	auth     *auth.Authenticator
 	groups   *store.FieldGroups
-	settings Settings
+	settings store.Settings // the site's local time
 	now      func() time.Time
 	log      zerolog.Logger
 
@@ -45,7 +40,7 @@ type Service struct {
 }
 
 // New returns the service.
-func New(a *auth.Authenticator, groups *store.FieldGroups, settings Settings, log zerolog.Logger) *Service {
+func New(a *auth.Authenticator, groups *store.FieldGroups, settings store.Settings, log zerolog.Logger) *Service {
 	return &Service{auth: a, groups: groups, settings: settings, now: time.Now, log: log}
 }
 

@@ -25,18 +25,12 @@ import (
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
-// Settings gives the site settings (db_version decides a new row's
-// autoload; home is in OPTIONS answers).
-type Settings interface {
-	Current() (store.SiteSettings, error)
-}
-
 // Service holds the namespace's dependencies and its configuration, which
 // Reload replaces while requests run.
 type Service struct {
 	auth     *auth.Authenticator
 	db       *store.DB
-	settings Settings
+	settings store.Settings // db_version decides a new row's autoload; home is in OPTIONS answers
 	log      zerolog.Logger
 	cfg      Source
 
@@ -65,7 +59,7 @@ type derivedSet struct {
 type Source interface{ Current() *Config }
 
 // NewService returns the service of a configuration.
-func NewService(a *auth.Authenticator, db *store.DB, settings Settings, cfg Source, log zerolog.Logger) *Service {
+func NewService(a *auth.Authenticator, db *store.DB, settings store.Settings, cfg Source, log zerolog.Logger) *Service {
 	return &Service{auth: a, db: db, settings: settings, log: log, cfg: cfg}
 }
 
