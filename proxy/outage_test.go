@@ -43,7 +43,7 @@ func TestDatabaseOutage_RecoversByItself(t *testing.T) {
 	rec := newRecorder(t, nil)
 	u, _ := url.Parse(rec.srv.URL)
 	h, err := New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Site: site, Namespaces: []Namespace{testNS{}}, Log: zerolog.Nop()})
+		Main: SiteOptions{Site: site, Namespaces: []Namespace{testNS{}}}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,10 +72,8 @@ type Options struct {
 	UpstreamDial    time.Duration
 	BodyTimeout     time.Duration
 	MaxBodyBytes    int64 // on the sidecar's own routes; DefaultMaxBodyBytes when 0
-	Site            Site
-	Namespaces      []Namespace
-	// Public, when set, answers the site owner's public routes.
-	Public Public
+	// Main is the single site's (without Sites).
+	Main SiteOptions
 	// Consistency, when set, carries a client's writes to its next reads
 	// (with read replicas).
 	Consistency Consistency
@@ -83,7 +81,7 @@ type Options struct {
 	// for: its routes (made with NewSite) and the site's path to strip
 	// before routing ("/blog2" for a subdirectory site, "" otherwise). No
 	// routes: PHP answers (no site found, a site WordPress blocks).
-	// Site, Namespaces and Public are then not used.
+	// Main is then not used.
 	Sites   func(*http.Request) (routes *SiteRoutes, prefix string)
 	Log     zerolog.Logger
 	Metrics *Metrics
@@ -140,7 +138,7 @@ func New(o Options) (*Handler, error) {
 	})
 	if o.Sites == nil {
 		var err error
-		if h.main, err = h.NewSite(SiteOptions{Site: o.Site, Namespaces: o.Namespaces, Public: o.Public}); err != nil {
+		if h.main, err = h.NewSite(o.Main); err != nil {
 			return nil, err
 		}
 	}

@@ -174,7 +174,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	f.metrics = NewMetrics()
 	h, err := New(Options{
 		Upstream: u, TrustedProxies: o.trusted, UpstreamTimeout: o.upstreamTimeout, UpstreamDial: time.Second,
-		BodyTimeout: time.Minute, Site: f.settings, Namespaces: []Namespace{testNS{}},
+		BodyTimeout: time.Minute, Main: SiteOptions{Site: f.settings, Namespaces: []Namespace{testNS{}}},
 		Log: zerolog.New(f.log), Metrics: f.metrics, AccessLog: o.accessLog,
 	})
 	if err != nil {

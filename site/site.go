@@ -168,12 +168,15 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 
 // routes are the site's routes on h. On a network, the cache tags of every
 // answer name the site.
-func (s *Site) Routes(h *proxy.Handler) (*proxy.SiteRoutes, error) {
+func (s *Site) Routes(h *proxy.Handler) (*proxy.SiteRoutes, error) { return h.NewSite(s.Options()) }
+
+// Options are what the router answers the site with.
+func (s *Site) Options() proxy.SiteOptions {
 	namespaces := []proxy.Namespace{s.fields}
 	if s.opts != nil {
 		namespaces = append(namespaces, s.opts)
 	}
-	return h.NewSite(proxy.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)})
+	return proxy.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)}
 }
 
 // siteTable is the field-group table as db's site names it: the

@@ -345,26 +345,27 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 	if oc, ok := s.cache.(*objcache.Redis); ok {
 		metrics.Register(oc.Metrics()...)
 	}
-	// A site's routes are made on the handler: routeSites is set once it
-	// exists, before the first request.
-	var routeSites func(*http.Request) (*proxy.SiteRoutes, string)
-	handler, err := proxy.New(proxy.Options{
+	opts := proxy.Options{
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
 		Log: logger, Metrics: metrics, Consistency: consistency(s.db, cfg), AccessLog: accessLogged(cfg.AccessLogSample),
-		Sites: func(r *http.Request) (*proxy.SiteRoutes, string) { return routeSites(r) },
-	})
-	if err != nil {
-		return nil, nil, nil, err
+		Main: s.main.Options(),
 	}
-	mainRoutes, err := s.main.Routes(handler)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	routeSites = func(*http.Request) (*proxy.SiteRoutes, string) { return mainRoutes, "" }
 	if s.sites.Network != nil {
+		// A site's routes are made on the handler: the network routes once
+		// it exists, before the first request.
+		opts.Sites = func(r *http.Request) (*proxy.SiteRoutes, string) { return s.sites.Network.Route(r) }
+	}
+	handler, err := proxy.New(opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if s.sites.Network != nil {
+		mainRoutes, err := s.main.Routes(handler)
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		s.sites.Network.Serve(handler, mainRoutes)
-		routeSites = s.sites.Network.Route
 	}
 	errorLog := proxy.StdLogger(logger)
 	stopping = &atomic.Bool{}

@@ -86,8 +86,8 @@ func (s *Site) ServeWith(t testing.TB, public proxy.Public, namespaces ...proxy.
 		st, err := s.Settings.Current()
 		return proxy.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
-	h, err := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, Site: site,
-		Namespaces: namespaces, Public: public, Log: zerolog.Nop()})
+	h, err := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
+		Main: proxy.SiteOptions{Site: site, Namespaces: namespaces, Public: public}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
