@@ -36,6 +36,16 @@ func UserFrom(ctx context.Context) *User {
 	return id.user
 }
 
+// AuthorOf is who a request's writes are by, for the history: its user
+// and its request id (the outermost layer gives every request one).
+func AuthorOf(r *http.Request) store.Author {
+	a := store.Author{Via: store.ViaREST, RequestID: r.Header.Get("X-Request-Id")}
+	if u := UserFrom(r.Context()); u != nil {
+		a.UserID, a.Login = u.ID, u.Login
+	}
+	return a
+}
+
 // RideFrom is the ride-along read the request's route declared (nil
 // without one), as the route gave it.
 func RideFrom(ctx context.Context) Ride {

@@ -149,7 +149,7 @@ func (d *Detector) pollOptions(ctx context.Context) error {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	values, order := optionIDs(raw)
+	values, order := store.OptionIDs(raw)
 	if d.optBase && d.optSeen == name {
 		if ids := changedIDs(d.optValues, d.optOrder, values, order); len(ids) > 0 {
 			d.report(Change{Namespace: "themeopts", Keys: ids})
@@ -157,20 +157,6 @@ func (d *Detector) pollOptions(ctx context.Context) error {
 	}
 	d.optSeen, d.optValues, d.optOrder, d.optBase = name, values, order, true
 	return nil
-}
-
-// optionIDs is an option set's ids with their serialized values, and the
-// ids in stored order.
-func optionIDs(raw string) (map[string]string, []string) {
-	values, order := map[string]string{}, []string{}
-	if v, err := phpserial.MaybeUnserialize(raw); err == nil && (v.Kind == phpserial.Array || v.Kind == phpserial.Object) {
-		for _, e := range v.Entries {
-			id := e.Key.String()
-			values[id] = phpserial.Serialize(e.Value)
-			order = append(order, id)
-		}
-	}
-	return values, order
 }
 
 // changedIDs are the ids whose values differ between two sets: changed or

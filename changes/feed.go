@@ -56,6 +56,13 @@ type FeedOptions struct {
 	Sites   []string
 	Network func()
 	Notify  func(Change)
+	// History, when set, is given what each committed transaction the
+	// sidecar did not make changed of a site's groups and theme options,
+	// item by item, with where it is in the log (origin). A transaction
+	// that wrote History's table (HistoryTable, the site-1 name) is the
+	// sidecar's own, recorded as it wrote.
+	History      func(site int64, origin string, c HistoryChange)
+	HistoryTable string
 	// Heartbeat is the server's heartbeat period: a feed that hears
 	// nothing for three of them reconnects.
 	Heartbeat time.Duration
@@ -70,6 +77,14 @@ type Touched struct {
 	// DDL: a statement that is not row-based (ALTER, TRUNCATE, DROP, …)
 	// ran in the schema; what it did to the rows is not known.
 	DDL bool
+}
+
+// HistoryChange is what one transaction changed of one site's groups (in
+// the Groups table) and theme options row (OptName).
+type HistoryChange struct {
+	Groups  []store.ItemChange
+	OptName string
+	Options []store.ItemChange
 }
 
 // Modes of the change detection, for /readyz and metrics.
@@ -325,6 +340,8 @@ type pending struct {
 	sites   map[int64]*sitePending
 	network bool
 	touched Touched
+	// ours: the transaction wrote the history, as the sidecar's writes do.
+	ours bool
 }
 
 // sitePending is what a transaction changed of one site.
@@ -332,6 +349,7 @@ type sitePending struct {
 	groups   []string
 	ids      []string
 	settings bool
+	history  HistoryChange
 }
 
 func (tx *pending) site(id int64) *sitePending {
@@ -374,6 +392,9 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 	}
 	name, siteID := f.siteTable(table)
 	switch name {
+	case f.o.HistoryTable:
+		tx.ours = true
+		return
 	case f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta:
 	default:
 		return
@@ -411,7 +432,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		return 0
 	}
-	update := t == replication.UPDATE_ROWS_EVENTv0 || t == replication.UPDATE_ROWS_EVENTv1 || t == replication.UPDATE_ROWS_EVENTv2
+	update := isUpdate(t)
 	switch name {
 	case f.o.Users, f.o.Usermeta:
 		idCol := "ID"
@@ -429,6 +450,21 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 				site.groups = append(site.groups, k)
 			}
 		}
+		group := func(row []any) store.FieldGroup {
+			return store.FieldGroup{Title: col(row, "title"), Status: col(row, "status"), Config: col(row, "config")}
+		}
+		for i := 0; i < len(e.Rows); i += step(t) {
+			var c store.ItemChange
+			switch {
+			case update && i+1 < len(e.Rows):
+				c, _ = store.DiffGroup(col(e.Rows[i+1], "group_key"), group(e.Rows[i]), true, group(e.Rows[i+1]), true)
+			case deleted(t):
+				c, _ = store.DiffGroup(col(e.Rows[i], "group_key"), group(e.Rows[i]), true, store.FieldGroup{}, false)
+			default:
+				c, _ = store.DiffGroup(col(e.Rows[i], "group_key"), store.FieldGroup{}, false, group(e.Rows[i]), true)
+			}
+			site.history.Groups = append(site.history.Groups, c)
+		}
 	case f.o.Options:
 		for _, row := range e.Rows {
 			if name := col(row, "option_name"); name != "" && !slices.Contains(tx.touched.Options, name) {
@@ -443,11 +479,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		if f.o.SiteOptions != nil {
 			settingsNames = f.o.SiteOptions(siteID)
 		}
-		step := 1
-		if update {
-			step = 2 // before and after images
-		}
-		for i := 0; i < len(e.Rows); i += step {
+		for i := 0; i < len(e.Rows); i += step(t) {
 			name := col(e.Rows[i], "option_name")
 			if slices.Contains(settingsNames, name) {
 				site.settings = true
@@ -458,18 +490,36 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 			before, after := "", col(e.Rows[i], "option_value")
 			if update && i+1 < len(e.Rows) {
 				before, after = after, col(e.Rows[i+1], "option_value")
-			} else if t == replication.DELETE_ROWS_EVENTv0 || t == replication.DELETE_ROWS_EVENTv1 || t == replication.DELETE_ROWS_EVENTv2 {
+			} else if deleted(t) {
 				before, after = after, ""
 			}
-			ov, oo := optionIDs(before)
-			nv, no := optionIDs(after)
-			for _, id := range changedIDs(ov, oo, nv, no) {
-				if !slices.Contains(site.ids, id) {
-					site.ids = append(site.ids, id)
+			diff := store.DiffOptions(before, after)
+			for _, c := range diff {
+				if !slices.Contains(site.ids, c.Key) {
+					site.ids = append(site.ids, c.Key)
 				}
 			}
+			site.history.OptName = optName
+			site.history.Options = append(site.history.Options, diff...)
 		}
 	}
+}
+
+func isUpdate(t replication.EventType) bool {
+	return t == replication.UPDATE_ROWS_EVENTv0 || t == replication.UPDATE_ROWS_EVENTv1 || t == replication.UPDATE_ROWS_EVENTv2
+}
+
+func deleted(t replication.EventType) bool {
+	return t == replication.DELETE_ROWS_EVENTv0 || t == replication.DELETE_ROWS_EVENTv1 || t == replication.DELETE_ROWS_EVENTv2
+}
+
+// step is how many images a row has in an event: an update's before and
+// after, one otherwise.
+func step(t replication.EventType) int {
+	if isUpdate(t) {
+		return 2
+	}
+	return 1
 }
 
 // commit reports a committed transaction's changes, one change per
@@ -499,6 +549,12 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet) {
 	}
 	if tx.network && f.o.Network != nil {
 		f.o.Network()
+	}
+	for _, id := range ids {
+		h := tx.sites[id].history
+		if f.o.History != nil && !tx.ours && len(h.Groups)+len(h.Options) > 0 {
+			f.o.History(id, pos.Name+":"+strconv.FormatUint(uint64(pos.Pos), 10), h)
+		}
 	}
 	for _, id := range ids {
 		site := tx.sites[id]

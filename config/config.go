@@ -5,8 +5,11 @@
 package config
 
 import (
+	"fmt"
 	"net/netip"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -93,6 +96,12 @@ type Config struct {
 	// current within MaxStaleness (docs/api.md §5).
 	ServeFromFeed bool
 	MaxStaleness  time.Duration
+	// History is what the history of field groups and theme options
+	// keeps (docs/api.md §12).
+	History History
+
+	// command: loaded for a command that serves nothing (LoadCommand).
+	command bool
 	// Purge names the caches to purge after a change.
 	Purge Purge
 	// ObjectCache is "redis" or "none" once loaded ("auto" is resolved).
@@ -232,4 +241,46 @@ type Purge struct {
 // Any tells whether a cache is to be purged.
 func (p Purge) Any() bool {
 	return len(p.Varnish) > 0 || len(p.Nginx) > 0 || p.CloudflareZone != "" || p.FastlyService != ""
+}
+
+// History bounds the history of field groups and theme options: entries
+// older than MaxAge, and beyond the newest MaxCount, are pruned (zero: no
+// bound of that kind). Off: none is kept.
+type History struct {
+	Off      bool
+	MaxAge   time.Duration
+	MaxCount int
+}
+
+// parse reads "off", or "AGE,COUNT" (either may be 0), AGE in days ("90d")
+// or as a Go duration.
+func (h *History) parse(v string) error {
+	if strings.TrimSpace(v) == "off" {
+		*h = History{Off: true}
+		return nil
+	}
+	age, count, ok := strings.Cut(v, ",")
+	if !ok {
+		return fmt.Errorf("not off or AGE,COUNT (e.g. 90d,10000)")
+	}
+	age, count = strings.TrimSpace(age), strings.TrimSpace(count)
+	var d time.Duration
+	if days, ok := strings.CutSuffix(age, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 36500 {
+			return fmt.Errorf("age %q: not a number of days", age)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else if age != "0" {
+		var err error
+		if d, err = time.ParseDuration(age); err != nil || d < 0 {
+			return fmt.Errorf("age %q: not 90d or a duration such as 2160h", age)
+		}
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 0 {
+		return fmt.Errorf("count %q: not a whole number", count)
+	}
+	*h = History{MaxAge: d, MaxCount: n}
+	return nil
 }

@@ -32,42 +32,30 @@ var ErrHelp = flag.ErrHelp
 // program name) and the environment (as os.Environ gives it). It reports
 // every problem at once. checkConfig tells whether --check-config was given.
 func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, checkConfig bool, err error) {
+	cfg, checkConfig, _, err = loadWith(args, environ, usageOut, nil)
+	return cfg, checkConfig, err
+}
+
+// LoadCommand builds the configuration of a command that reaches the
+// database but serves nothing (wpsidecar export, import, history, revert):
+// the same settings, no upstream needed. flags adds the command's own
+// flags; the arguments that are not flags are returned, in order, and may
+// come before, between or after the flags.
+func LoadCommand(args []string, environ []string, usageOut io.Writer, flags func(*flag.FlagSet)) (cfg *Config, positional []string, err error) {
+	cfg, _, positional, err = loadWith(args, environ, usageOut, flags)
+	return cfg, positional, err
+}
+
+func loadWith(args []string, environ []string, usageOut io.Writer, command func(*flag.FlagSet)) (cfg *Config, checkConfig bool, positional []string, err error) {
 	env := envMap(environ)
 	var problems []string
 
-	// The flag package would print a parse error itself and the caller
-	// prints the returned one again: keep it quiet and write the usage only
-	// when asked for.
-	fs := flag.NewFlagSet("wpsidecar", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	flags := map[string]string{}
-	for _, s := range settings {
-		name := s.name
-		usage := s.usage + " (" + EnvName(name) + ")"
-		if s.kind == kBool {
-			fs.BoolFunc(name, usage, func(v string) error { flags[name] = v; return nil })
-		} else {
-			repeat := s.repeat
-			fs.Func(name, usage, func(v string) error {
-				if old, ok := flags[name]; ok && repeat {
-					v = old + "\n" + v
-				}
-				flags[name] = v
-				return nil
-			})
-		}
+	flags, checkConfig, positional, err := parseFlags(args, usageOut, command)
+	if err != nil {
+		return nil, false, nil, err
 	}
-	fs.BoolVar(&checkConfig, "check-config", false, "print the effective configuration, secrets masked, and exit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			Usage(usageOut)
-			return nil, false, err
-		}
-		return nil, false, &Error{Problems: []string{err.Error() + " (wpsidecar --help lists the flags)"}}
-	}
-	if fs.NArg() > 0 {
-		problems = append(problems, fmt.Sprintf("unexpected arguments: %q", fs.Args()))
+	if len(positional) > 0 && command == nil {
+		problems = append(problems, fmt.Sprintf("unexpected arguments: %q", positional))
 	}
 
 	// Unknown WPSIDECAR_* variables are mistakes worth stopping for.
@@ -109,7 +97,7 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 		}
 	}
 
-	cfg = &Config{Keys: map[string]string{}, sources: map[string]resolved{}}
+	cfg = &Config{Keys: map[string]string{}, sources: map[string]resolved{}, command: command != nil}
 	if wc != nil {
 		for _, w := range wc.Warnings {
 			cfg.Warnings = append(cfg.Warnings, "wp-config: "+w)
@@ -171,9 +159,57 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 		problems = append(problems, cfg.Warnings...)
 	}
 	if len(problems) > 0 {
-		return nil, checkConfig, &Error{Problems: problems}
+		return nil, checkConfig, nil, &Error{Problems: problems}
 	}
-	return cfg, checkConfig, nil
+	return cfg, checkConfig, positional, nil
+}
+
+// parseFlags reads the command line: each setting's flag (its value as
+// given, repeated ones joined by newlines), --check-config for the server,
+// a command's own flags, and the arguments that are not flags.
+func parseFlags(args []string, usageOut io.Writer, command func(*flag.FlagSet)) (flags map[string]string, checkConfig bool, positional []string, err error) {
+	// The flag package would print a parse error itself and the caller
+	// prints the returned one again: keep it quiet and write the usage only
+	// when asked for.
+	fs := flag.NewFlagSet("wpsidecar", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	flags = map[string]string{}
+	for _, s := range settings {
+		name := s.name
+		usage := s.usage + " (" + EnvName(name) + ")"
+		if s.kind == kBool {
+			fs.BoolFunc(name, usage, func(v string) error { flags[name] = v; return nil })
+		} else {
+			repeat := s.repeat
+			fs.Func(name, usage, func(v string) error {
+				if old, ok := flags[name]; ok && repeat {
+					v = old + "\n" + v
+				}
+				flags[name] = v
+				return nil
+			})
+		}
+	}
+	if command != nil {
+		command(fs)
+	} else {
+		fs.BoolVar(&checkConfig, "check-config", false, "print the effective configuration, secrets masked, and exit")
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				Usage(usageOut)
+				return nil, false, nil, err
+			}
+			return nil, false, nil, &Error{Problems: []string{err.Error() + " (wpsidecar --help lists the flags)"}}
+		}
+		if fs.NArg() == 0 || command == nil {
+			break
+		}
+		positional, args = append(positional, fs.Arg(0)), fs.Args()[1:]
+	}
+	return flags, checkConfig, append(positional, fs.Args()...), nil
 }
 
 // Error lists every problem found in the configuration.
@@ -254,7 +290,7 @@ func (c *Config) Validate() error {
 
 func (c *Config) problems() []string {
 	var p []string
-	if c.Upstream == nil {
+	if c.Upstream == nil && !c.command {
 		if _, given := c.sources["upstream"]; !given {
 			p = append(p, "upstream: required (e.g. --upstream http://127.0.0.1:8081)")
 		}

@@ -281,6 +281,8 @@ var settings = func() []setting {
 			set: func(c *Config, v string) (err error) { c.ServeFromFeed, err = parseBool(v); return err }},
 		{name: "max-staleness", kind: kDuration, def: DefaultMaxStaleness.String(), usage: "with serve-from-feed: how long the feed may go without hearing the server before GETs read the database again (the server's heartbeat is half of it)",
 			set: durSetter(func(c *Config) *time.Duration { return &c.MaxStaleness })},
+		{name: "history-retention", def: "90d,10000", usage: "how long and how many entries a site's history of field groups and theme options keeps (age as 90d or 2160h, then a count; 0 for no bound of that kind), pruned by the leader; off keeps no history",
+			set: func(c *Config, v string) error { return c.History.parse(v) }},
 		{name: "webhook-urls", usage: "comma-separated URLs that get a signed POST naming what changed", redact: redactURLs,
 			set: urlsSetter(func(c *Config) *[]*url.URL { return &c.WebhookURLs })},
 		{name: "webhook-secret", secret: true, usage: "key of the webhooks' HMAC-SHA256 signature (required with webhook-urls)",

@@ -69,10 +69,22 @@ func components(site Site) obj {
 		"FieldGroupUpdate": obj{"type": "object", "properties": obj{"title": obj{"type": "string", "minLength": 1, "maxLength": 255}, "config": ref("schemas", "FieldGroupConfig")}},
 		"FieldSchemas": obj{"type": "object", "additionalProperties": obj{"type": "object", "required": []string{"label", "settings"}, "properties": obj{
 			"label": str(), "settings": obj{"type": "object", "additionalProperties": obj{"type": "object", "properties": obj{"type": str(), "enum": obj{"type": "array", "items": str()}}}}}}},
-		"Created":           obj{"type": "object", "required": []string{"success", "message", "id"}, "properties": obj{"success": obj{"const": true}, "message": str(), "id": str()}},
-		"Done":              obj{"type": "object", "required": []string{"success", "message"}, "properties": obj{"success": obj{"const": true}, "message": str()}},
-		"Toggled":           obj{"type": "object", "required": []string{"success", "status", "message"}, "properties": obj{"success": obj{"const": true}, "status": obj{"enum": []string{"active", "inactive"}}, "message": str()}},
-		"ThemeOptions":      options,
+		"Created":      obj{"type": "object", "required": []string{"success", "message", "id"}, "properties": obj{"success": obj{"const": true}, "message": str(), "id": str()}},
+		"Done":         obj{"type": "object", "required": []string{"success", "message"}, "properties": obj{"success": obj{"const": true}, "message": str()}},
+		"Toggled":      obj{"type": "object", "required": []string{"success", "status", "message"}, "properties": obj{"success": obj{"const": true}, "status": obj{"enum": []string{"active", "inactive"}}, "message": str()}},
+		"ThemeOptions": options,
+		"HistoryList": obj{"type": "array", "items": obj{"type": "object",
+			"required": []string{"id", "namespace", "object", "key", "before", "after", "user", "via", "request_id", "date_gmt"}, "properties": obj{
+				"id": obj{"type": "integer"}, "namespace": obj{"enum": []string{"fieldmgr", "themeopts"}},
+				"object": obj{"type": "string", "description": "the options row (themeopts) or the field-group table (fieldmgr)"},
+				"key":    obj{"type": "string", "description": "the option id or the group's key"},
+				"before": obj{"description": "the value before (null: it did not exist); a group as {title, status, config}"},
+				"after":  obj{"description": "the value after (null: removed)"},
+				"user": obj{"type": "object", "required": []string{"id", "login"}, "properties": obj{"id": obj{"type": "integer"},
+					"login": obj{"type": "string", "description": "the user's login; php for changes others made; cli:<user> for the command line"}}},
+				"via":        obj{"enum": []string{"rest", "import", "revert", "binlog"}},
+				"request_id": str(), "date_gmt": obj{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$`}}}},
+		"Reverted":          obj{"type": "object", "required": []string{"success", "message", "reverted"}, "properties": obj{"success": obj{"const": true}, "message": str(), "reverted": obj{"type": "integer"}}},
 		"ThemeOptionsSaved": obj{"type": "object", "required": []string{"success", "message", "options"}, "properties": obj{"success": obj{"const": true}, "message": str(), "options": ref("schemas", "ThemeOptions")}},
 		"ThemeOptionsSectionReset": obj{"type": "object", "required": []string{"success", "message", "section", "options"}, "properties": obj{
 			"success": obj{"const": true}, "message": str(), "section": str(), "options": ref("schemas", "ThemeOptions")}},
@@ -109,6 +121,8 @@ func components(site Site) obj {
 			"X-WP-Nonce":       obj{"description": "A fresh wp_rest nonce, when the request's verified.", "schema": str()},
 			"X-WPSidecar-GTID": obj{"description": "The write's commit, to send back with later reads.", "schema": str()},
 			"Retry-After":      obj{"description": "Seconds to wait.", "schema": obj{"type": "integer"}},
+			"X-WP-Total":       obj{"description": "How many entries match, on every page.", "schema": obj{"type": "integer"}},
+			"X-WP-TotalPages":  obj{"description": "How many pages of per_page there are.", "schema": obj{"type": "integer"}},
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/proxy/history"
 	"github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/wpjson"
@@ -33,6 +34,7 @@ func Document(site Site) []byte {
 	paths := obj{}
 	namespace("fieldmgr/v1", fieldmgr.Routes(), paths)
 	namespace("themeopts/v1", themeopts.Routes(), paths)
+	namespace("wpsidecar/v1", history.Routes(), paths)
 	if site.Public != nil {
 		publicRoutes(site, paths)
 	}
@@ -55,6 +57,7 @@ func Document(site Site) []byte {
 			obj{"name": "fieldmgr", "description": "Field group definitions (fieldmgr/v1); manage_options."},
 			obj{"name": "themeopts", "description": "Saved theme options (themeopts/v1); the configured capability."},
 			obj{"name": "public", "description": "The site owner's public routes: no credentials, cacheable."},
+			obj{"name": "wpsidecar", "description": "The history of field groups and theme options, and reverting a change (wpsidecar/v1); manage_options, never cached."},
 		},
 	}
 	b, _ := json.MarshalIndent(doc, "", "  ")
@@ -67,9 +70,15 @@ func namespace(ns string, routes []wpjson.Route, paths obj) {
 	for _, rt := range routes {
 		item := obj{}
 		var params []any
-		if strings.Contains(rt.Path, "{id}") {
+		path := rt.Path
+		switch {
+		case strings.Contains(path, "{id}"):
 			params = append(params, obj{"name": "id", "in": "path", "required": true, "description": "the group's key",
 				"schema": obj{"type": "string", "pattern": "^[A-Za-z0-9_-]{1,191}$"}})
+		case strings.Contains(path, "{entry:[0-9]+}"):
+			path = strings.Replace(path, "{entry:[0-9]+}", "{entry}", 1)
+			params = append(params, obj{"name": "entry", "in": "path", "required": true, "description": "the history entry's id",
+				"schema": obj{"type": "string", "pattern": "^[0-9]+$"}})
 		}
 		if len(params) > 0 {
 			item["parameters"] = params
@@ -77,7 +86,7 @@ func namespace(ns string, routes []wpjson.Route, paths obj) {
 		for _, h := range rt.Handlers {
 			item[strings.ToLower(h.Method)] = operation(tag, h.Method, h.Doc)
 		}
-		paths["/wp-json/"+ns+rt.Path] = item
+		paths["/wp-json/"+ns+path] = item
 	}
 }
 
@@ -98,6 +107,10 @@ func operation(tag, method string, d wpjson.Operation) obj {
 	if d.Write {
 		headers["ETag"] = ref("headers", "ETag")
 		headers["X-WPSidecar-GTID"] = ref("headers", "X-WPSidecar-GTID")
+	}
+	if d.Paginated {
+		headers["X-WP-Total"] = ref("headers", "X-WP-Total")
+		headers["X-WP-TotalPages"] = ref("headers", "X-WP-TotalPages")
 	}
 	responses := obj{strconv.Itoa(status): obj{"description": d.Summary, "headers": headers,
 		"content": obj{"application/json": obj{"schema": ref("schemas", d.Answer)}}}}
@@ -123,6 +136,9 @@ func operation(tag, method string, d wpjson.Operation) obj {
 	}
 	if d.Read {
 		params = append(params, ref("parameters", "If-None-Match"))
+	}
+	for _, q := range d.Query {
+		params = append(params, obj{"name": q.Name, "in": "query", "description": q.Description, "schema": obj{"type": q.Type}})
 	}
 	if d.Write {
 		params = append(params, ref("parameters", "If-Match"), ref("parameters", "X-WPSidecar-GTID"))

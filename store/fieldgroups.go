@@ -116,28 +116,20 @@ func (f *FieldGroups) Get(ctx context.Context, key string) (FieldGroup, error) {
 }
 
 // Create inserts a new active group; now is the site's local time.
-func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string) error {
-	defer f.forget()
-	err := f.db.onPrimary(ctx, func(conn *sql.Conn) error {
-		_, err := conn.ExecContext(ctx, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)",
+func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string, by Author) error {
+	return f.change(ctx, "create field group", key, by, func(q querier, _ FieldGroup, found bool) error {
+		if found {
+			return ErrDuplicate
+		}
+		return exec(ctx, q, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)",
 			key, title, config, now, now)
-		return err
 	})
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1062 {
-		return ErrDuplicate
-	}
-	if err != nil {
-		return fmt.Errorf("store: create field group: %w", classify(err))
-	}
-	return nil
 }
 
 // Update sets the title and/or config (nil leaves a value as it is) and
-// moves updated_at. Without check it is one statement; with one, the row is
-// read under a lock first and check decides (its error is returned as is,
-// nothing written).
-func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(FieldGroup) error) error {
+// moves updated_at. check, when not nil, decides on the row as read under
+// the lock (its error is returned as is, nothing written).
+func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(FieldGroup) error, by Author) error {
 	set := []string{"updated_at = ?"}
 	args := []any{now}
 	if title != nil {
@@ -149,16 +141,62 @@ func (f *FieldGroups) Update(ctx context.Context, key string, title, config *str
 		args = append(args, *config)
 	}
 	args = append(args, key, key)
-	return f.checked(ctx, "update field group", key, check, func(q querier) (sql.Result, error) {
-		return q.ExecContext(ctx, "UPDATE `"+f.table+"` SET "+strings.Join(set, ", ")+" WHERE group_key = ? AND BINARY group_key = ?", args...)
-	})
+	return f.change(ctx, "update field group", key, by, existing(check, func(q querier, _ FieldGroup) error {
+		return exec(ctx, q, "UPDATE `"+f.table+"` SET "+strings.Join(set, ", ")+" WHERE group_key = ? AND BINARY group_key = ?", args...)
+	}))
 }
 
 // Delete removes the group for good; check as for Update.
-func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGroup) error) error {
-	return f.checked(ctx, "delete field group", key, check, func(q querier) (sql.Result, error) {
-		return q.ExecContext(ctx, "DELETE FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key)
+func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGroup) error, by Author) error {
+	return f.change(ctx, "delete field group", key, by, existing(check, func(q querier, _ FieldGroup) error {
+		return exec(ctx, q, "DELETE FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key)
+	}))
+}
+
+// Toggle flips the status and returns the new one; concurrent toggles are
+// serialised by the row lock, so each sees the status its own flip made.
+// check as for Update.
+func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error, by Author) (next string, err error) {
+	err = f.change(ctx, "toggle field group", key, by, existing(check, func(q querier, g FieldGroup) error {
+		next = StatusInactive
+		if g.Status != StatusActive {
+			next = StatusActive
+		}
+		return exec(ctx, q, "UPDATE `"+f.table+"` SET status = ?, updated_at = ? WHERE group_key = ? AND BINARY group_key = ?", next, now, key, key)
+	}))
+	return next, err
+}
+
+// Put makes the group what v says — created (with now as both dates),
+// changed (updated_at now) or left alone when it already is — after check
+// approved the row as read under the lock (found false when missing).
+func (f *FieldGroups) Put(ctx context.Context, key string, v GroupValue, now string, check func(g FieldGroup, found bool) error, by Author) error {
+	return f.change(ctx, "put field group", key, by, func(q querier, g FieldGroup, found bool) error {
+		if err := check(g, found); err != nil {
+			return err
+		}
+		switch {
+		case !found:
+			return exec(ctx, q, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+				key, v.Title, v.Config, v.Status, now, now)
+		case g.Title != v.Title || g.Config != v.Config || g.Status != v.Status:
+			return exec(ctx, q, "UPDATE `"+f.table+"` SET title = ?, config = ?, status = ?, updated_at = ? WHERE group_key = ? AND BINARY group_key = ?",
+				v.Title, v.Config, v.Status, now, key, key)
+		}
+		return nil
 	})
+}
+
+// sqlFailed is a statement's failure, as against a write's decision.
+type sqlFailed struct{ error }
+
+func (e sqlFailed) Unwrap() error { return e.error }
+
+func exec(ctx context.Context, q querier, query string, args ...any) error {
+	if _, err := q.ExecContext(ctx, query, args...); err != nil {
+		return sqlFailed{err}
+	}
+	return nil
 }
 
 type querier interface {
@@ -166,108 +204,88 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// checked runs write, alone when there is no check, else in a transaction
-// after reading the row under a lock and letting check decide.
-func (f *FieldGroups) checked(ctx context.Context, what, key string, check func(FieldGroup) error, write func(querier) (sql.Result, error)) error {
-	defer f.forget()
-	return f.db.onPrimary(ctx, func(conn *sql.Conn) error { return f.checkedOn(ctx, conn, what, key, check, write) })
+// existing is a change of a group that must exist, after check (when not
+// nil) approved it.
+func existing(check func(FieldGroup) error, write func(querier, FieldGroup) error) func(querier, FieldGroup, bool) error {
+	return func(q querier, g FieldGroup, found bool) error {
+		if !found {
+			return ErrNotFound
+		}
+		if check != nil {
+			if err := check(g); err != nil {
+				return err
+			}
+		}
+		return write(q, g)
+	}
 }
 
-func (f *FieldGroups) checkedOn(ctx context.Context, conn *sql.Conn, what, key string, check func(FieldGroup) error, write func(querier) (sql.Result, error)) error {
-	if check == nil {
-		res, err := write(conn)
+// change is every write of a group: in one transaction the row is read
+// under a lock, write decides and writes (an error of its own is returned
+// as is, nothing written), and what changed is recorded in the history.
+// It runs in READ COMMITTED so that reading a missing row takes no gap
+// lock: of two creators, the second waits on the first's insert and fails
+// with a duplicate key.
+func (f *FieldGroups) change(ctx context.Context, what, key string, by Author, write func(q querier, g FieldGroup, found bool) error) error {
+	defer f.forget()
+	hist := f.db.History()
+	return f.db.onPrimary(ctx, func(conn *sql.Conn) error {
+		if hist != nil {
+			if err := hist.ensure(ctx, conn); err != nil {
+				return err
+			}
+		}
+		tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 		if err != nil {
 			return fmt.Errorf("store: %s: %w", what, classify(err))
 		}
-		return mustAffect(res)
-	}
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: %s: %w", what, classify(err))
-	}
-	defer tx.Rollback()
-	g, err := f.lockedGet(ctx, tx, key)
-	if err != nil {
-		return err
-	}
-	if err := check(g); err != nil {
-		return err
-	}
-	if _, err := write(tx); err != nil {
-		return fmt.Errorf("store: %s: %w", what, classify(err))
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: %s: %w", what, classify(err))
-	}
-	return nil
+		defer tx.Rollback()
+		before, found, err := f.lockedGet(ctx, tx, key)
+		if err != nil {
+			return err
+		}
+		if err := write(tx, before, found); err != nil {
+			var failed sqlFailed
+			var me *mysql.MySQLError
+			switch {
+			case errors.As(err, &me) && me.Number == 1062:
+				return ErrDuplicate
+			case errors.As(err, &failed):
+				return fmt.Errorf("store: %s: %w", what, classify(failed.error))
+			}
+			return err
+		}
+		after, exists, err := f.lockedGet(ctx, tx, key)
+		if err != nil {
+			return err
+		}
+		if c, changed := DiffGroup(key, before, found, after, exists); changed {
+			if err := hist.record(ctx, tx, HistoryFieldmgr, f.table, by, []ItemChange{c}); err != nil {
+				return err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("store: %s: %w", what, classify(err))
+		}
+		return nil
+	})
 }
 
 // lockedGet reads the group under a row lock held until tx ends.
-func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (FieldGroup, error) {
+func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (FieldGroup, bool, error) {
 	g, err := scanGroup(tx.QueryRowContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ? FOR UPDATE", key, key))
 	if errors.Is(err, sql.ErrNoRows) {
-		return FieldGroup{}, ErrNotFound
+		return FieldGroup{}, false, nil
 	}
 	if err != nil {
-		return FieldGroup{}, fmt.Errorf("store: field group: %w", classify(err))
+		return FieldGroup{}, false, fmt.Errorf("store: field group: %w", classify(err))
 	}
-	return g, nil
-}
-
-// Toggle flips the status and returns the new one; concurrent toggles are
-// serialised by the row lock, so each sees the status its own flip made.
-// check (when not nil) decides on the row as read under the lock.
-func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error) (next string, err error) {
-	defer f.forget()
-	err = f.db.onPrimary(ctx, func(conn *sql.Conn) error {
-		next, err = f.toggleOn(ctx, conn, key, now, check)
-		return err
-	})
-	return next, err
-}
-
-func (f *FieldGroups) toggleOn(ctx context.Context, conn *sql.Conn, key, now string, check func(FieldGroup) error) (string, error) {
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return "", fmt.Errorf("store: toggle: %w", classify(err))
-	}
-	defer tx.Rollback()
-	g, err := f.lockedGet(ctx, tx, key)
-	if err != nil {
-		return "", err
-	}
-	if check != nil {
-		if err := check(g); err != nil {
-			return "", err
-		}
-	}
-	next := StatusInactive
-	if g.Status != StatusActive {
-		next = StatusActive
-	}
-	if _, err := tx.ExecContext(ctx, "UPDATE `"+f.table+"` SET status = ?, updated_at = ? WHERE group_key = ? AND BINARY group_key = ?", next, now, key, key); err != nil {
-		return "", fmt.Errorf("store: toggle: %w", classify(err))
-	}
-	if err := tx.Commit(); err != nil {
-		return "", fmt.Errorf("store: toggle: %w", classify(err))
-	}
-	return next, nil
+	return g, true, nil
 }
 
 // forget drops the memo's groups after a write (whatever its outcome: a
 // failed commit may still have committed).
 func (f *FieldGroups) forget() { f.db.memo.Forget(Changed{Groups: true}) }
-
-func mustAffect(res sql.Result) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("store: %w", classify(err))
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return nil
-}
 
 // ListPiggyback is List as a ride-along read (see Piggyback): the groups
 // land in *dst.
@@ -308,8 +326,7 @@ func (f *FieldGroups) GetPiggyback(key string, dst *FieldGroup, found *bool) *Pi
 // missing table is no groups.
 func (f *FieldGroups) Versions(ctx context.Context) (map[string]string, error) {
 	rows, err := f.db.sql.QueryContext(ctx, "SELECT group_key, MD5(CONCAT_WS(CHAR(31), title, config, status, created_at, updated_at)) FROM `"+f.table+"`")
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1146 { // no such table
+	if missingTable(err) {
 		return map[string]string{}, nil
 	}
 	if err != nil {

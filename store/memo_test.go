@@ -29,7 +29,7 @@ func TestMemo(t *testing.T) {
 	if _, err := groups.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := groups.Create(ctx, "g1", "T1", "{}", "2026-01-01 00:00:00"); err != nil {
+	if err := groups.Create(ctx, "g1", "T1", "{}", "2026-01-01 00:00:00", store.Author{}); err != nil {
 		t.Fatal(err)
 	}
 	id := tdb.AddUser(t, "kept", "kept@example.test", "h1", [2]string{"session_tokens", "s1"})
@@ -99,11 +99,11 @@ func TestMemo(t *testing.T) {
 	check("groups forgotten", group(), "T2/T2")
 
 	// The sidecar's own writes forget what they wrote.
-	if err := db.ModifyOption(ctx, "opts", "yes", func(string, bool) (string, error) { return "v3", nil }); err != nil {
+	if err := db.ModifyOption(ctx, "opts", "yes", nil, func(string, bool) (string, error) { return "v3", nil }); err != nil {
 		t.Fatal(err)
 	}
 	check("own option write", option(), "v3")
-	if _, err := groups.Toggle(ctx, "g1", "2026-01-02 00:00:00", nil); err != nil {
+	if _, err := groups.Toggle(ctx, "g1", "2026-01-02 00:00:00", nil, store.Author{}); err != nil {
 		t.Fatal(err)
 	}
 	if g, err := groups.Get(ctx, "g1"); err != nil || g.Status != store.StatusInactive {

@@ -2,12 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
@@ -75,8 +72,7 @@ func (w *NetworkWatcher) Run(ctx context.Context) {
 func (db *DB) NetworkSites(ctx context.Context) (int64, error) {
 	var n int64
 	err := db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+db.base+"blogs").Scan(&n)
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1146 { // no such table
+	if missingTable(err) {
 		return 0, nil
 	}
 	return n, classify(err)

@@ -69,10 +69,12 @@ func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 // reading a missing row takes no gap lock: of two creators, the second
 // waits on the first's insert, fails with a duplicate key and is retried,
 // finding the row the first made (retries pause a short random while).
-func (db *DB) ModifyOption(ctx context.Context, name, autoload string, modify func(value string, found bool) (string, error)) error {
+// When by is not nil the row is the theme options set and its ids' changes
+// are recorded in the history, by that author.
+func (db *DB) ModifyOption(ctx context.Context, name, autoload string, by *Author, modify func(value string, found bool) (string, error)) error {
 	var err error
 	for attempt := 1; attempt <= 20; attempt++ {
-		err = db.modifyOption(ctx, name, autoload, modify)
+		err = db.modifyOption(ctx, name, autoload, by, modify)
 		if !retryable(err) {
 			break
 		}
@@ -85,11 +87,19 @@ func (db *DB) ModifyOption(ctx context.Context, name, autoload string, modify fu
 	return err
 }
 
-func (db *DB) modifyOption(ctx context.Context, name, autoload string, modify func(string, bool) (string, error)) error {
-	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, autoload, modify) })
+func (db *DB) modifyOption(ctx context.Context, name, autoload string, by *Author, modify func(string, bool) (string, error)) error {
+	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, autoload, by, modify) })
 }
 
-func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload string, modify func(string, bool) (string, error)) error {
+func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload string, by *Author, modify func(string, bool) (string, error)) error {
+	var hist *History
+	if by != nil {
+		if hist = db.History(); hist != nil {
+			if err := hist.ensure(ctx, conn); err != nil {
+				return err
+			}
+		}
+	}
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
@@ -120,6 +130,11 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload
 	}
 	if err != nil {
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
+	}
+	if hist != nil {
+		if err := hist.record(ctx, tx, HistoryThemeopts, name, *by, DiffOptions(current, next)); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: option %q: %w", name, classify(err))

@@ -26,7 +26,7 @@ func TestModifyOption_CreatesKeepsAutoloadAndWritesNothingOnError(t *testing.T) 
 	ctx := context.Background()
 
 	// Missing: created with the autoload given, modify sees found=false.
-	err := db.ModifyOption(ctx, "themeopts_options", "auto", func(v string, found bool) (string, error) {
+	err := db.ModifyOption(ctx, "themeopts_options", "auto", nil, func(v string, found bool) (string, error) {
 		if found || v != "" {
 			t.Errorf("missing row: modify got (%q, %v)", v, found)
 		}
@@ -41,7 +41,7 @@ func TestModifyOption_CreatesKeepsAutoloadAndWritesNothingOnError(t *testing.T) 
 
 	// Existing: autoload kept as it was.
 	tdb.SQL.Exec("UPDATE " + testdb.Prefix + "options SET autoload = 'no' WHERE option_name = 'themeopts_options'")
-	if err := db.ModifyOption(ctx, "themeopts_options", "yes", func(v string, found bool) (string, error) {
+	if err := db.ModifyOption(ctx, "themeopts_options", "yes", nil, func(v string, found bool) (string, error) {
 		if !found || v != `a:1:{s:1:"a";i:1;}` {
 			t.Errorf("existing row: modify got (%q, %v)", v, found)
 		}
@@ -55,10 +55,10 @@ func TestModifyOption_CreatesKeepsAutoloadAndWritesNothingOnError(t *testing.T) 
 
 	// An error from modify: nothing written, the error as is.
 	boom := errors.New("boom")
-	if err := db.ModifyOption(ctx, "themeopts_options", "yes", func(string, bool) (string, error) { return "x", boom }); err != boom {
+	if err := db.ModifyOption(ctx, "themeopts_options", "yes", nil, func(string, bool) (string, error) { return "x", boom }); err != boom {
 		t.Errorf("err = %v, want boom", err)
 	}
-	if err := db.ModifyOption(ctx, "never_created", "yes", func(string, bool) (string, error) { return "x", boom }); err != boom {
+	if err := db.ModifyOption(ctx, "never_created", "yes", nil, func(string, bool) (string, error) { return "x", boom }); err != boom {
 		t.Errorf("err = %v, want boom", err)
 	}
 	if v, _ := optionRow(t, tdb, "themeopts_options"); v != `a:0:{}` {
@@ -83,7 +83,7 @@ func TestModifyOption_ConcurrentNoLostUpdate(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- db.ModifyOption(context.Background(), "set", "yes", func(v string, found bool) (string, error) {
+			errs <- db.ModifyOption(context.Background(), "set", "yes", nil, func(v string, found bool) (string, error) {
 				set := phpserial.Value{Kind: phpserial.Array}
 				if found {
 					var err error

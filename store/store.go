@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,9 @@ type Options struct {
 	// Cache, when not nil, is told of every committed write to a row that
 	// WordPress may keep in a persistent object cache.
 	Cache CacheInvalidator
+	// History: the sidecar's writes are recorded in each site's
+	// {prefix}wpsidecar_history (see History).
+	History bool
 }
 
 // CacheInvalidator removes what a persistent object cache holds of rows
@@ -91,9 +95,13 @@ type pools struct {
 	log       zerolog.Logger
 	cache     CacheInvalidator
 	memo      *Memo
-	replicas  []*replica
-	maxLag    time.Duration
-	next      atomic.Uint32 // round robin over healthy replicas
+	// keepHistory: writes are recorded; historyReady holds the history
+	// tables known to exist.
+	keepHistory  bool
+	historyReady sync.Map
+	replicas     []*replica
+	maxLag       time.Duration
+	next         atomic.Uint32 // round robin over healthy replicas
 	// readAfterRefused counts user lookups of unproven requests whose GTID
 	// to read after was not waited for.
 	readAfterRefused atomic.Uint64
@@ -120,7 +128,8 @@ func Open(o Options) (*DB, error) {
 	if !safe {
 		o.Logger.Info().Str("charset", o.Charset).Msg("database charset is not safe for client-side escaping: server-side placeholders, one statement per round trip")
 	}
-	d := &DB{pools: &pools{sql: db, dbName: o.DBName, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache, maxLag: o.MaxReplicaLag},
+	d := &DB{pools: &pools{sql: db, dbName: o.DBName, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache, maxLag: o.MaxReplicaLag,
+		keepHistory: o.History},
 		base: o.TablePrefix, prefix: o.TablePrefix}
 	for _, r := range o.Replicas {
 		user, pass, name := r.User, r.Passwd, r.DBName

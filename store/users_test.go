@@ -190,7 +190,7 @@ func TestPiggyback(t *testing.T) {
 	if _, err := groups.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := groups.Create(ctx, "g1", "T", "{}", "2026-01-01 00:00:00"); err != nil {
+	if err := groups.Create(ctx, "g1", "T", "{}", "2026-01-01 00:00:00", store.Author{}); err != nil {
 		t.Fatal(err)
 	}
 	pb = groups.ListPiggyback(&list)

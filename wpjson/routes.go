@@ -41,6 +41,16 @@ type Operation struct {
 	// Read: answers carry ETag (If-None-Match → 304) and cache tags.
 	// Write: If-Match is honoured (412).
 	Read, Write bool
+	// Query are the operation's own query parameters; Paginated answers
+	// carry X-WP-Total and X-WP-TotalPages.
+	Query     []ParamDoc
+	Paginated bool
+}
+
+// ParamDoc is a query parameter: its name, JSON Schema type ("string",
+// "integer", "boolean"), and what it does.
+type ParamDoc struct {
+	Name, Type, Description string
 }
 
 // ErrorDoc is an error answer an operation gives: its status and code, or

@@ -21,6 +21,9 @@ type Error struct {
 	// Bare renders the error as {"error": Message}, the fieldmgr
 	// namespace's own shape, instead of WordPress's.
 	Bare bool
+	// Params names the invalid parameters with what is wrong with each,
+	// as rest_invalid_param's data carries them.
+	Params map[string]string
 	// jsonCode and jsonMessage are PHP's json_last_error() and its
 	// message, for rest_invalid_json.
 	jsonCode    int
@@ -36,9 +39,10 @@ type errorBody struct {
 }
 
 type errorData struct {
-	Status           int    `json:"status"`
-	JSONErrorCode    int    `json:"json_error_code,omitempty"`
-	JSONErrorMessage string `json:"json_error_message,omitempty"`
+	Status           int               `json:"status"`
+	JSONErrorCode    int               `json:"json_error_code,omitempty"`
+	JSONErrorMessage string            `json:"json_error_message,omitempty"`
+	Params           map[string]string `json:"params,omitempty"`
 }
 
 // SetRESTHeaders adds the headers WordPress's REST server sends on every
@@ -91,7 +95,7 @@ func WriteError(w http.ResponseWriter, e *Error) {
 		}{e.Message})
 		return
 	}
-	WriteJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Data: errorData{Status: e.Status, JSONErrorCode: e.jsonCode, JSONErrorMessage: e.jsonMessage}})
+	WriteJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Data: errorData{Status: e.Status, JSONErrorCode: e.jsonCode, JSONErrorMessage: e.jsonMessage, Params: e.Params}})
 }
 
 // SetNoCache adds the no-cache headers WordPress (6.8+) sends to logged-in

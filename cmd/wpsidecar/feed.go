@@ -23,7 +23,7 @@ import (
 // not nil, forgets what each committed transaction wrote; siteMap, when
 // not nil, is read again when a network's sites change.
 func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites site.Index, siteMap *store.NetworkWatcher, themeopts bool,
-	notify func(changes.Change), memo *store.Memo, log zerolog.Logger) *changes.Feed {
+	notify func(changes.Change), memo *store.Memo, history *site.HistoryRecorder, log zerolog.Logger) *changes.Feed {
 	if cfg.ChangeFeed != changes.ModeBinlog {
 		return nil
 	}
@@ -47,8 +47,8 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 	if themeopts {
 		optName = sites.OptName
 	}
-	feed, err := changes.OpenFeed(ctx, cfg, changes.FeedOptions{
-		OptName: optName, Notify: notify, Touched: touched, Network: network, Log: log,
+	o := changes.FeedOptions{
+		OptName: optName, Notify: notify, Touched: touched, Network: network, Log: log, HistoryTable: db.Table("wpsidecar_history"),
 		SiteOptions: func(id int64) []string { return db.ForSite(id).SiteOptionNames() },
 		Settings: func(id int64) {
 			s := sites.Built(id)
@@ -61,7 +61,11 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 				log.Warn().Err(err).Int64("blog_id", id).Msg("site settings changed; re-reading them failed (the next refresh tries again)")
 			}
 		},
-	})
+	}
+	if history != nil {
+		o.History = history.Record
+	}
+	feed, err := changes.OpenFeed(ctx, cfg, o)
 	if err != nil {
 		log.Error().Err(err).Msg("binlog change feed unusable; polling instead")
 		return nil

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -23,12 +24,12 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/logging"
 	"github.com/wpsidecar/wpsidecar/openapi"
@@ -48,6 +49,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	if len(args) > 0 && args[0] == "openapi" {
 		return openapi.Command(args[1:], environ, stdout, stderr)
+	}
+	if len(args) > 0 && slices.Contains(command.Names, args[0]) {
+		return command.Run(ctx, args[0], args[1:], command.Env{Environ: environ, Stdout: stdout, Stderr: stderr})
 	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
 		fmt.Fprintln(stdout, versionLine())
@@ -126,7 +130,9 @@ type sidecar struct {
 	feedMode   atomic.Value      // how changes are noticed, for /readyz and metrics
 	feed       *changes.Feed     // the binlog feed, when it runs
 	memo       *store.Memo       // with serve-from-feed and a feed
-	leadership *store.Leadership // with changes to send
+	leadership *store.Leadership // with changes to send or a history to prune
+	leading    atomic.Bool
+	lead       []func(bool, time.Time) // told when leadership changes
 	purgers    []*changes.Purger
 }
 
@@ -151,7 +157,7 @@ func (s *sidecar) background(f func(context.Context)) {
 func (s *sidecar) open(ctx context.Context) error {
 	cfg, logger := s.cfg, s.logger
 	if cfg.ObjectCache == "redis" {
-		oc, err := openObjectCache(ctx, cfg, logger)
+		oc, err := site.OpenObjectCache(ctx, cfg, logger)
 		if err != nil {
 			return err
 		}
@@ -163,7 +169,7 @@ func (s *sidecar) open(ctx context.Context) error {
 		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
 		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 		MaxOpen: cfg.DB.MaxOpen, Timeout: cfg.DB.Timeout, Cache: s.cache,
-		Replicas: cfg.DB.Replicas, MaxReplicaLag: cfg.DB.MaxReplicaLag,
+		Replicas: cfg.DB.Replicas, MaxReplicaLag: cfg.DB.MaxReplicaLag, History: !cfg.History.Off,
 		Logger: logger.With().Str("component", "store").Logger(),
 	})
 	if err != nil {
@@ -256,7 +262,16 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 	}
 	s.purgers = buildPurgers(cfg.Purge, logger)
 	detect := len(cfg.WebhookURLs) > 0 || len(s.purgers) > 0
-	if detect || s.memo != nil {
+	var history *site.HistoryRecorder
+	if !cfg.History.Off {
+		history = site.NewHistoryRecorder(cfg, db, logger.With().Str("component", "history").Logger())
+		s.background(history.Run)
+		s.elect(logger, nil)
+		s.background(func(ctx context.Context) {
+			site.PruneHistory(ctx, cfg, db, s.siteMap, 10*time.Minute, s.leading.Load, logger.With().Str("component", "history").Logger())
+		})
+	}
+	if detect || s.memo != nil || (history != nil && cfg.ChangeFeed == changes.ModeBinlog) {
 		clog := logger.With().Str("component", "changes").Logger()
 		notify := func(changes.Change) {}
 		if detect {
@@ -277,7 +292,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 				detector.Run(ctx, cfg.ChangeInterval)
 			}
 		}
-		if s.feed = changeFeed(ctx, cfg, db, s.sites, s.siteMap, s.topts.Any(), notify, s.memo, clog); s.feed != nil {
+		if s.feed = changeFeed(ctx, cfg, db, s.sites, s.siteMap, s.topts.Any(), notify, s.memo, history, clog); s.feed != nil {
 			s.feedMode.Store(changes.ModeBinlog)
 			s.drains = append(s.drains, closer(s.feed.Close)) // after Run has returned
 			s.background(func(ctx context.Context) { s.feed.Run(ctx, poll) })
@@ -325,9 +340,29 @@ func (s *sidecar) senders(clog zerolog.Logger) func(changes.Change) {
 			t(c)
 		}
 	}, leaderKeep, s.cfg.ChangeInterval+time.Second)
-	s.leadership = s.db.Leadership(time.Second, clog)
-	s.background(func(ctx context.Context) { s.leadership.Run(ctx, sender.Lead) })
+	s.elect(clog, sender.Lead)
 	return sender.Notify
+}
+
+// elect starts the election of the instance that sends changes and
+// prunes the history (once); lead, when not nil, is told when this
+// instance leads.
+func (s *sidecar) elect(log zerolog.Logger, lead func(bool, time.Time)) {
+	if lead != nil {
+		s.lead = append(s.lead, lead)
+	}
+	if s.leadership != nil {
+		return
+	}
+	s.leadership = s.db.Leadership(time.Second, log)
+	s.background(func(ctx context.Context) {
+		s.leadership.Run(ctx, func(leading bool, held time.Time) {
+			s.leading.Store(leading)
+			for _, f := range s.lead {
+				f(leading, held)
+			}
+		})
+	})
 }
 
 // servers are the public listener's server (the router, with every site's
@@ -525,32 +560,6 @@ func served(err error) error {
 	return err
 }
 
-// openObjectCache connects to the site's Redis object cache. A cache that
-// does not answer yet is reported, not fatal: writes go on, and each one
-// tries it again.
-func openObjectCache(ctx context.Context, cfg *config.Config, logger zerolog.Logger) (*objcache.Redis, error) {
-	log := logger.With().Str("component", "objcache").Logger()
-	redis.SetLogger(redisLog{log})
-	r := cfg.Redis
-	oc, err := objcache.New(objcache.Options{
-		Scheme: r.Scheme, Host: r.Host, Port: r.Port, Path: r.Path, Username: r.Username, Password: r.Password,
-		Database: r.Database, Timeout: r.Timeout, Salt: r.Salt(), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
-		Logger: log,
-	})
-	if err != nil {
-		return nil, err
-	}
-	ev := log.Info().Str("scheme", r.Scheme).Str("host", r.Host).Int("port", r.Port).Str("path", r.Path).
-		Int("database", r.Database).Str("example_key", oc.Key("options", "alloptions", false)).Str("why", cfg.Source("object-cache"))
-	pctx, cancel := context.WithTimeout(ctx, r.Timeout)
-	defer cancel()
-	if err := oc.Ping(pctx); err != nil {
-		log.Warn().Err(err).Msg("Redis object cache does not answer; each write will try again")
-	}
-	ev.Msg("Redis object cache: stale keys deleted after each write")
-	return oc, nil
-}
-
 // reportFailures sends each failed Basic authentication to the companion
 // plugin through PHP (signed, queued, a few tries), when a companion secret
 // is set; otherwise it reports nothing.
@@ -572,11 +581,6 @@ func reportFailures(cfg *config.Config, logger zerolog.Logger) (func(auth.Failed
 // block of limit bytes to be the most accepted: Go reads 4 KiB more than
 // that setting before it answers 431.
 func goMaxHeaderBytes(limit int) int { return max(limit-4096, 1) }
-
-// redisLog sends go-redis's own messages to the sidecar's log.
-type redisLog struct{ l zerolog.Logger }
-
-func (r redisLog) Printf(_ context.Context, format string, v ...any) { r.l.Warn().Msgf(format, v...) }
 
 // setMaxProcs sets GOMAXPROCS unless the GOMAXPROCS variable did. By
 // default the sidecar takes half of what Go would (Go already honours a

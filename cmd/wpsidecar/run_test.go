@@ -130,7 +130,7 @@ func TestRun_EndToEnd(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		code, body := get(t, s.admin+"/readyz")
-		if code == 200 && body == "{\"database\":\"ok\",\"upstream\":\"ok\"}\n" {
+		if code == 200 && body == "{\"database\":\"ok\",\"leader\":\"yes\",\"upstream\":\"ok\"}\n" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -141,7 +141,7 @@ func TestRun_EndToEnd(t *testing.T) {
 	// `wpsidecar probe URL` is the container health check: it passes on a
 	// ready sidecar and fails, saying why, on anything else.
 	var probeOut bytes.Buffer
-	if err := run(context.Background(), []string{"probe", s.admin + "/readyz"}, nil, &probeOut, io.Discard, nil); err != nil || probeOut.String() != "{\"database\":\"ok\",\"upstream\":\"ok\"}\n\n" {
+	if err := run(context.Background(), []string{"probe", s.admin + "/readyz"}, nil, &probeOut, io.Discard, nil); err != nil || probeOut.String() != "{\"database\":\"ok\",\"leader\":\"yes\",\"upstream\":\"ok\"}\n\n" {
 		t.Errorf("probe of a ready sidecar: %v %q", err, probeOut.String())
 	}
 	if err := run(context.Background(), []string{"probe", s.admin + "/nothing"}, nil, io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "answered 404 Not Found") {

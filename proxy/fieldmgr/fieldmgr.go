@@ -206,7 +206,7 @@ func writeGroup(b *bytes.Buffer, g store.FieldGroup) {
 	b.WriteString(`,"title":`)
 	phpserial.JSONString(b, g.Title)
 	b.WriteString(`,"config":`)
-	b.Write(configJSON(g.Config))
+	b.Write(ConfigJSON(g.Config))
 	b.WriteString(`,"status":`)
 	phpserial.JSONString(b, g.Status)
 	b.WriteString(`,"created_at":`)
@@ -216,11 +216,11 @@ func writeGroup(b *bytes.Buffer, g store.FieldGroup) {
 	b.WriteByte('}')
 }
 
-// configJSON is the stored config as JSON: the sidecar stores JSON text
+// ConfigJSON is the stored config as JSON: the sidecar stores JSON text
 // (validated on the way in);
 // an older writer stored a PHP-serialized array, rendered as json_encode
 // would, with an empty fields list as {}.
-func configJSON(stored string) json.RawMessage {
+func ConfigJSON(stored string) json.RawMessage {
 	if strings.HasPrefix(stored, "{") {
 		return json.RawMessage(stored)
 	}
@@ -359,7 +359,7 @@ func (sel Selection) picks(g store.FieldGroup) bool {
 		PostType string `json:"post_type"`
 		Taxonomy string `json:"taxonomy"`
 	}
-	if json.Unmarshal(configJSON(g.Config), &c) != nil {
+	if json.Unmarshal(ConfigJSON(g.Config), &c) != nil {
 		return false
 	}
 	return (sel.Type == "" || c.Type == sel.Type) && (sel.PostType == "" || c.PostType == sel.PostType) && (sel.Taxonomy == "" || c.Taxonomy == sel.Taxonomy)
@@ -437,7 +437,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.groups.Create(r.Context(), key, title, config, now); err != nil {
+	if err := s.groups.Create(r.Context(), key, title, config, now, auth.AuthorOf(r)); err != nil {
 		return err
 	}
 	wpjson.WriteJSON(w, http.StatusCreated, result{Success: true, Message: "Field group created", ID: key})
@@ -476,7 +476,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.groups.Update(r.Context(), key, title, config, now, ifMatch(r)); err != nil {
+	if err := s.groups.Update(r.Context(), key, title, config, now, ifMatch(r), auth.AuthorOf(r)); err != nil {
 		return err
 	}
 	wpjson.WriteJSON(w, http.StatusOK, result{Success: true, Message: "Field group updated"})
@@ -489,7 +489,7 @@ func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return store.ErrNotFound
 	}
-	if err := s.groups.Delete(r.Context(), key, ifMatch(r)); err != nil {
+	if err := s.groups.Delete(r.Context(), key, ifMatch(r), auth.AuthorOf(r)); err != nil {
 		return err
 	}
 	wpjson.WriteJSON(w, http.StatusOK, result{Success: true, Message: "Field group deleted"})
@@ -506,7 +506,7 @@ func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	status, err := s.groups.Toggle(r.Context(), key, now, ifMatch(r))
+	status, err := s.groups.Toggle(r.Context(), key, now, ifMatch(r), auth.AuthorOf(r))
 	if err != nil {
 		return err
 	}

@@ -219,3 +219,24 @@ func validTitle(n node) (string, error) {
 	}
 	return title, nil
 }
+
+// Validate checks a group as POST /field-groups checks one — its key, its
+// title, its config (JSON; nil: not checked) — and gives the config as it
+// would be stored. An error is a *wpjson.Error whose message names what is
+// wrong.
+func Validate(key, title string, config []byte) (string, error) {
+	if !groupKeyRe.MatchString(key) {
+		return "", invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	if _, err := validTitle(node{Kind: phpserial.String, Str: title}); err != nil {
+		return "", err
+	}
+	if config == nil {
+		return "", nil
+	}
+	n, err := parseJSON(config)
+	if err != nil {
+		return "", invalid("config: %v", err)
+	}
+	return validateConfig(n)
+}

@@ -417,7 +417,8 @@ func (s *Service) write(w http.ResponseWriter, r *http.Request, c *Config, next 
 		out    phpserial.Value
 		stored string
 	)
-	err = s.db.ModifyOption(r.Context(), c.OptName, store.OptionAutoload(st.DBVersion), func(raw string, found bool) (string, error) {
+	by := auth.AuthorOf(r)
+	err = s.db.ModifyOption(r.Context(), c.OptName, store.OptionAutoload(st.DBVersion), &by, func(raw string, found bool) (string, error) {
 		if err := pre.Check(optionsETag(raw, found)); err != nil {
 			return "", err
 		}

@@ -218,7 +218,7 @@ func TestStoreWrites(t *testing.T) {
 	optKeys := cache.OptionKeys(0, "theme_opts")
 
 	set(t, rc, optKeys...)
-	err = db.ModifyOption(ctx, "theme_opts", "auto", func(string, bool) (string, error) { return "a:0:{}", nil })
+	err = db.ModifyOption(ctx, "theme_opts", "auto", nil, func(string, bool) (string, error) { return "a:0:{}", nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestStoreWrites(t *testing.T) {
 	}
 
 	set(t, rc, optKeys...)
-	err = db.ModifyOption(ctx, "theme_opts", "auto", func(string, bool) (string, error) { return "a:0:{}", nil })
+	err = db.ModifyOption(ctx, "theme_opts", "auto", nil, func(string, bool) (string, error) { return "a:0:{}", nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestStoreWrites(t *testing.T) {
 		t.Errorf("unchanged write evicted: left %v", got)
 	}
 
-	err = db.ModifyOption(ctx, "theme_opts", "auto", func(string, bool) (string, error) { return `a:1:{s:1:"a";i:1;}`, nil })
+	err = db.ModifyOption(ctx, "theme_opts", "auto", nil, func(string, bool) (string, error) { return `a:1:{s:1:"a";i:1;}`, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestStoreWrites(t *testing.T) {
 	}
 
 	set(t, rc, optKeys...)
-	refused := db.ModifyOption(ctx, "theme_opts", "auto", func(string, bool) (string, error) { return "", context.Canceled })
+	refused := db.ModifyOption(ctx, "theme_opts", "auto", nil, func(string, bool) (string, error) { return "", context.Canceled })
 	if refused == nil {
 		t.Fatal("no error")
 	}

@@ -1,0 +1,214 @@
+package exportdir
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// Plan is what an import would change.
+type Plan struct {
+	Groups  []GroupStep
+	Options []OptionsStep
+}
+
+// Group and option-id operations.
+const (
+	OpCreate = "create"
+	OpChange = "change"
+	OpDelete = "delete"
+)
+
+// GroupStep is one group to write.
+type GroupStep struct {
+	Key  string
+	Op   string
+	Want store.GroupValue
+	// Seen is the row as planned against (found false: missing); the
+	// write checks it is still that.
+	Seen      store.GroupValue
+	SeenFound bool
+	// Conflict: the row is not what the export saw.
+	Conflict bool
+}
+
+// OptionsStep is one options row to write.
+type OptionsStep struct {
+	Option    string
+	Want      string
+	Seen      string
+	SeenFound bool
+	Changes   []store.ItemChange
+	Conflict  bool
+}
+
+// Empty tells whether the import writes nothing.
+func (p Plan) Empty() bool { return len(p.Groups)+len(p.Options) == 0 }
+
+// Conflicts are the steps whose rows changed since the export.
+func (p Plan) Conflicts() []string {
+	var out []string
+	for _, g := range p.Groups {
+		if g.Conflict {
+			out = append(out, "fieldmgr "+g.Key)
+		}
+	}
+	for _, o := range p.Options {
+		if o.Conflict {
+			out = append(out, "themeopts "+o.Option)
+		}
+	}
+	return out
+}
+
+// Lines say what the plan does, a line per group and per option id.
+func (p Plan) Lines() []string {
+	var out []string
+	mark := func(conflict bool) string {
+		if conflict {
+			return " (changed in the database since the export)"
+		}
+		return ""
+	}
+	for _, g := range p.Groups {
+		out = append(out, fmt.Sprintf("fieldmgr: %s %s%s", g.Op, g.Key, mark(g.Conflict)))
+	}
+	for _, o := range p.Options {
+		for _, c := range o.Changes {
+			op := OpChange
+			switch {
+			case c.Before == nil:
+				op = "add"
+			case c.After == nil:
+				op = "remove"
+			}
+			out = append(out, fmt.Sprintf("themeopts %s: %s %s%s", o.Option, op, c.Key, mark(o.Conflict)))
+		}
+		if len(o.Changes) == 0 {
+			out = append(out, fmt.Sprintf("themeopts %s: rewrite (order or container)%s", o.Option, mark(o.Conflict)))
+		}
+	}
+	return out
+}
+
+// PlanImport compares files with what the site stores. prune deletes the
+// groups that have no file.
+func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, error) {
+	var p Plan
+	list, err := s.Groups.List(ctx)
+	if err != nil {
+		return p, err
+	}
+	stored := map[string]store.FieldGroup{}
+	for _, g := range list {
+		stored[g.Key] = g
+	}
+	for _, w := range files.Groups {
+		g, found := stored[w.Key]
+		cur := store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config}
+		if found && w.configJSON && w.Value.Config != cur.Config && sameJSON(w.Value.Config, cur.Config) {
+			w.Value.Config = cur.Config // the same config, stored by another writer's hand
+		}
+		step := GroupStep{Key: w.Key, Want: w.Value, Seen: cur, SeenFound: found}
+		switch {
+		case !found:
+			step.Op = OpCreate
+		case cur != w.Value:
+			step.Op = OpChange
+			step.Conflict = w.Exported != "" && digest(cur) != w.Exported
+		default:
+			continue
+		}
+		p.Groups = append(p.Groups, step)
+	}
+	if prune {
+		for _, g := range list {
+			if !hasGroup(files.Groups, g.Key) {
+				p.Groups = append(p.Groups, GroupStep{Key: g.Key, Op: OpDelete, Seen: store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config}, SeenFound: true})
+			}
+		}
+	}
+	for _, o := range files.Options {
+		if s.OptName != "" && o.Option != s.OptName {
+			return p, fmt.Errorf("%s: option %q is not the site's theme options row (%s)", o.file, o.Option, s.OptName)
+		}
+		want, err := wanted(o.values, o.php)
+		if err != nil {
+			return p, fmt.Errorf("%s: %w", o.file, err)
+		}
+		raw, err := s.DB.RawOption(ctx, o.Option)
+		found := err == nil
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return p, err
+		}
+		if found && raw == want {
+			continue
+		}
+		p.Options = append(p.Options, OptionsStep{Option: o.Option, Want: want, Seen: raw, SeenFound: found,
+			Changes: store.DiffOptions(raw, want), Conflict: raw != o.php})
+	}
+	return p, nil
+}
+
+func hasGroup(groups []GroupWant, key string) bool {
+	for _, g := range groups {
+		if g.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// sameJSON: a and b are the same JSON text but for whitespace.
+func sameJSON(a, b string) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, []byte(a)) == nil && json.Compact(&cb, []byte(b)) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// ErrConflict: an import would overwrite rows changed since the export.
+var ErrConflict = errors.New("changed in the database since the export (--force overwrites them)")
+
+// Apply writes the plan: each group and each options row in a transaction
+// of its own, checked to be still what was planned against (unless
+// force), recorded in the history as by's. With conflicts and no force,
+// nothing is written.
+func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now, autoload string) error {
+	if c := p.Conflicts(); len(c) > 0 && !force {
+		return fmt.Errorf("%s: %w", strings.Join(c, ", "), ErrConflict)
+	}
+	by.Via = store.ViaImport
+	for _, g := range p.Groups {
+		check := func(cur store.FieldGroup, found bool) error {
+			if !force && (found != g.SeenFound || (found && (store.GroupValue{Title: cur.Title, Status: cur.Status, Config: cur.Config}) != g.Seen)) {
+				return fmt.Errorf("fieldmgr %s: %w", g.Key, ErrConflict)
+			}
+			return nil
+		}
+		var err error
+		if g.Op == OpDelete {
+			err = s.Groups.Delete(ctx, g.Key, func(cur store.FieldGroup) error { return check(cur, true) }, by)
+		} else {
+			err = s.Groups.Put(ctx, g.Key, g.Want, now, check, by)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, o := range p.Options {
+		err := s.DB.ModifyOption(ctx, o.Option, autoload, &by, func(raw string, found bool) (string, error) {
+			if !force && (found != o.SeenFound || raw != o.Seen) {
+				return "", fmt.Errorf("themeopts %s: %w", o.Option, ErrConflict)
+			}
+			return o.Want, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

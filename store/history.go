@@ -1,0 +1,443 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/wpsidecar/wpsidecar/store/phpserial"
+)
+
+// The history keeps, per site, every change to the field groups and the
+// theme options row: the sidecar's own writes, recorded in the write's
+// transaction, and others' changes as the binlog feed sees them
+// (RecordSeen). Its table, {prefix}wpsidecar_history, is created on
+// first use.
+
+// Namespaces of history entries.
+const (
+	HistoryFieldmgr  = "fieldmgr"
+	HistoryThemeopts = "themeopts"
+)
+
+// How a change was made (HistoryEntry.Via).
+const (
+	ViaREST   = "rest"
+	ViaImport = "import"
+	ViaRevert = "revert"
+	ViaBinlog = "binlog"
+)
+
+// LoginPHP is the login recorded for changes the sidecar did not make.
+const LoginPHP = "php"
+
+// Author is who makes a write, as the history records it.
+type Author struct {
+	UserID    int64
+	Login     string
+	Via       string // ViaREST, ViaImport or ViaRevert
+	RequestID string
+}
+
+// ItemChange is one group's or one option id's before and after: nil
+// where it did not exist. A group's value is its GroupValue JSON, an
+// option id's its value as PHP serializes it.
+type ItemChange struct {
+	Key           string
+	Before, After *string
+}
+
+// HistoryEntry is a row of the history.
+type HistoryEntry struct {
+	ID        int64
+	Namespace string
+	// Object is the options row an option id belongs to, or the field
+	// group table.
+	Object    string
+	Key       string
+	Before    *string
+	After     *string
+	UserID    int64
+	Login     string
+	Via       string
+	RequestID string
+	DateGMT   string // "YYYY-MM-DD HH:MM:SS"
+}
+
+// GroupValue is what the history keeps of a field group: what a revert
+// writes back (the dates are the table's own).
+type GroupValue struct {
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	Config string `json:"config"`
+}
+
+func groupValue(g FieldGroup) *string {
+	b, _ := json.Marshal(GroupValue{Title: g.Title, Status: g.Status, Config: g.Config})
+	s := string(b)
+	return &s
+}
+
+// ParseGroupValue reads a history value of a field group.
+func ParseGroupValue(s string) (GroupValue, error) {
+	var v GroupValue
+	err := json.Unmarshal([]byte(s), &v)
+	return v, err
+}
+
+// OptionIDs are a stored options set's ids, each with its value as PHP
+// serializes it, and their order; a row that is not an array or object
+// has none.
+func OptionIDs(raw string) (map[string]string, []string) {
+	values, order := map[string]string{}, []string{}
+	if v, err := phpserial.MaybeUnserialize(raw); err == nil && (v.Kind == phpserial.Array || v.Kind == phpserial.Object) {
+		for _, e := range v.Entries {
+			id := e.Key.String()
+			values[id] = phpserial.Serialize(e.Value)
+			order = append(order, id)
+		}
+	}
+	return values, order
+}
+
+// DiffOptions is what changed, id by id, between two stored options sets:
+// changed or added ids in the new order, then removed ones.
+func DiffOptions(before, after string) []ItemChange {
+	ov, oo := OptionIDs(before)
+	nv, no := OptionIDs(after)
+	var out []ItemChange
+	for _, id := range no {
+		a := nv[id]
+		if b, ok := ov[id]; !ok {
+			out = append(out, ItemChange{Key: id, After: &a})
+		} else if b != a {
+			out = append(out, ItemChange{Key: id, Before: &b, After: &a})
+		}
+	}
+	for _, id := range oo {
+		if _, ok := nv[id]; !ok {
+			b := ov[id]
+			out = append(out, ItemChange{Key: id, Before: &b})
+		}
+	}
+	return out
+}
+
+// DiffGroup is a group's change: found tells whether it existed.
+func DiffGroup(key string, before FieldGroup, hadBefore bool, after FieldGroup, hasAfter bool) (ItemChange, bool) {
+	c := ItemChange{Key: key}
+	if hadBefore {
+		c.Before = groupValue(before)
+	}
+	if hasAfter {
+		c.After = groupValue(after)
+	}
+	return c, !equalPtr(c.Before, c.After)
+}
+
+func equalPtr(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// History is one site's history table.
+type History struct {
+	db    *DB
+	table string
+}
+
+// History is the site's history, or nil when the sidecar keeps none.
+func (db *DB) History() *History {
+	if !db.keepHistory {
+		return nil
+	}
+	return &History{db: db, table: db.Table("wpsidecar_history")}
+}
+
+// Table is the history table's name.
+func (h *History) Table() string { return h.table }
+
+// ensure creates the table the first time it is needed.
+func (h *History) ensure(ctx context.Context, q querier) error {
+	if _, ok := h.db.historyReady.Load(h.table); ok {
+		return nil
+	}
+	_, err := q.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+h.table+"` ("+
+		"id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, namespace VARCHAR(20) NOT NULL, object VARCHAR(191) NOT NULL, "+
+		"item_key VARCHAR(191) NOT NULL, before_value LONGBLOB NULL, after_value LONGBLOB NULL, "+
+		"user_id BIGINT UNSIGNED NOT NULL DEFAULT 0, user_login VARCHAR(191) NOT NULL DEFAULT '', via VARCHAR(20) NOT NULL, "+
+		"request_id VARCHAR(128) NOT NULL DEFAULT '', origin VARCHAR(191) NULL, changed_gmt DATETIME NOT NULL, "+
+		"PRIMARY KEY (id), UNIQUE KEY origin (origin), KEY item (namespace, item_key), KEY changed_gmt (changed_gmt)"+
+		") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci")
+	if err != nil {
+		return fmt.Errorf("store: create %s: %w", h.table, classify(err))
+	}
+	h.db.historyReady.Store(h.table, true)
+	return nil
+}
+
+const historyColumns = "id, namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, changed_gmt"
+
+// record adds entries within the writer's transaction. The table is
+// created beforehand, outside it: DDL would commit the transaction.
+func (h *History) record(ctx context.Context, tx querier, namespace, object string, by Author, changes []ItemChange) error {
+	if h == nil || len(changes) == 0 {
+		return nil
+	}
+	now := time.Now().UTC().Format(time.DateTime)
+	for _, c := range changes {
+		_, err := tx.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			namespace, object, c.Key, nullable(c.Before), nullable(c.After), by.UserID, by.Login, by.Via, by.RequestID, now)
+		if err != nil {
+			return fmt.Errorf("store: history: %w", classify(err))
+		}
+	}
+	return nil
+}
+
+func nullable(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return []byte(*s)
+}
+
+// RecordSeen adds the changes another writer committed, as the binlog
+// feed saw them. origin names the change in the log: every instance may
+// record it, the table keeps it once.
+func (h *History) RecordSeen(ctx context.Context, origin, namespace, object string, changes []ItemChange) error {
+	if err := h.ensure(ctx, h.db.sql); err != nil {
+		return err
+	}
+	now := time.Now().UTC().Format(time.DateTime)
+	for i, c := range changes {
+		_, err := h.db.sql.ExecContext(ctx, "INSERT IGNORE INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_login, via, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			namespace, object, c.Key, nullable(c.Before), nullable(c.After), LoginPHP, ViaBinlog, origin+"#"+strconv.Itoa(i), now)
+		if err != nil {
+			return fmt.Errorf("store: history: %w", classify(err))
+		}
+	}
+	return nil
+}
+
+// HistoryFilter selects entries; zero fields select all.
+type HistoryFilter struct {
+	Namespace string
+	Key       string
+	Since     time.Time
+	Page      int // from 1
+	PerPage   int
+}
+
+// List returns a page of entries, newest first, and how many match in all.
+// A missing table is an empty history.
+func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, int, error) {
+	var where []string
+	var args []any
+	if f.Namespace != "" {
+		where, args = append(where, "namespace = ?"), append(args, f.Namespace)
+	}
+	if f.Key != "" {
+		where, args = append(where, "item_key = ? AND BINARY item_key = ?"), append(args, f.Key, f.Key)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "changed_gmt >= ?"), append(args, f.Since.UTC().Format(time.DateTime))
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int
+	err := h.db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM `"+h.table+"`"+cond, args...).Scan(&total)
+	if missingTable(err) {
+		return []HistoryEntry{}, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: history: %w", classify(err))
+	}
+	page, per := max(f.Page, 1), max(f.PerPage, 1)
+	rows, err := h.db.sql.QueryContext(ctx, "SELECT "+historyColumns+" FROM `"+h.table+"`"+cond+" ORDER BY id DESC LIMIT ? OFFSET ?",
+		append(args, per, (page-1)*per)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: history: %w", classify(err))
+	}
+	defer rows.Close()
+	out := []HistoryEntry{}
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: history: %w", classify(err))
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: history: %w", classify(err))
+	}
+	return out, total, nil
+}
+
+// missingTable: MySQL's "no such table".
+func missingTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1146
+}
+
+func scanEntry(s interface{ Scan(...any) error }) (HistoryEntry, error) {
+	var e HistoryEntry
+	var before, after []byte
+	err := s.Scan(&e.ID, &e.Namespace, &e.Object, &e.Key, &before, &after, &e.UserID, &e.Login, &e.Via, &e.RequestID, &e.DateGMT)
+	if before != nil {
+		b := string(before)
+		e.Before = &b
+	}
+	if after != nil {
+		a := string(after)
+		e.After = &a
+	}
+	return e, err
+}
+
+// Get returns one entry; ErrNotFound when there is none.
+func (h *History) Get(ctx context.Context, id int64) (HistoryEntry, error) {
+	e, err := scanEntry(h.db.sql.QueryRowContext(ctx, "SELECT "+historyColumns+" FROM `"+h.table+"` WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) || missingTable(err) {
+		return HistoryEntry{}, ErrNotFound
+	}
+	if err != nil {
+		return HistoryEntry{}, fmt.Errorf("store: history: %w", classify(err))
+	}
+	return e, nil
+}
+
+// Prune deletes entries older than maxAge and all but the newest maxCount
+// (a zero bound is no bound), and tells how many went.
+func (h *History) Prune(ctx context.Context, maxAge time.Duration, maxCount int) (int64, error) {
+	var gone int64
+	if maxAge > 0 {
+		res, err := h.db.sql.ExecContext(ctx, "DELETE FROM `"+h.table+"` WHERE changed_gmt < ?", time.Now().UTC().Add(-maxAge).Format(time.DateTime))
+		if missingTable(err) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("store: prune history: %w", classify(err))
+		}
+		n, _ := res.RowsAffected()
+		gone += n
+	}
+	if maxCount > 0 {
+		var edge int64
+		err := h.db.sql.QueryRowContext(ctx, "SELECT id FROM `"+h.table+"` ORDER BY id DESC LIMIT 1 OFFSET ?", maxCount).Scan(&edge)
+		switch {
+		case errors.Is(err, sql.ErrNoRows) || missingTable(err):
+		case err != nil:
+			return gone, fmt.Errorf("store: prune history: %w", classify(err))
+		default:
+			res, err := h.db.sql.ExecContext(ctx, "DELETE FROM `"+h.table+"` WHERE id <= ?", edge)
+			if err != nil {
+				return gone, fmt.Errorf("store: prune history: %w", classify(err))
+			}
+			n, _ := res.RowsAffected()
+			gone += n
+		}
+	}
+	return gone, nil
+}
+
+// ErrChanged: the value is no longer what the entry left it at.
+var ErrChanged = errors.New("changed since")
+
+// Revert is how a revert writes: by whom, the site's local time for a
+// group's dates, the autoload of an options row it creates, and force to
+// write even when the value changed since the entry.
+type Revert struct {
+	By       Author
+	Now      string
+	Autoload string
+	Force    bool
+}
+
+// Revert writes entry id's "before" back, through the same writes as
+// every other (recorded in turn). ErrChanged, with nothing written, when
+// the current value is not the entry's "after" and rv.Force is not set.
+func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
+	e, err := h.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	rv.By.Via = ViaRevert
+	switch e.Namespace {
+	case HistoryFieldmgr:
+		groups, err := h.db.FieldGroups(e.Object)
+		if err != nil {
+			return err
+		}
+		check := func(g FieldGroup, found bool) error {
+			var cur *string
+			if found {
+				cur = groupValue(g)
+			}
+			if !rv.Force && !equalPtr(cur, e.After) {
+				return ErrChanged
+			}
+			return nil
+		}
+		if e.Before == nil {
+			return groups.change(ctx, "revert field group", e.Key, rv.By, func(q querier, g FieldGroup, found bool) error {
+				if err := check(g, found); err != nil || !found {
+					return err
+				}
+				return exec(ctx, q, "DELETE FROM `"+groups.table+"` WHERE group_key = ? AND BINARY group_key = ?", e.Key, e.Key)
+			})
+		}
+		v, err := ParseGroupValue(*e.Before)
+		if err != nil {
+			return fmt.Errorf("store: history entry %d: %w", id, err)
+		}
+		return groups.Put(ctx, e.Key, v, rv.Now, check, rv.By)
+	case HistoryThemeopts:
+		return h.db.ModifyOption(ctx, e.Object, rv.Autoload, &rv.By, func(raw string, found bool) (string, error) {
+			set := phpserial.Value{Kind: phpserial.Array}
+			if found {
+				v, err := phpserial.MaybeUnserialize(raw)
+				if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
+					return "", fmt.Errorf("store: option %q is not an array; not reverted", e.Object)
+				}
+				set = v
+			}
+			at := slices.IndexFunc(set.Entries, func(x phpserial.Entry) bool { return x.Key.String() == e.Key })
+			if !rv.Force {
+				var cur *string
+				if at >= 0 {
+					s := phpserial.Serialize(set.Entries[at].Value)
+					cur = &s
+				}
+				if !equalPtr(cur, e.After) {
+					return "", ErrChanged
+				}
+			}
+			switch {
+			case e.Before == nil && at >= 0:
+				set.Entries = slices.Delete(set.Entries, at, at+1)
+			case e.Before != nil:
+				v, err := phpserial.Unserialize(*e.Before)
+				if err != nil {
+					return "", fmt.Errorf("store: history entry %d: %w", id, err)
+				}
+				if at >= 0 {
+					set.Entries[at].Value = v
+				} else {
+					set.Entries = append(set.Entries, phpserial.Entry{Key: phpserial.StrKey(e.Key), Value: v})
+				}
+			}
+			return phpserial.Serialize(set), nil
+		})
+	}
+	return fmt.Errorf("store: history entry %d has namespace %q", id, e.Namespace)
+}

@@ -1,0 +1,174 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+func historyStore(t *testing.T) (*testdb.DB, *store.DB, *store.FieldGroups) {
+	tdb := testdb.New(t)
+	o := tdb.StoreOptions()
+	o.History = true
+	db, err := store.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
+	if _, err := groups.EnsureTable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return tdb, db, groups
+}
+
+func str(s string) *string { return &s }
+
+func value(p *string) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return *p
+}
+
+// Every write is recorded in its transaction, item by item; filters and
+// pages select; a revert writes "before" back and is recorded; a second
+// revert of the same entry is refused; pruning keeps the newest.
+func TestHistory_RecordListRevertPrune(t *testing.T) {
+	_, db, groups := historyStore(t)
+	ctx := context.Background()
+	h := db.History()
+	by := store.Author{UserID: 7, Login: "ann", Via: store.ViaREST, RequestID: "r1"}
+	now := "2026-01-01 00:00:00"
+
+	if err := groups.Create(ctx, "g1", "One", `{"type":"post"}`, now, by); err != nil {
+		t.Fatal(err)
+	}
+	if err := groups.Update(ctx, "g1", str("Uno"), nil, now, nil, by); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := groups.Toggle(ctx, "g1", now, nil, by); err != nil {
+		t.Fatal(err)
+	}
+	// An option set: two ids added, then one changed and one removed.
+	set := func(v string) {
+		t.Helper()
+		if err := db.ModifyOption(ctx, "opts", "auto", &by, func(string, bool) (string, error) { return v, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(`a:2:{s:1:"a";i:1;s:1:"b";d:1;}`)
+	set(`a:1:{s:1:"a";i:2;}`)
+	// A write without an author is not recorded (tests, tools).
+	if err := db.ModifyOption(ctx, "other", "auto", nil, func(string, bool) (string, error) { return "x", nil }); err != nil {
+		t.Fatal(err)
+	}
+
+	list, total, err := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ ns, key, before, after string }
+	want := []row{
+		{"themeopts", "b", `d:1;`, "<nil>"},
+		{"themeopts", "a", `i:1;`, `i:2;`},
+		{"themeopts", "b", "<nil>", `d:1;`},
+		{"themeopts", "a", "<nil>", `i:1;`},
+		{"fieldmgr", "g1", `{"title":"Uno","status":"active","config":"{\"type\":\"post\"}"}`, `{"title":"Uno","status":"inactive","config":"{\"type\":\"post\"}"}`},
+		{"fieldmgr", "g1", `{"title":"One","status":"active","config":"{\"type\":\"post\"}"}`, `{"title":"Uno","status":"active","config":"{\"type\":\"post\"}"}`},
+		{"fieldmgr", "g1", "<nil>", `{"title":"One","status":"active","config":"{\"type\":\"post\"}"}`},
+	}
+	if total != len(want) || len(list) != len(want) {
+		t.Fatalf("%d entries (total %d), want %d: %+v", len(list), total, len(want), list)
+	}
+	for i, w := range want {
+		e := list[i]
+		got := row{e.Namespace, e.Key, value(e.Before), value(e.After)}
+		if got != w || e.Login != "ann" || e.UserID != 7 || e.Via != "rest" || e.RequestID != "r1" {
+			t.Errorf("entry %d: %+v %s %d %s, want %+v", i, got, e.Login, e.UserID, e.Via, w)
+		}
+	}
+
+	for _, c := range []struct {
+		f    store.HistoryFilter
+		want int
+		n    int
+	}{
+		{store.HistoryFilter{Namespace: "fieldmgr", Page: 1, PerPage: 10}, 3, 3},
+		{store.HistoryFilter{Key: "a", Page: 1, PerPage: 10}, 2, 2},
+		{store.HistoryFilter{Key: "A", Page: 1, PerPage: 10}, 0, 0}, // keys are exact
+		{store.HistoryFilter{Page: 2, PerPage: 5}, 7, 2},
+		{store.HistoryFilter{Since: time.Now().Add(time.Hour), Page: 1, PerPage: 10}, 0, 0},
+	} {
+		l, n, err := h.List(ctx, c.f)
+		if err != nil || n != c.want || len(l) != c.n {
+			t.Errorf("%+v: %d entries of %d (%v), want %d of %d", c.f, len(l), n, err, c.n, c.want)
+		}
+	}
+
+	// Revert "a: 1 → 2": a is 1 again; again: refused; forced: written.
+	rv := store.Revert{By: by, Now: now, Autoload: "auto"}
+	if err := h.Revert(ctx, list[1].ID, rv); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := db.RawOption(ctx, "opts"); raw != `a:1:{s:1:"a";i:1;}` {
+		t.Errorf("after the revert: %s", raw)
+	}
+	if err := h.Revert(ctx, list[1].ID, rv); !errors.Is(err, store.ErrChanged) {
+		t.Errorf("second revert: %v", err)
+	}
+	// Revert the removal of b: it comes back, exactly (a float).
+	if err := h.Revert(ctx, list[0].ID, rv); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := db.RawOption(ctx, "opts"); raw != `a:2:{s:1:"a";i:1;s:1:"b";d:1;}` {
+		t.Errorf("after reverting the removal: %s", raw)
+	}
+	// Revert the group's creation: deleted; the revert of that: back.
+	if err := h.Revert(ctx, list[6].ID, store.Revert{By: by, Now: now, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := groups.Get(ctx, "g1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the group after reverting its creation: %v", err)
+	}
+	latest, _, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1})
+	if latest[0].Via != store.ViaRevert || latest[0].After != nil {
+		t.Errorf("the revert's own entry: %+v", latest[0])
+	}
+	if err := h.Revert(ctx, latest[0].ID, rv); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := groups.Get(ctx, "g1"); err != nil || g.Title != "Uno" || g.Status != "inactive" {
+		t.Errorf("the group back: %+v %v", g, err)
+	}
+	if err := h.Revert(ctx, 999999, rv); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("no such entry: %v", err)
+	}
+
+	_, before, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1})
+	if n, err := h.Prune(ctx, 0, 3); err != nil || n != int64(before-3) {
+		t.Errorf("prune to 3: %d deleted (%v), had %d", n, err, before)
+	}
+	if _, n, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1}); n != 3 {
+		t.Errorf("after pruning: %d", n)
+	}
+	if n, err := h.Prune(ctx, time.Hour, 0); err != nil || n != 0 {
+		t.Errorf("prune by an hour: %d (%v)", n, err)
+	}
+}
+
+// A history that was never written is empty, not an error.
+func TestHistory_NoTableYet(t *testing.T) {
+	_, db, _ := historyStore(t)
+	l, n, err := db.History().List(context.Background(), store.HistoryFilter{Page: 1, PerPage: 10})
+	if err != nil || n != 0 || len(l) != 0 {
+		t.Errorf("%v %d %v", l, n, err)
+	}
+	if _, err := db.History().Get(context.Background(), 1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("get: %v", err)
+	}
+}
