@@ -39,7 +39,7 @@ func UserFrom(ctx context.Context) *User {
 // AuthorOf is who a request's writes are by, for the history: its user
 // and its request id (the outermost layer gives every request one).
 func AuthorOf(r *http.Request) store.Author {
-	a := store.Author{Via: store.ViaREST, RequestID: r.Header.Get("X-Request-Id")}
+	a := store.Author{Via: store.ViaREST, RequestID: strings.ToValidUTF8(r.Header.Get("X-Request-Id"), "?")}
 	if u := UserFrom(r.Context()); u != nil {
 		a.UserID, a.Login = u.ID, u.Login
 	}

@@ -455,15 +455,18 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		for i := 0; i < len(e.Rows); i += step(t) {
 			var c store.ItemChange
+			var changed bool
 			switch {
 			case update && i+1 < len(e.Rows):
-				c, _ = store.DiffGroup(col(e.Rows[i+1], "group_key"), group(e.Rows[i]), true, group(e.Rows[i+1]), true)
+				c, changed = store.DiffGroup(col(e.Rows[i+1], "group_key"), group(e.Rows[i]), true, group(e.Rows[i+1]), true)
 			case deleted(t):
-				c, _ = store.DiffGroup(col(e.Rows[i], "group_key"), group(e.Rows[i]), true, store.FieldGroup{}, false)
+				c, changed = store.DiffGroup(col(e.Rows[i], "group_key"), group(e.Rows[i]), true, store.FieldGroup{}, false)
 			default:
-				c, _ = store.DiffGroup(col(e.Rows[i], "group_key"), store.FieldGroup{}, false, group(e.Rows[i]), true)
+				c, changed = store.DiffGroup(col(e.Rows[i], "group_key"), store.FieldGroup{}, false, group(e.Rows[i]), true)
 			}
-			site.history.Groups = append(site.history.Groups, c)
+			if changed { // not a write of updated_at alone
+				site.history.Groups = append(site.history.Groups, c)
+			}
 		}
 	case f.o.Options:
 		for _, row := range e.Rows {

@@ -36,6 +36,7 @@ const (
 	DefaultTablePrefix       = "wp_"
 	DefaultMySQLSocket       = "/run/mysqld/mysqld.sock"
 	DefaultDBMaxOpen         = 16
+	DefaultDBMaxWait         = time.Second
 	DefaultDBTimeout         = 5 * time.Second
 	DefaultMaxReplicaLag     = time.Second
 	DefaultLogLevel          = "info"
@@ -181,6 +182,7 @@ type DB struct {
 	Collate  string
 	Socket   string // the local socket "localhost" means
 	MaxOpen  int
+	MaxWait  time.Duration
 	Timeout  time.Duration
 	// Replicas are read replicas (user, password and database default to
 	// the primary's); one that lags more than MaxReplicaLag is not read.

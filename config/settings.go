@@ -372,6 +372,8 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.DB.Socket })},
 		{name: "db-max-open", kind: kInt, def: strconv.Itoa(DefaultDBMaxOpen), usage: "most open database connections",
 			set: intSetter(1, func(c *Config) *int { return &c.DB.MaxOpen })},
+		{name: "db-max-wait", kind: kDuration, def: DefaultDBMaxWait.String(), usage: "longest a request waits for one of the db-max-open connections; longer, and it is answered 503 wpsidecar_busy with Retry-After (counted in wpsidecar_db_wait_refused_total) instead of queueing; 0 waits without bound",
+			set: durSetter(func(c *Config) *time.Duration { return &c.DB.MaxWait })},
 		{name: "db-replica", secret: true, repeat: true, usage: "a read replica, user:password@tcp(host:port)/dbname (user, password and database default to the primary's); repeat the flag for more, or give several separated by spaces or lines; GETs read from one that lags at most max-replica-lag",
 			set: func(c *Config, v string) error {
 				c.DB.Replicas = nil

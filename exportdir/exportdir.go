@@ -75,7 +75,9 @@ func Export(ctx context.Context, s Site, dir string) (groups, options int, err e
 		return 0, 0, err
 	}
 	files := map[string][]byte{}
+	var m manifest
 	for _, g := range list {
+		m.Groups = append(m.Groups, g.Key)
 		f := groupFile{Key: g.Key, Title: g.Title, Status: g.Status, Exported: digest(store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config})}
 		if json.Valid([]byte(g.Config)) && strings.HasPrefix(g.Config, "{") {
 			f.Config = json.RawMessage(g.Config)
@@ -99,10 +101,21 @@ func Export(ctx context.Context, s Site, dir string) (groups, options int, err e
 			options++
 		}
 	}
+	slices.Sort(m.Groups)
+	files[manifestName] = encode(m)
 	if err := writeTree(dir, files); err != nil {
 		return 0, 0, err
 	}
 	return len(list), options, nil
+}
+
+// manifestName is the file that says which groups the export saw: a group
+// stored now and not among them was created since, and is not pruned
+// without --force.
+const manifestName = "export.json"
+
+type manifest struct {
+	Groups []string `json:"fieldmgr"`
 }
 
 // encode is v as indented JSON: the same data, the same bytes.
@@ -126,11 +139,22 @@ func writeTree(dir string, files map[string][]byte) error {
 	}
 	for name, b := range files {
 		path := filepath.Join(dir, name)
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*")
+		if err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, path); err != nil {
+		_, err = tmp.Write(b)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp.Name(), 0o644)
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), path)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
 			return err
 		}
 	}
@@ -151,6 +175,11 @@ func writeTree(dir string, files map[string][]byte) error {
 type Files struct {
 	Groups  []GroupWant
 	Options []OptionsWant
+	// HasGroups: the directory has a fieldmgr/ (else pruning is refused:
+	// it would delete every group). Exported: the groups the export saw
+	// (nil without its manifest).
+	HasGroups bool
+	Exported  []string
 }
 
 // GroupWant is a group as its file wants it stored.
@@ -178,6 +207,16 @@ func Read(dir string) (Files, error) {
 	var out Files
 	if _, err := os.Stat(dir); err != nil {
 		return out, err
+	}
+	if st, err := os.Stat(filepath.Join(dir, "fieldmgr")); err == nil && st.IsDir() {
+		out.HasGroups = true
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, manifestName)); err == nil {
+		var m manifest
+		if err := strictDecode(b, &m); err != nil {
+			return out, fmt.Errorf("%s: %w", filepath.Join(dir, manifestName), err)
+		}
+		out.Exported = append([]string{}, m.Groups...)
 	}
 	paths, _ := filepath.Glob(filepath.Join(dir, "fieldmgr", "*.json"))
 	for _, p := range paths {

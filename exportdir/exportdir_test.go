@@ -135,3 +135,49 @@ func TestExportImport(t *testing.T) {
 		t.Errorf("a bad file: %v", err)
 	}
 }
+
+// What an import refuses: an options file on a site without theme options
+// (it would write any row of wp_options), pruning a directory without
+// fieldmgr/ (it would delete every group), a key that differs from a
+// stored one only in letter case; and what it calls a conflict: a group
+// deleted since the export, and one created since, which --prune would
+// delete.
+func TestImport_Refusals(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	exportdir.Export(ctx, s, dir)
+
+	files, _ := exportdir.Read(dir)
+	noOpts := s
+	noOpts.OptName = ""
+	if _, err := exportdir.PlanImport(ctx, noOpts, files, false); err == nil || !strings.Contains(err.Error(), "no theme options configuration") {
+		t.Errorf("an options file on a site without theme options: %v", err)
+	}
+	other := t.TempDir()
+	os.MkdirAll(filepath.Join(other, "themeopts"), 0o755)
+	files, _ = exportdir.Read(other)
+	if _, err := exportdir.PlanImport(ctx, s, files, true); err == nil || !strings.Contains(err.Error(), "no fieldmgr/") {
+		t.Errorf("--prune without fieldmgr/: %v", err)
+	}
+
+	// g_a deleted, g_c created since the export.
+	s.Groups.Delete(ctx, "g_a", nil, store.Author{})
+	s.Groups.Create(ctx, "g_c", "C", `{"type":"post","post_type":"post"}`, "2026-01-01 00:00:00", store.Author{})
+	p := plan(t, s, dir, true)
+	if got := strings.Join(p.Conflicts(), ","); got != "fieldmgr g_a,fieldmgr g_c" {
+		t.Errorf("conflicts %q; plan %q", got, p.Lines())
+	}
+	if err := apply(t, s, p, false); !errors.Is(err, exportdir.ErrConflict) {
+		t.Errorf("without --force: %v", err)
+	}
+	if _, err := s.Groups.Get(ctx, "g_c"); err != nil {
+		t.Errorf("g_c after a refused import: %v", err)
+	}
+
+	os.WriteFile(filepath.Join(dir, "fieldmgr", "G_C.json"), []byte(`{"key":"G_C","title":"C","status":"active","config":{"type":"post","post_type":"post"},"exported":""}`), 0o644)
+	files, _ = exportdir.Read(dir)
+	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "letter case") {
+		t.Errorf("a key in another letter case: %v", err)
+	}
+}

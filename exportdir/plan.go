@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar/store"
@@ -104,12 +105,16 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 	if err != nil {
 		return p, err
 	}
+	// Keys are compared as the table's unique index compares them.
 	stored := map[string]store.FieldGroup{}
 	for _, g := range list {
-		stored[g.Key] = g
+		stored[strings.ToLower(g.Key)] = g
 	}
 	for _, w := range files.Groups {
-		g, found := stored[w.Key]
+		g, found := stored[strings.ToLower(w.Key)]
+		if found && g.Key != w.Key {
+			return p, fmt.Errorf("%s: group %q is stored as %q: keys differ only in letter case; rename the file's key or the group", w.file, w.Key, g.Key)
+		}
 		cur := store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config}
 		if found && w.configJSON && w.Value.Config != cur.Config && sameJSON(w.Value.Config, cur.Config) {
 			w.Value.Config = cur.Config // the same config, stored by another writer's hand
@@ -118,6 +123,8 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		switch {
 		case !found:
 			step.Op = OpCreate
+			// The export saw it: deleted since.
+			step.Conflict = w.Exported != ""
 		case cur != w.Value:
 			step.Op = OpChange
 			step.Conflict = w.Exported != "" && digest(cur) != w.Exported
@@ -127,14 +134,22 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		p.Groups = append(p.Groups, step)
 	}
 	if prune {
+		if !files.HasGroups {
+			return p, errors.New("--prune: the directory has no fieldmgr/: pruning would delete every field group")
+		}
 		for _, g := range list {
 			if !hasGroup(files.Groups, g.Key) {
-				p.Groups = append(p.Groups, GroupStep{Key: g.Key, Op: OpDelete, Seen: store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config}, SeenFound: true})
+				// Created since the export (or no manifest says): a conflict.
+				p.Groups = append(p.Groups, GroupStep{Key: g.Key, Op: OpDelete, Seen: store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config},
+					SeenFound: true, Conflict: !slices.Contains(files.Exported, g.Key)})
 			}
 		}
 	}
 	for _, o := range files.Options {
-		if s.OptName != "" && o.Option != s.OptName {
+		if o.Option != s.OptName {
+			if s.OptName == "" {
+				return p, fmt.Errorf("%s: the site has no theme options configuration (--themeopts-config): no options row is imported", o.file)
+			}
 			return p, fmt.Errorf("%s: option %q is not the site's theme options row (%s)", o.file, o.Option, s.OptName)
 		}
 		want, err := wanted(o.values, o.php)
@@ -156,12 +171,7 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 }
 
 func hasGroup(groups []GroupWant, key string) bool {
-	for _, g := range groups {
-		if g.Key == key {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(groups, func(g GroupWant) bool { return strings.EqualFold(g.Key, key) })
 }
 
 // sameJSON: a and b are the same JSON text but for whitespace.

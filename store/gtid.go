@@ -40,6 +40,11 @@ func (r *Receipt) GTID() string {
 // onPrimary runs write on a connection of the primary of its own and,
 // when it succeeds, notes the commit it made (see Receipt).
 func (db *DB) onPrimary(ctx context.Context, write func(*sql.Conn) error) error {
+	done, err := db.turn(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return classify(err)

@@ -171,10 +171,10 @@ func (h *History) ensure(ctx context.Context, q querier) error {
 	}
 	_, err := q.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+h.table+"` ("+
 		"id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, namespace VARCHAR(20) NOT NULL, object VARCHAR(191) NOT NULL, "+
-		"item_key VARCHAR(191) NOT NULL, before_value LONGBLOB NULL, after_value LONGBLOB NULL, "+
+		"item_key BLOB NOT NULL, before_value LONGBLOB NULL, after_value LONGBLOB NULL, "+
 		"user_id BIGINT UNSIGNED NOT NULL DEFAULT 0, user_login VARCHAR(191) NOT NULL DEFAULT '', via VARCHAR(20) NOT NULL, "+
 		"request_id VARCHAR(128) NOT NULL DEFAULT '', origin VARCHAR(191) NULL, changed_gmt DATETIME NOT NULL, "+
-		"PRIMARY KEY (id), UNIQUE KEY origin (origin), KEY item (namespace, item_key), KEY changed_gmt (changed_gmt)"+
+		"PRIMARY KEY (id), UNIQUE KEY origin (origin), KEY item_key (item_key(191)), KEY changed_gmt (changed_gmt)"+
 		") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci")
 	if err != nil {
 		return fmt.Errorf("store: create %s: %w", h.table, classify(err))
@@ -245,7 +245,7 @@ func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, in
 		where, args = append(where, "namespace = ?"), append(args, f.Namespace)
 	}
 	if f.Key != "" {
-		where, args = append(where, "item_key = ? AND BINARY item_key = ?"), append(args, f.Key, f.Key)
+		where, args = append(where, "item_key = ?"), append(args, []byte(f.Key))
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "changed_gmt >= ?"), append(args, f.Since.UTC().Format(time.DateTime))
@@ -263,6 +263,9 @@ func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, in
 		return nil, 0, fmt.Errorf("store: history: %w", classify(err))
 	}
 	page, per := max(f.Page, 1), max(f.PerPage, 1)
+	if (page-1)*per >= total {
+		return []HistoryEntry{}, total, nil
+	}
 	rows, err := h.db.sql.QueryContext(ctx, "SELECT "+historyColumns+" FROM `"+h.table+"`"+cond+" ORDER BY id DESC LIMIT ? OFFSET ?",
 		append(args, per, (page-1)*per)...)
 	if err != nil {
@@ -321,15 +324,14 @@ func (h *History) Get(ctx context.Context, id int64) (HistoryEntry, error) {
 func (h *History) Prune(ctx context.Context, maxAge time.Duration, maxCount int) (int64, error) {
 	var gone int64
 	if maxAge > 0 {
-		res, err := h.db.sql.ExecContext(ctx, "DELETE FROM `"+h.table+"` WHERE changed_gmt < ?", time.Now().UTC().Add(-maxAge).Format(time.DateTime))
+		n, err := h.deleteBatches(ctx, "changed_gmt < ?", time.Now().UTC().Add(-maxAge).Format(time.DateTime))
 		if missingTable(err) {
 			return 0, nil
 		}
-		if err != nil {
-			return 0, fmt.Errorf("store: prune history: %w", classify(err))
-		}
-		n, _ := res.RowsAffected()
 		gone += n
+		if err != nil {
+			return gone, err
+		}
 	}
 	if maxCount > 0 {
 		var edge int64
@@ -339,19 +341,42 @@ func (h *History) Prune(ctx context.Context, maxAge time.Duration, maxCount int)
 		case err != nil:
 			return gone, fmt.Errorf("store: prune history: %w", classify(err))
 		default:
-			res, err := h.db.sql.ExecContext(ctx, "DELETE FROM `"+h.table+"` WHERE id <= ?", edge)
-			if err != nil {
-				return gone, fmt.Errorf("store: prune history: %w", classify(err))
-			}
-			n, _ := res.RowsAffected()
+			n, err := h.deleteBatches(ctx, "id <= ?", edge)
 			gone += n
+			if err != nil {
+				return gone, err
+			}
 		}
 	}
 	return gone, nil
 }
 
+// deleteBatches deletes the rows where cond holds a thousand at a time, so
+// that no statement holds the table's locks for long.
+func (h *History) deleteBatches(ctx context.Context, cond string, arg any) (int64, error) {
+	var gone int64
+	for {
+		res, err := h.db.sql.ExecContext(ctx, "DELETE FROM `"+h.table+"` WHERE "+cond+" LIMIT 1000", arg)
+		if err != nil {
+			return gone, fmt.Errorf("store: prune history: %w", classify(err))
+		}
+		n, _ := res.RowsAffected()
+		gone += n
+		if n < 1000 {
+			return gone, nil
+		}
+	}
+}
+
 // ErrChanged: the value is no longer what the entry left it at.
 var ErrChanged = errors.New("changed since")
+
+// ErrUnrevertable: the entry cannot be written back (its value, or the
+// options row it belongs to, is no longer one PHP can read as such).
+var ErrUnrevertable = errors.New("cannot be reverted")
+
+// errNothing: a forced revert finds nothing to do.
+var errNothing = errors.New("nothing to revert")
 
 // Revert is how a revert writes: by whom, the site's local time for a
 // group's dates, the autoload of an options row it creates, and force to
@@ -376,7 +401,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 	case HistoryFieldmgr:
 		groups, err := h.db.FieldGroups(e.Object)
 		if err != nil {
-			return err
+			return fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
 		}
 		check := func(g FieldGroup, found bool) error {
 			var cur *string
@@ -398,18 +423,20 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 		}
 		v, err := ParseGroupValue(*e.Before)
 		if err != nil {
-			return fmt.Errorf("store: history entry %d: %w", id, err)
+			return fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
 		}
 		return groups.Put(ctx, e.Key, v, rv.Now, check, rv.By)
 	case HistoryThemeopts:
-		return h.db.ModifyOption(ctx, e.Object, rv.Autoload, &rv.By, func(raw string, found bool) (string, error) {
+		err := h.db.ModifyOption(ctx, e.Object, rv.Autoload, &rv.By, func(raw string, found bool) (string, error) {
 			set := phpserial.Value{Kind: phpserial.Array}
 			if found {
 				v, err := phpserial.MaybeUnserialize(raw)
 				if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-					return "", fmt.Errorf("store: option %q is not an array; not reverted", e.Object)
+					return "", fmt.Errorf("store: option %q is not an array: %w", e.Object, ErrUnrevertable)
 				}
 				set = v
+			} else if e.Before == nil {
+				return "", errNothing // forced: the row is gone, the id with it
 			}
 			at := slices.IndexFunc(set.Entries, func(x phpserial.Entry) bool { return x.Key.String() == e.Key })
 			if !rv.Force {
@@ -428,7 +455,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 			case e.Before != nil:
 				v, err := phpserial.Unserialize(*e.Before)
 				if err != nil {
-					return "", fmt.Errorf("store: history entry %d: %w", id, err)
+					return "", fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
 				}
 				if at >= 0 {
 					set.Entries[at].Value = v
@@ -438,6 +465,10 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 			}
 			return phpserial.Serialize(set), nil
 		})
+		if errors.Is(err, errNothing) {
+			return nil
+		}
+		return err
 	}
-	return fmt.Errorf("store: history entry %d has namespace %q", id, e.Namespace)
+	return fmt.Errorf("store: history entry %d has namespace %q: %w", id, e.Namespace, ErrUnrevertable)
 }

@@ -3,8 +3,12 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -170,5 +174,50 @@ func TestHistory_NoTableYet(t *testing.T) {
 	}
 	if _, err := db.History().Get(context.Background(), 1); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("get: %v", err)
+	}
+}
+
+// A request that cannot have a connection within MaxWait is refused with
+// ErrBusy, counted, and nothing waits for it; once one is free, reads go on.
+func TestMaxWait_RefusesInsteadOfQueueing(t *testing.T) {
+	tdb := testdb.New(t)
+	o := tdb.StoreOptions()
+	o.MaxOpen, o.MaxWait = 1, 20*time.Millisecond
+	db, err := store.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	holding, release := make(chan struct{}), make(chan struct{})
+	wrote := make(chan error)
+	go func() {
+		wrote <- db.ModifyOption(ctx, "held", "auto", nil, func(string, bool) (string, error) {
+			close(holding)
+			<-release
+			return "x", nil
+		})
+	}()
+	<-holding
+	if _, err := db.RawOption(ctx, "held"); !errors.Is(err, store.ErrBusy) {
+		t.Errorf("while the only connection is held: %v", err)
+	}
+	close(release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if v, err := db.RawOption(ctx, "held"); err != nil || v != "x" {
+		t.Errorf("once free: %q %v", v, err)
+	}
+	refused := -1.0
+	for _, c := range db.ReplicaMetrics() {
+		d := make(chan *prometheus.Desc, 1)
+		c.Describe(d)
+		if strings.Contains((<-d).String(), `"wpsidecar_db_wait_refused_total"`) {
+			refused = testutil.ToFloat64(c)
+		}
+	}
+	if refused != 1 {
+		t.Errorf("wpsidecar_db_wait_refused_total = %v, want 1", refused)
 	}
 }

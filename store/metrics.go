@@ -13,13 +13,17 @@ func (l *Leadership) Metric() prometheus.Collector {
 	})
 }
 
-// ReplicaMetrics: wpsidecar_db_replica_lag_seconds{replica} is each
+// ReplicaMetrics: wpsidecar_db_wait_refused_total counts the requests
+// refused a connection (ErrBusy); wpsidecar_db_replica_lag_seconds{replica} is each
 // replica's measured lag (-1: not known), wpsidecar_db_replica_reads{replica}
 // 1 while GETs may read it.
 func (db *DB) ReplicaMetrics() []prometheus.Collector {
 	out := []prometheus.Collector{prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wpsidecar_read_after_refused_total",
 		Help: "User lookups of requests not yet proven whose GTID to read after (X-WPSidecar-GTID) was not waited for."},
-		func() float64 { return float64(db.readAfterRefused.Load()) })}
+		func() float64 { return float64(db.readAfterRefused.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wpsidecar_db_wait_refused_total",
+			Help: "Requests answered 503 because no database connection came within db-max-wait."},
+			func() float64 { return float64(db.waitRefused.Load()) })}
 	for i, r := range db.Replicas() {
 		labels := prometheus.Labels{"replica": r.Addr}
 		out = append(out,

@@ -27,7 +27,16 @@ var (
 	// connection; the request may succeed later. Packages that must not
 	// import store recognise it by its Unavailable method.
 	ErrUnavailable error = unavailableError{}
+	// ErrBusy: every connection was in use for longer than the wait the
+	// pool allows (Options.MaxWait); the request may succeed shortly.
+	// Packages that must not import store recognise it by its Busy method.
+	ErrBusy error = busyError{}
 )
+
+type busyError struct{}
+
+func (busyError) Error() string { return "database connections busy" }
+func (busyError) Busy() bool    { return true }
 
 type unavailableError struct{}
 
@@ -49,7 +58,11 @@ type Options struct {
 	Multisite bool
 	MaxOpen   int
 	Timeout   time.Duration
-	Logger    zerolog.Logger
+	// MaxWait bounds how long a request waits for one of the MaxOpen
+	// connections: longer, and it fails with ErrBusy instead of queueing
+	// without limit. 0: no bound.
+	MaxWait time.Duration
+	Logger  zerolog.Logger
 	// Replicas are read replicas (user, password and database default to
 	// the primary's); GETs read one whose lag is at most MaxReplicaLag
 	// (see WatchReplicas).
@@ -95,6 +108,12 @@ type pools struct {
 	log       zerolog.Logger
 	cache     CacheInvalidator
 	memo      *Memo
+	// turns holds a token for each request using a connection of the
+	// pool (nil: no bound on the wait); maxWait is how long one waits for
+	// its turn, waitRefused how many waited longer.
+	turns       chan struct{}
+	maxWait     time.Duration
+	waitRefused atomic.Uint64
 	// keepHistory: writes are recorded; historyReady holds the history
 	// tables known to exist.
 	keepHistory  bool
@@ -129,8 +148,11 @@ func Open(o Options) (*DB, error) {
 		o.Logger.Info().Str("charset", o.Charset).Msg("database charset is not safe for client-side escaping: server-side placeholders, one statement per round trip")
 	}
 	d := &DB{pools: &pools{sql: db, dbName: o.DBName, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache, maxLag: o.MaxReplicaLag,
-		keepHistory: o.History},
+		keepHistory: o.History, maxWait: o.MaxWait},
 		base: o.TablePrefix, prefix: o.TablePrefix}
+	if o.MaxWait > 0 {
+		d.turns = make(chan struct{}, maxOpen(o.MaxOpen))
+	}
 	for _, r := range o.Replicas {
 		user, pass, name := r.User, r.Passwd, r.DBName
 		if user == "" {
@@ -180,15 +202,19 @@ func openPool(o Options, network, addr, user, password, dbName string, safe bool
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	db := sql.OpenDB(conn)
-	maxOpen := o.MaxOpen
-	if maxOpen <= 0 {
-		maxOpen = 16
-	}
-	db.SetMaxOpenConns(maxOpen)
-	db.SetMaxIdleConns(maxOpen)
+	db.SetMaxOpenConns(maxOpen(o.MaxOpen))
+	db.SetMaxIdleConns(maxOpen(o.MaxOpen))
 	db.SetConnMaxLifetime(5 * time.Minute)
 	db.SetConnMaxIdleTime(time.Minute)
 	return db, nil
+}
+
+// maxOpen is a pool's size: n, 16 unless given.
+func maxOpen(n int) int {
+	if n <= 0 {
+		return 16
+	}
+	return n
 }
 
 // safeCharsets are the connection character sets in which neither a
@@ -214,6 +240,33 @@ func interpolationSafe(charset, collation string) bool {
 // sidecar's own writes forget what they change. Call it before any read.
 func (db *DB) UseMemo(m *Memo) { db.memo = m }
 
+// turn waits, at most maxWait, until fewer requests use the pool's
+// connections than it has, so that a request that would wait longer is
+// refused (ErrBusy) rather than queued without limit; done ends the turn.
+func (p *pools) turn(ctx context.Context) (done func(), err error) {
+	if p.turns == nil {
+		return func() {}, nil
+	}
+	select {
+	case p.turns <- struct{}{}:
+		return p.endTurn, nil
+	default:
+	}
+	t := time.NewTimer(p.maxWait)
+	defer t.Stop()
+	select {
+	case p.turns <- struct{}{}:
+		return p.endTurn, nil
+	case <-t.C:
+		p.waitRefused.Add(1)
+		return nil, ErrBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *pools) endTurn() { <-p.turns }
+
 // query runs q on from; a replica that fails it (gone since its last
 // look, or without a table the primary has just made) leaves it to the
 // primary.
@@ -231,6 +284,11 @@ func (db *DB) readAlone(ctx context.Context, pb *Piggyback) error {
 	k := memoKey{pb.kind, pb.key}
 	v, ok, gen, serving := db.memo.lookup(k)
 	if !ok {
+		done, err := db.turn(ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
 		rows, err := db.query(ctx, db.reader(ctx, serving), pb.query, pb.args...)
 		if err != nil {
 			return classify(err)

@@ -166,6 +166,11 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 	// primary answer: only a lookup that carries a route's read — whose
 	// credentials authenticated before — is worth that; an unproven one
 	// reads as any other.
+	done, err := db.turn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	rows, err := db.query(ctx, db.pick(ctx, serving, ride != nil), q, args...)
 	if unrepresentable(err) {
 		// A login the connection charset cannot hold equals no stored one;

@@ -24,6 +24,14 @@ var (
 		Code:    "wpsidecar_precondition_failed",
 		Message: "The resource has changed since it was read (If-Match does not match its current ETag); read it again and retry.",
 	}
+	// ErrBusy is the answer when every database connection stayed in use
+	// for longer than a request may wait for one.
+	ErrBusy = &Error{
+		Status:  http.StatusServiceUnavailable,
+		Code:    "wpsidecar_busy",
+		Message: "The sidecar is too busy to answer right now. Please try again shortly.",
+		Header:  http.Header{"Retry-After": {"1"}},
+	}
 	// ErrTooLarge is the answer to a body over the sidecar's limit.
 	ErrTooLarge = &Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."}
 	// ErrInternal is the answer to anything the sidecar cannot name.
@@ -41,19 +49,26 @@ func (e *Error) WithStatus(status int) *Error {
 // now" (store.ErrUnavailable has the method) rather than a fault.
 type unavailable interface{ Unavailable() bool }
 
+func isBusy(err error) bool {
+	var b interface{ Busy() bool }
+	return errors.As(err, &b) && b.Busy()
+}
+
 // IsUnavailable tells whether err is, or wraps, such an error.
 func IsUnavailable(err error) bool {
 	var u unavailable
 	return errors.As(err, &u) && u.Unavailable()
 }
 
-// Render answers err: an *Error as it says, a database that cannot be
-// used as ErrDBUnavailable, a client that went away not at all, anything
+// Render answers err: an *Error as it says, no connection free in time as
+// ErrBusy, a database that cannot be used as ErrDBUnavailable, a client that went away not at all, anything
 // else as ErrInternal, logged. It is the one place errors become answers.
 func Render(w http.ResponseWriter, r *http.Request, err error) {
 	var e *Error
 	switch {
 	case errors.As(err, &e):
+	case isBusy(err):
+		e = ErrBusy
 	case IsUnavailable(err):
 		e = ErrDBUnavailable
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:

@@ -74,7 +74,8 @@ func (s *Service) routes() []wpjson.Route {
 			{Method: http.MethodPost, Fn: s.handleRevert, Doc: wpjson.Operation{ID: "revertHistory", Summary: "Revert a change",
 				Description: "Writes the entry's before back (recorded in turn). 412 when the value is no longer the entry's after, unless ?force=true.",
 				Answer:      "Reverted", Query: []wpjson.ParamDoc{{Name: "force", Type: "boolean", Description: "revert even when the value changed since the entry"}},
-				Errors: []wpjson.ErrorDoc{notFound, {Status: http.StatusPreconditionFailed, Code: "wpsidecar_history_changed"}, {Status: http.StatusBadRequest, Code: "rest_invalid_param"}}}},
+				Errors: []wpjson.ErrorDoc{notFound, {Status: http.StatusPreconditionFailed, Code: "wpsidecar_history_changed"},
+					{Status: http.StatusConflict, Code: "wpsidecar_history_unrevertable"}, {Status: http.StatusBadRequest, Code: "rest_invalid_param"}}}},
 		}},
 	}
 }
@@ -83,6 +84,8 @@ var (
 	errNotFound = &wpjson.Error{Status: http.StatusNotFound, Code: "wpsidecar_history_not_found", Message: "No history entry has this id."}
 	errChanged  = &wpjson.Error{Status: http.StatusPreconditionFailed, Code: "wpsidecar_history_changed",
 		Message: "The value has changed since this entry; revert with ?force=true to overwrite it."}
+	errUnrevertable = &wpjson.Error{Status: http.StatusConflict, Code: "wpsidecar_history_unrevertable",
+		Message: "This entry cannot be written back: its value, or what it belongs to, is no longer one it can be written into (a group with the same key in another letter case, an options row that is no longer an array)."}
 )
 
 func answerOf(err error) error {
@@ -91,6 +94,8 @@ func answerOf(err error) error {
 		return errNotFound
 	case errors.Is(err, store.ErrChanged):
 		return errChanged
+	case errors.Is(err, store.ErrDuplicate), errors.Is(err, store.ErrUnrevertable):
+		return errUnrevertable
 	}
 	return err
 }
