@@ -390,3 +390,90 @@ func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
 	}
 	waitFor(t, "the feed current again once the writes stop", func() bool { return feed.Current(bound) })
 }
+
+// TestFeed_History: the feed hands the History hook each transaction
+// others committed, item by item with before and after: a group created,
+// renamed, deleted (several rows in one statement too), the theme options
+// row's ids added, changed and removed; not a write of updated_at alone,
+// nor a transaction that also wrote the history table (the sidecar's own).
+func TestFeed_History(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	tdb.SQL.Exec("CREATE TABLE wp_fieldmgr_groups (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, group_key VARCHAR(191) NOT NULL UNIQUE, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL)")
+	tdb.SQL.Exec("CREATE TABLE wp_wpsidecar_history (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, item_key BLOB)")
+	var mu sync.Mutex
+	var got []string
+	show := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return *p
+	}
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+		OptName: func(int64) string { return "opts" }, Notify: func(changes.Change) {}, HistoryTable: "wp_wpsidecar_history",
+		History: func(site int64, origin string, c changes.HistoryChange) {
+			mu.Lock()
+			defer mu.Unlock()
+			if origin == "" {
+				t.Error("no origin")
+			}
+			var items []string
+			for _, g := range c.Groups {
+				items = append(items, "g "+g.Key+" "+show(g.Before)+" → "+show(g.After))
+			}
+			for _, o := range c.Options {
+				items = append(items, c.OptName+" "+o.Key+" "+show(o.Before)+" → "+show(o.After))
+			}
+			got = append(got, strings.Join(items, "; "))
+		},
+		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer feed.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := feed.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+	waitFor(t, "a heartbeat", func() bool { return feed.Current(300 * time.Millisecond) })
+
+	for _, q := range []string{
+		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g1', 'T', '{}', NOW(), NOW()), ('g2', 'U', '{}', NOW(), NOW())",
+		"UPDATE wp_fieldmgr_groups SET title = 'T2' WHERE group_key = 'g1'",
+		"UPDATE wp_fieldmgr_groups SET updated_at = '2030-01-01 00:00:00'",
+		"BEGIN", "UPDATE wp_fieldmgr_groups SET title = 'ours' WHERE group_key = 'g2'", "INSERT INTO wp_wpsidecar_history (item_key) VALUES ('g2')", "COMMIT",
+		`INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('opts', 'a:2:{s:1:"a";i:1;s:1:"b";d:1;}', 'yes')`,
+		`UPDATE wp_options SET option_value = 'a:2:{s:1:"a";i:2;s:1:"c";b:1;}' WHERE option_name = 'opts'`,
+		"DELETE FROM wp_fieldmgr_groups",
+		// Last: what came before it has all been handed over once it is.
+		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('end', 'E', '{}', NOW(), NOW())",
+	} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	g := func(title string) string { return `{"title":"` + title + `","status":"active","config":"{}"}` }
+	want := []string{
+		"g g1 - → " + g("T") + "; g g2 - → " + g("U"),
+		"g g1 " + g("T") + " → " + g("T2"),
+		"opts a - → i:1;; opts b - → d:1;",
+		"opts a i:1; → i:2;; opts c - → b:1;; opts b d:1; → -",
+		"g g1 " + g("T2") + " → -; g g2 " + g("ours") + " → -",
+		"g end - → " + `{"title":"E","status":"active","config":"{}"}`,
+	}
+	waitFor(t, "the last transaction", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) > 0 && strings.HasPrefix(got[len(got)-1], "g end")
+	})
+	mu.Lock()
+	if !slices.Equal(got, want) {
+		t.Errorf("history:\n%q\nwant\n%q", got, want)
+	}
+	mu.Unlock()
+	cancel()
+	<-done
+}

@@ -194,11 +194,10 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
 			s.servePublic(w, rr)
 			return
 		}
-		var m mux.RouteMatch
-		if s.router.Match(rr, &m) && m.Route != s.php {
-			s.router.ServeHTTP(w, rr)
-			return
-		}
+		// One match: what no namespace route takes reaches the router's
+		// last route, which passes the request on as the client sent it.
+		s.router.ServeHTTP(w, rr)
+		return
 	}
 	h.passthrough.ServeHTTP(w, r)
 }

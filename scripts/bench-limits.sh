@@ -12,9 +12,14 @@
 #                                           same upstream
 #   a page passed through               vs  the same nginx
 #
+# Also, for reference, the ceiling with the headers the sidecar must send
+# (WordPress's): what net/http makes of a handler that writes them and the
+# bytes from memory.
+#
 # Then overload: OVERLOAD_CONNS (2,000) connections against the per-request
-# sidecar: requests/s, p99 of the answers served, 503s, and the sidecar's
-# resident memory (peak) against the same at 32 connections.
+# sidecar (with --db-max-wait DB_MAX_WAIT): requests/s, p99 of the answers
+# served, 503s, and the sidecar's resident memory (peak) against the same
+# at 32 connections.
 #
 #   scripts/bench-limits.sh              # ROUNDS=3 DURATION=5s
 #   PROFILE=1 scripts/bench-limits.sh    # and CPU and allocation profiles
@@ -22,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ROUNDS:=3}" "${DURATION:=5s}" "${STATE:=.bench-limits}" "${FEED_DB_PORT:=18306}" "${DB_SIDECAR_PORT:=18090}"
-: "${SIDECAR_GOMAXPROCS:=$(nproc)}" "${OVERLOAD_CONNS:=2000}" "${PROFILE:=}"
+: "${SIDECAR_GOMAXPROCS:=$(nproc)}" "${OVERLOAD_CONNS:=2000}" "${PROFILE:=}" "${DB_MAX_WAIT:=1s}"
 mkdir -p "$STATE"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
@@ -53,7 +58,7 @@ trap bench_cleanup EXIT
 
 # The second sidecar: the same, reading the database per request.
 GOMAXPROCS=$SIDECAR_GOMAXPROCS "$STATE/wpsidecar" --listen "127.0.0.1:$DB_SIDECAR_PORT" --admin-listen 127.0.0.1:18099 --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
-  "${feed_args[@]}" > "$STATE/sidecar-db.log" 2>&1 &
+  --db-max-wait "$DB_MAX_WAIT" "${feed_args[@]}" > "$STATE/sidecar-db.log" 2>&1 &
 db_sidecar_pid=$!
 for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$DB_SIDECAR_PORT/static.txt" && break; sleep 0.1; done
 grep -q '"serve-from-feed on' "$STATE/sidecar.log" || { echo "bench: the sidecar does not serve from the feed:" >&2; cat "$STATE/sidecar.log" >&2; exit 1; }
@@ -65,17 +70,25 @@ bench_make_groups "$auth" "$WP_SITEURL/wp-json/fieldmgr/v1"
 
 bench_start_ref -table wp_options -column option_value -where option_name -key themeopts_bench
 ref_pids+=("$ref_pid")
-curl -s -H "$auth" "$WP_SITEURL/wp-json/themeopts/v1/options" > "$STATE/options.json"
-curl -s -H "$auth" "$WP_SITEURL/wp-json/fieldmgr/v1/field-groups" > "$STATE/groups.json"
+# The ceilings: each answer's bytes from memory; and with the headers the
+# sidecar sends (WordPress's), which net/http writes one by one.
+curl -s -D "$STATE/options.head" -H "$auth" "$WP_SITEURL/wp-json/themeopts/v1/options" > "$STATE/options.json"
+curl -s -D "$STATE/groups.head" -H "$auth" "$WP_SITEURL/wp-json/fieldmgr/v1/field-groups" > "$STATE/groups.json"
 "$STATE/benchref" -listen 127.0.0.1:18096 -body "$STATE/options.json" & ref_pids+=($!)
 "$STATE/benchref" -listen 127.0.0.1:18097 -body "$STATE/groups.json" & ref_pids+=($!)
-for _ in $(seq 1 50); do curl -fso /dev/null http://127.0.0.1:18097/ && break; sleep 0.1; done
+"$STATE/benchref" -listen 127.0.0.1:18093 -body "$STATE/options.json" -headers "$STATE/options.head" & ref_pids+=($!)
+"$STATE/benchref" -listen 127.0.0.1:18094 -body "$STATE/groups.json" -headers "$STATE/groups.head" & ref_pids+=($!)
+for p in 18096 18097 18093 18094; do
+  for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$p/" && break; sleep 0.1; done
+done
 
 db="http://127.0.0.1:$DB_SIDECAR_PORT"
 targets=(
   "floor|http://127.0.0.1:$BENCHREF_PORT/"
   "options-ceiling|http://127.0.0.1:18096/"
   "groups-ceiling|http://127.0.0.1:18097/"
+  "options-ceiling-headers|http://127.0.0.1:18093/"
+  "groups-ceiling-headers|http://127.0.0.1:18094/"
   "options-feed|$WP_SITEURL/wp-json/themeopts/v1/options"
   "groups-feed|$WP_SITEURL/wp-json/fieldmgr/v1/field-groups"
   "options-request|$db/wp-json/themeopts/v1/options"
@@ -110,6 +123,8 @@ echo "|---|---|---|---|---|"
 row() { printf '| %s | %.0f | %.0f (%s) | %s× | %s |\n' "$1" "$(m "$2")" "$(m "$3")" "$3" "$(ratio "$2" "$3")" "$4"; }
 row "options from the feed" options-feed options-ceiling "≥ 0.85×"
 row "20 groups from the feed" groups-feed groups-ceiling "≥ 0.85×"
+row "options from the feed" options-feed options-ceiling-headers "(reference)"
+row "20 groups from the feed" groups-feed groups-ceiling-headers "(reference)"
 row "options per request" options-request floor "≥ 0.6×"
 row "20 groups per request" groups-request floor "≥ 0.4×"
 row "static file passed through" static-sidecar static-nginx "≥ 0.6×"
@@ -128,7 +143,7 @@ after503=$(metric 'wpsidecar_db_wait_refused_total')
 sleep 2
 idle=$(rss "$db_sidecar_pid")
 echo
-echo "overload: $OVERLOAD_CONNS connections, options per request"
+echo "overload: $OVERLOAD_CONNS connections, options per request (--db-max-wait $DB_MAX_WAIT)"
 awk '/^Requests\/sec/ {print "  requests/s " $2} $1=="99%" {print "  p99 (all answers) " $2} /Non-2xx/ {print "  non-2xx answers " $NF} /Socket errors/ {print "  " $0}' <<<"$out"
 echo "  503s counted (wpsidecar_db_wait_refused_total): $((${after503%.*} - ${before503%.*}))"
 echo "  resident memory: $((rss32 / 1024)) MB after 32 connections, peak $((peak / 1024)) MB under $OVERLOAD_CONNS, $((idle / 1024)) MB after"

@@ -81,7 +81,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	procs := setMaxProcs(cfg.MaxProcs, environ)
 	gc := setGCPercent(environ)
-	logger.Info().Int("gomaxprocs", procs).Int("cpus", runtime.NumCPU()).Int("gogc", gc).Msg("CPU limit")
+	logger.Info().Int("gomaxprocs", procs).Int("cpus", runtime.NumCPU()).Int("gogc", gc).Int64("memory_limit", debug.SetMemoryLimit(-1)).Msg("CPU and memory limits")
 
 	s := &sidecar{cfg: cfg, logger: logger}
 	defer s.close()
@@ -606,8 +606,18 @@ func setMaxProcs(n int, environ []string) int {
 // field-group routes in the benchmark (docs/performance.md).
 const defaultGCPercent = 400
 
-// setGCPercent applies defaultGCPercent unless the GOGC variable is set.
+// defaultMemoryLimit is the soft limit on the Go runtime's memory unless
+// GOMEMLIMIT says otherwise: under a flood of connections the collector
+// works harder near it instead of letting GOGC's headroom grow the heap
+// fivefold (docs/performance.md, "Under overload").
+const defaultMemoryLimit = 256 << 20
+
+// setGCPercent applies defaultGCPercent unless the GOGC variable is set,
+// and defaultMemoryLimit unless GOMEMLIMIT is.
 func setGCPercent(environ []string) int {
+	if !slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") }) {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
 	for _, kv := range environ {
 		if strings.HasPrefix(kv, "GOGC=") {
 			old := debug.SetGCPercent(100)

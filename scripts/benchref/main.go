@@ -4,7 +4,9 @@
 // sidecar's figures can be read against what this machine gives the least
 // a database-backed handler can do. With -body it reads no database and
 // answers a file's bytes: the ceiling of any handler that answers from
-// memory. It is not part of the sidecar.
+// memory; with -headers as well, it sends those headers with them (as
+// curl -D writes them), the ceiling of a handler that must answer with
+// what WordPress sends. It is not part of the sidecar.
 //
 //	benchref -listen 127.0.0.1:18095 -dsn 'root@tcp(127.0.0.1:3306)/db' -table wp_options -column option_value -where option_name -key themeopts_options
 //	benchref -listen 127.0.0.1:18096 -body answer.json
@@ -16,6 +18,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"strings"
 
 	_ "github.com/go-sql-driver/mysql"
 )
@@ -29,6 +32,7 @@ func main() {
 	key := flag.String("key", "bench_7", "key to read")
 	maxOpen := flag.Int("max-open", 16, "most open database connections")
 	body := flag.String("body", "", "answer this file's bytes, reading no database")
+	headers := flag.String("headers", "", "with -body: send the headers of this file (a response's head, as curl -D writes it)")
 	flag.Parse()
 
 	if *body != "" {
@@ -36,8 +40,25 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
+		head := http.Header{"Content-Type": {"application/json"}}
+		if *headers != "" {
+			raw, err := os.ReadFile(*headers)
+			if err != nil {
+				log.Fatal(err)
+			}
+			head = http.Header{}
+			for _, line := range strings.Split(string(raw), "\n")[1:] {
+				k, v, ok := strings.Cut(strings.TrimRight(line, "\r"), ": ")
+				if ok && k != "Date" && k != "Content-Length" {
+					head[http.CanonicalHeaderKey(k)] = append(head[http.CanonicalHeaderKey(k)], v)
+				}
+			}
+		}
 		http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
+			h := w.Header()
+			for k, v := range head {
+				h[k] = v
+			}
 			w.Write(b)
 		})
 		log.Fatal(http.ListenAndServe(*listen, nil))
