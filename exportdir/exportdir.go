@@ -211,6 +211,9 @@ func Read(dir string) (Files, error) {
 	if st, err := os.Stat(filepath.Join(dir, "fieldmgr")); err == nil && st.IsDir() {
 		out.HasGroups = true
 	}
+	if st, err := os.Stat(filepath.Join(dir, "themeopts")); !out.HasGroups && (err != nil || !st.IsDir()) {
+		return out, fmt.Errorf("%s holds no export: neither fieldmgr/ nor themeopts/ (on a network, each site's is in sites/<blog id>/)", dir)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, manifestName)); err == nil {
 		var m manifest
 		if err := strictDecode(b, &m); err != nil {

@@ -194,7 +194,7 @@ func (h *History) record(ctx context.Context, tx querier, namespace, object stri
 	now := time.Now().UTC().Format(time.DateTime)
 	for _, c := range changes {
 		_, err := tx.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			namespace, object, c.Key, nullable(c.Before), nullable(c.After), by.UserID, by.Login, by.Via, by.RequestID, now)
+			namespace, object, []byte(c.Key), nullable(c.Before), nullable(c.After), by.UserID, by.Login, by.Via, by.RequestID, now)
 		if err != nil {
 			return fmt.Errorf("store: history: %w", classify(err))
 		}
@@ -218,8 +218,10 @@ func (h *History) RecordSeen(ctx context.Context, origin, namespace, object stri
 	}
 	now := time.Now().UTC().Format(time.DateTime)
 	for i, c := range changes {
-		_, err := h.db.sql.ExecContext(ctx, "INSERT IGNORE INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_login, via, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			namespace, object, c.Key, nullable(c.Before), nullable(c.After), LoginPHP, ViaBinlog, origin+"#"+strconv.Itoa(i), now)
+		// Another instance may have recorded it: that is no error, any
+		// other is.
+		_, err := h.db.sql.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_login, via, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id",
+			namespace, object, []byte(c.Key), nullable(c.Before), nullable(c.After), LoginPHP, ViaBinlog, origin+"#"+strconv.Itoa(i), now)
 		if err != nil {
 			return fmt.Errorf("store: history: %w", classify(err))
 		}

@@ -302,6 +302,17 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(s.purgers)).Str("feed", s.feedMode.Load().(string)).
 			Dur("interval", cfg.ChangeInterval).Msg("change detection on")
 	}
+	if s.leadership != nil {
+		lead := s.lead
+		s.background(func(ctx context.Context) {
+			s.leadership.Run(ctx, func(leading bool, held time.Time) {
+				s.leading.Store(leading)
+				for _, f := range lead {
+					f(leading, held)
+				}
+			})
+		})
+	}
 	if s.memo != nil {
 		if s.feed == nil {
 			s.memo = nil
@@ -344,25 +355,16 @@ func (s *sidecar) senders(clog zerolog.Logger) func(changes.Change) {
 	return sender.Notify
 }
 
-// elect starts the election of the instance that sends changes and
-// prunes the history (once); lead, when not nil, is told when this
-// instance leads.
+// elect has this instance take part in the election of the one that
+// sends changes and prunes the history; lead, when not nil, is told when
+// it leads. The election starts once detectChanges has said who listens.
 func (s *sidecar) elect(log zerolog.Logger, lead func(bool, time.Time)) {
 	if lead != nil {
 		s.lead = append(s.lead, lead)
 	}
-	if s.leadership != nil {
-		return
+	if s.leadership == nil {
+		s.leadership = s.db.Leadership(time.Second, log)
 	}
-	s.leadership = s.db.Leadership(time.Second, log)
-	s.background(func(ctx context.Context) {
-		s.leadership.Run(ctx, func(leading bool, held time.Time) {
-			s.leading.Store(leading)
-			for _, f := range s.lead {
-				f(leading, held)
-			}
-		})
-	})
 }
 
 // servers are the public listener's server (the router, with every site's
