@@ -37,6 +37,13 @@ _SALT variables) give at least --upstream, --db-user, --db-password, --db-host,
 Every flag is also a variable WPSIDECAR_NAME; any variable may be given as
 NAME_FILE, a file holding the value.
 
+Commands, with the same settings (no --upstream needed):
+  wpsidecar export DIR        field groups and theme options as files
+  wpsidecar import DIR        apply them [--dry-run] [--prune] [--force]
+  wpsidecar history           the history of changes [--namespace N] [--key K] [--since DATE] [--json]
+  wpsidecar revert ID         write an entry's value back [--force]
+  (on a network: --site ID for one site), wpsidecar openapi, wpsidecar probe URL.
+
 `)
 	for _, s := range settings {
 		arg := " VALUE"
