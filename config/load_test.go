@@ -491,3 +491,47 @@ func TestRedactURLs(t *testing.T) {
 		t.Errorf("RedactURL: %s", got)
 	}
 }
+
+// --history-retention: AGE,COUNT (days or a duration; 0 for no bound of
+// that kind) or off; anything else names the setting.
+func TestLoad_HistoryRetention(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want History
+		bad  bool
+	}{
+		{"90d,10000", History{MaxAge: 90 * 24 * time.Hour, MaxCount: 10000}, false},
+		{"2160h, 5", History{MaxAge: 2160 * time.Hour, MaxCount: 5}, false},
+		{"0,0", History{}, false},
+		{"off", History{Off: true}, false},
+		{"90d", History{}, true},
+		{"-1d,5", History{}, true},
+		{"90d,-5", History{}, true},
+		{"soon,5", History{}, true},
+	} {
+		cfg, err := load(t, []string{"--upstream", "http://php", "--history-retention", c.v})
+		switch {
+		case c.bad:
+			if err == nil || !strings.Contains(err.Error(), "history-retention") {
+				t.Errorf("%q: %v", c.v, err)
+			}
+		case err != nil || cfg.History != c.want:
+			t.Errorf("%q: %+v %v, want %+v", c.v, cfg, err, c.want)
+		}
+	}
+}
+
+// A command's configuration needs no upstream and takes its own flags and
+// arguments in any order.
+func TestLoadCommand(t *testing.T) {
+	var dry bool
+	cfg, pos, err := LoadCommand([]string{"DIR", "--dry-run", "--db-name", "x", "MORE"}, base, io.Discard, func(fs *flag.FlagSet) {
+		fs.BoolVar(&dry, "dry-run", false, "")
+	})
+	if err != nil || !dry || cfg.DB.Name != "x" || strings.Join(pos, " ") != "DIR MORE" {
+		t.Errorf("%v %v %q %v", cfg, dry, pos, err)
+	}
+	if _, _, err := Load([]string{"DIR"}, append([]string{"WPSIDECAR_UPSTREAM=http://php"}, base...), io.Discard); err == nil || !strings.Contains(err.Error(), "unexpected arguments") {
+		t.Errorf("the server with an argument: %v", err)
+	}
+}
