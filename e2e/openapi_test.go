@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,8 +84,37 @@ func TestOpenAPI_PrismProxy(t *testing.T) {
 		// never forwards one)
 		{"GET", "/wp-json/e2e/v1/public/brand", "", nil, 200},
 		{"GET", "/wp-json/e2e/v1/public/product-fields", "", nil, 200},
+		// wpsidecar/v1: the history (the writes above are in it)
+		{"GET", "/wp-json/wpsidecar/v1/history?per_page=2", "", admin, 200},
+		{"GET", "/wp-json/wpsidecar/v1/history?namespace=themeopts&key=accent_color&since=2020-01-01T00:00:00Z", "", admin, 200},
+		{"GET", "/wp-json/wpsidecar/v1/history?per_page=0", "", admin, 400},
+		{"GET", "/wp-json/wpsidecar/v1/history", "", nil, 401},
+		{"GET", "/wp-json/wpsidecar/v1/history", "", sub, 403},
+		{"POST", "/wp-json/wpsidecar/v1/history/999999999/revert", "", admin, 404},
+		{"POST", "/wp-json/wpsidecar/v1/history/{layout}/revert", "", admin, 200},
+		{"POST", "/wp-json/wpsidecar/v1/history/{layout}/revert", "", admin, 412},
 	}
 	for _, tt := range tests {
+		if strings.Contains(tt.path, "{layout}") {
+			// The newest entry of the layout option (the resets above
+			// wrote it): reverted once, then changed since.
+			a := ask(t, site.URL, "", http.MethodGet, "/wp-json/wpsidecar/v1/history?namespace=themeopts&key=layout&per_page=1", "", admin...)
+			var entries []struct {
+				ID int64 `json:"id"`
+			}
+			if json.Unmarshal([]byte(a.body), &entries); len(entries) != 1 {
+				t.Fatalf("no history of layout: %d %s", a.status, a.body)
+			}
+			if tt.status == 200 {
+				tt.path = strings.Replace(tt.path, "{layout}", strconv.FormatInt(entries[0].ID, 10), 1)
+			} else {
+				// The revert is now the newest; the entry before it was
+				// reverted: its after is no longer stored.
+				a := ask(t, site.URL, "", http.MethodGet, "/wp-json/wpsidecar/v1/history?namespace=themeopts&key=layout&per_page=1&page=2", "", admin...)
+				json.Unmarshal([]byte(a.body), &entries)
+				tt.path = strings.Replace(tt.path, "{layout}", strconv.FormatInt(entries[0].ID, 10), 1)
+			}
+		}
 		var body io.Reader
 		if tt.body != "" {
 			body = strings.NewReader(tt.body)
