@@ -113,6 +113,18 @@ func testNetwork(t *testing.T, mode string) {
 		t.Fatalf("site 2's table: %q %v", table, err)
 	}
 
+	// Each site's history (its own table) holds its own group's creation.
+	for _, s := range sites {
+		code, body, hdr := send(ns.URL, http.MethodGet, s.host, s.path+"/wp-json/wpsidecar/v1/history?namespace=fieldmgr", "", basic("super")...)
+		if code != 200 || hdr.Get("X-WP-Total") != "1" || !strings.Contains(body, fmt.Sprintf(`"key":"group_of_%d","before":null`, s.id)) {
+			t.Errorf("site %d's history: %d X-WP-Total %q %s", s.id, code, hdr.Get("X-WP-Total"), body)
+		}
+	}
+	var entries int
+	if err := ns.DB(t).QueryRow("SELECT COUNT(*) FROM wp_2_wpsidecar_history WHERE item_key = 'group_of_2'").Scan(&entries); err != nil || entries != 1 {
+		t.Errorf("site 2's history table: %d %v", entries, err)
+	}
+
 	users := []string{"super", "site12admin", "site3admin", "subscriber"}
 	for _, s := range sites {
 		for _, user := range users {
