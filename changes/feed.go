@@ -85,6 +85,7 @@ type HistoryChange struct {
 	Groups  []store.ItemChange
 	OptName string
 	Options []store.ItemChange
+	When    time.Time // the commit, as the log dates it (to the second)
 }
 
 // Modes of the change detection, for /readyz and metrics.
@@ -308,21 +309,27 @@ func (f *Feed) follow(ctx context.Context) error {
 			f.pos = gomysql.Position{Name: file, Pos: uint32(e.Position)}
 		case *replication.RowsEvent:
 			f.collect(ctx, &tx, e, ev.Header.EventType)
+		case interface {
+			GTIDNext() (gomysql.GTIDSet, error)
+		}: // the transaction's own GTID (MySQL's or MariaDB's event)
+			if g, err := e.GTIDNext(); err == nil {
+				tx.gtid = g.String()
+			}
 		case *replication.XIDEvent:
-			f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
+			f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet, ev.Header.Timestamp)
 		case *replication.QueryEvent:
 			switch q := string(e.Query); {
 			case strings.EqualFold(q, "BEGIN"):
 			case strings.EqualFold(q, "COMMIT"), strings.EqualFold(q, "ROLLBACK"):
 				// A logged ROLLBACK ends rows of non-transactional tables,
 				// which stay written.
-				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
+				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet, ev.Header.Timestamp)
 			default:
 				// DDL, which commits by itself. Its schema is the session's
 				// default database, not necessarily the table's: any counts.
 				tx.touched.DDL = true
 				f.colsStale = true
-				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet)
+				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet, ev.Header.Timestamp)
 			}
 		default:
 			if t := ev.Header.EventType; t == replication.HEARTBEAT_EVENT || t == replication.HEARTBEAT_LOG_EVENT_V2 {
@@ -342,6 +349,8 @@ type pending struct {
 	touched Touched
 	// ours: the transaction wrote the history, as the sidecar's writes do.
 	ours bool
+	// gtid is the transaction's GTID, where the server has them.
+	gtid string
 }
 
 // sitePending is what a transaction changed of one site.
@@ -528,7 +537,7 @@ func step(t replication.EventType) int {
 // commit reports a committed transaction's changes, one change per
 // namespace, and makes its end (pos, and gset where the server has GTIDs)
 // where the feed resumes.
-func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet) {
+func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, when uint32) {
 	f.pos = pos
 	if gset != nil {
 		f.gtid = gset.Clone()
@@ -556,7 +565,14 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet) {
 	for _, id := range ids {
 		h := tx.sites[id].history
 		if f.o.History != nil && !tx.ours && len(h.Groups)+len(h.Options) > 0 {
-			f.o.History(id, pos.Name+":"+strconv.FormatUint(uint64(pos.Pos), 10), h)
+			// The transaction's GTID names it on every server of the
+			// replication; without GTIDs, its place in this server's log.
+			origin := tx.gtid
+			if origin == "" {
+				origin = pos.Name + ":" + strconv.FormatUint(uint64(pos.Pos), 10)
+			}
+			h.When = time.Unix(int64(when), 0).UTC()
+			f.o.History(id, origin, h)
 		}
 	}
 	for _, id := range ids {

@@ -3,6 +3,7 @@ package changes_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -414,8 +415,11 @@ func TestFeed_History(t *testing.T) {
 		History: func(site int64, origin string, c changes.HistoryChange) {
 			mu.Lock()
 			defer mu.Unlock()
-			if origin == "" {
-				t.Error("no origin")
+			if !regexp.MustCompile(`^\d+-\d+-\d+$`).MatchString(origin) {
+				t.Errorf("origin %q is not the transaction's MariaDB GTID", origin)
+			}
+			if d := time.Since(c.When); d < -time.Minute || d > time.Minute {
+				t.Errorf("the commit's time: %v", c.When)
 			}
 			var items []string
 			for _, g := range c.Groups {

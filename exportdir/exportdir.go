@@ -191,6 +191,17 @@ type GroupWant struct {
 	// configJSON: the file's config was a JSON object (validated, and
 	// compared with what is stored as JSON), not stored text.
 	configJSON bool
+	// invalid says why the config would be refused as a new value: it is
+	// imported only as what is stored already.
+	invalid string
+}
+
+// hasObject tells whether v holds a PHP object anywhere.
+func hasObject(v phpserial.Value) bool {
+	if v.Kind == phpserial.Object {
+		return true
+	}
+	return slices.ContainsFunc(v.Entries, func(e phpserial.Entry) bool { return hasObject(e.Value) })
 }
 
 // OptionsWant is an options row as its file wants it.
@@ -235,17 +246,24 @@ func Read(dir string) (Files, error) {
 			return out, fmt.Errorf("%s: status: must be active or inactive", p)
 		}
 		w := GroupWant{Key: f.Key, Value: store.GroupValue{Title: f.Title, Status: f.Status}, Exported: f.Exported, file: p}
+		if _, err := fieldmgr.Validate(f.Key, f.Title, nil); err != nil {
+			return out, fmt.Errorf("%s: %s", p, message(err))
+		}
 		var text string
 		if err := json.Unmarshal(f.Config, &text); err == nil {
-			w.Value.Config = text // stored as an older writer stored it
-			if _, err := fieldmgr.Validate(f.Key, f.Title, nil); err != nil {
-				return out, fmt.Errorf("%s: %s", p, message(err))
+			// Stored as an older writer stored it: PHP-serialized, an array
+			// of plain values (no object PHP would make on reading it).
+			w.Value.Config = text
+			if v, err := phpserial.Unserialize(text); err != nil || v.Kind != phpserial.Array || hasObject(v) {
+				w.invalid = "config: a string must be a PHP-serialized array without objects"
 			}
+		} else if c, err := fieldmgr.Validate(f.Key, f.Title, f.Config); err != nil {
+			// Refused unless it is what is stored (a group another writer
+			// made, exported and imported unchanged).
+			var compact bytes.Buffer
+			json.Compact(&compact, f.Config)
+			w.Value.Config, w.invalid = compact.String(), message(err)
 		} else {
-			c, err := fieldmgr.Validate(f.Key, f.Title, f.Config)
-			if err != nil {
-				return out, fmt.Errorf("%s: %s", p, message(err))
-			}
 			w.Value.Config, w.configJSON = c, true
 		}
 		if slices.ContainsFunc(out.Groups, func(g GroupWant) bool { return strings.EqualFold(g.Key, f.Key) }) {

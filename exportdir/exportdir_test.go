@@ -131,8 +131,53 @@ func TestExportImport(t *testing.T) {
 		t.Errorf("prune: %q", got)
 	}
 	os.WriteFile(filepath.Join(dir, "fieldmgr", "bad.json"), []byte(`{"key":"bad","title":"B","status":"active","config":{"type":"nope"},"exported":""}`), 0o644)
-	if _, err := exportdir.Read(dir); err == nil || !strings.Contains(err.Error(), "bad.json: config.type") {
+	files, err := exportdir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "bad.json: config.type") {
 		t.Errorf("a bad file: %v", err)
+	}
+}
+
+// A group another writer stored, which the REST routes would refuse (no
+// post_type; a PHP-serialized config), exports and imports as it is; a
+// title edited beside it is written; a config changed into one the
+// routes refuse is refused.
+func TestImport_GroupsOthersWrote(t *testing.T) {
+	s, tdb := setup(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO ` + testdb.Prefix + `fieldmgr_groups (group_key, title, config, status, created_at, updated_at) VALUES ('loose', 'L', '{"type":"post"}', 'active', NOW(), NOW())`,
+		`INSERT INTO ` + testdb.Prefix + `fieldmgr_groups (group_key, title, config, status, created_at, updated_at) VALUES ('old', 'O', 'a:1:{s:4:"type";s:4:"post";}', 'active', NOW(), NOW())`,
+	} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	exportdir.Export(ctx, s, dir)
+	if p := plan(t, s, dir, false); !p.Empty() {
+		t.Errorf("importing what is stored: %q", p.Lines())
+	}
+	edit(t, filepath.Join(dir, "fieldmgr", "loose.json"), `"title": "L"`, `"title": "Loose"`)
+	p := plan(t, s, dir, false)
+	if err := apply(t, s, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := s.Groups.Get(ctx, "loose"); g.Title != "Loose" || g.Config != `{"type":"post"}` {
+		t.Errorf("after the import: %+v", g)
+	}
+	edit(t, filepath.Join(dir, "fieldmgr", "loose.json"), `"type": "post"`, `"type": "nope"`)
+	edit(t, filepath.Join(dir, "fieldmgr", "old.json"), `s:4:\"post\";}`, `O:8:\"stdClass\":0:{}}`)
+	files, _ := exportdir.Read(dir)
+	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "loose.json: config.type") {
+		t.Errorf("a refused config: %v", err)
+	}
+	edit(t, filepath.Join(dir, "fieldmgr", "loose.json"), `"type": "nope"`, `"type": "post"`)
+	files, _ = exportdir.Read(dir)
+	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "old.json: config: a string must be a PHP-serialized array without objects") {
+		t.Errorf("an object in a serialized config: %v", err)
 	}
 }
 

@@ -116,8 +116,11 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 			return p, fmt.Errorf("%s: group %q is stored as %q: keys differ only in letter case; rename the file's key or the group", w.file, w.Key, g.Key)
 		}
 		cur := store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config}
-		if found && w.configJSON && w.Value.Config != cur.Config && sameJSON(w.Value.Config, cur.Config) {
+		if found && (w.configJSON || w.invalid != "") && w.Value.Config != cur.Config && sameJSON(w.Value.Config, cur.Config) {
 			w.Value.Config = cur.Config // the same config, stored by another writer's hand
+		}
+		if w.invalid != "" && (!found || w.Value.Config != cur.Config) {
+			return p, fmt.Errorf("%s: %s", w.file, w.invalid)
 		}
 		step := GroupStep{Key: w.Key, Want: w.Value, Seen: cur, SeenFound: found}
 		switch {

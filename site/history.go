@@ -58,10 +58,10 @@ func (r *HistoryRecorder) Run(ctx context.Context) {
 			wctx, cancel := context.WithTimeout(ctx, r.cfg.DB.Timeout)
 			var err error
 			if len(s.c.Groups) > 0 {
-				err = h.RecordSeen(wctx, s.origin+"/g", store.HistoryFieldmgr, siteTable(r.cfg, view), s.c.Groups)
+				err = h.RecordSeen(wctx, s.origin+"/g", s.c.When, store.HistoryFieldmgr, siteTable(r.cfg, view), s.c.Groups)
 			}
 			if err == nil && len(s.c.Options) > 0 {
-				err = h.RecordSeen(wctx, s.origin+"/o", store.HistoryThemeopts, s.c.OptName, s.c.Options)
+				err = h.RecordSeen(wctx, s.origin+"/o", s.c.When, store.HistoryThemeopts, s.c.OptName, s.c.Options)
 			}
 			cancel()
 			if err != nil {

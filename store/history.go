@@ -209,14 +209,14 @@ func nullable(s *string) any {
 	return []byte(*s)
 }
 
-// RecordSeen adds the changes another writer committed, as the binlog
-// feed saw them. origin names the change in the log: every instance may
-// record it, the table keeps it once.
-func (h *History) RecordSeen(ctx context.Context, origin, namespace, object string, changes []ItemChange) error {
+// RecordSeen adds the changes another writer committed at when, as the
+// binlog feed saw them. origin names the change in the log: every
+// instance may record it, the table keeps it once.
+func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time, namespace, object string, changes []ItemChange) error {
 	if err := h.ensure(ctx, h.db.sql); err != nil {
 		return err
 	}
-	now := time.Now().UTC().Format(time.DateTime)
+	now := when.UTC().Format(time.DateTime)
 	for i, c := range changes {
 		// Another instance may have recorded it: that is no error, any
 		// other is.
