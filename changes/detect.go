@@ -62,9 +62,8 @@ type Detector struct {
 	log     zerolog.Logger
 
 	groupsSeen map[string]string // key → row digest
-	optSeen    string            // the row's name when optValues was taken
-	optValues  map[string]string // id → serialized value
-	optOrder   []string
+	optSeen    string            // the row's name when optRaw was taken
+	optRaw     string            // the row as it was then
 	optBase    bool
 }
 
@@ -149,31 +148,17 @@ func (d *Detector) pollOptions(ctx context.Context) error {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	values, order := store.OptionIDs(raw)
 	if d.optBase && d.optSeen == name {
-		if ids := changedIDs(d.optValues, d.optOrder, values, order); len(ids) > 0 {
+		var ids []string
+		for _, c := range store.DiffOptions(d.optRaw, raw) {
+			ids = append(ids, c.Key)
+		}
+		if len(ids) > 0 {
 			d.report(Change{Namespace: "themeopts", Keys: ids})
 		}
 	}
-	d.optSeen, d.optValues, d.optOrder, d.optBase = name, values, order, true
+	d.optSeen, d.optRaw, d.optBase = name, raw, true
 	return nil
-}
-
-// changedIDs are the ids whose values differ between two sets: changed or
-// added in the new order, then removed.
-func changedIDs(oldValues map[string]string, oldOrder []string, values map[string]string, order []string) []string {
-	var ids []string
-	for _, id := range order {
-		if old, ok := oldValues[id]; !ok || old != values[id] {
-			ids = append(ids, id)
-		}
-	}
-	for _, id := range oldOrder {
-		if _, ok := values[id]; !ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 func (d *Detector) report(c Change) {

@@ -400,7 +400,11 @@ func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
 func TestFeed_History(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
 	tdb := testdb.NewOn(t, srv.Config())
-	tdb.SQL.Exec("CREATE TABLE wp_fieldmgr_groups (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, group_key VARCHAR(191) NOT NULL UNIQUE, title TEXT NOT NULL, config LONGTEXT NOT NULL, status VARCHAR(20) NOT NULL DEFAULT 'active', created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL)")
+	groups, _ := tdb.Store(t).FieldGroups("wp_fieldmgr_groups")
+	if _, err := groups.EnsureTable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// What the feed looks for of the history table is its name.
 	tdb.SQL.Exec("CREATE TABLE wp_wpsidecar_history (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, item_key BLOB)")
 	var mu sync.Mutex
 	var got []string

@@ -26,20 +26,22 @@ import (
 const maxStaleness = 250 * time.Millisecond
 
 // startFeedSite stands up a WordPress of its own on a MariaDB with a
-// binary log, the sidecar in front with --serve-from-feed, and waits until
-// the sidecar answers from memory.
+// binary log, the sidecar in front with --serve-from-feed (and webhooks to
+// hook, when given), and waits until the sidecar answers from memory.
 func startFeedSite(t *testing.T, hook string) *wptest.Site {
 	srv := testdb.StartBinlogServer(t)
 	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := wptest.Start(wptest.Options{DB: srv.Config(), MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"},
-		SidecarArgs: []string{"--themeopts-config", themeoptsConfig, "--change-feed", "binlog",
-			"--binlog-dsn", "root@tcp(127.0.0.1:" + strconv.Itoa(srv.Port) + ")/", "--serve-from-feed",
-			"--webhook-urls", hook, "--webhook-secret", webhookSecret, "--change-interval", "1h",
-			// The revocation measurement fails hundreds of times a second on purpose.
-			"--auth-fail-limit-ip", "0", "--auth-fail-limit-account", "0"}})
+	args := []string{"--themeopts-config", themeoptsConfig, "--change-feed", "binlog",
+		"--binlog-dsn", "root@tcp(127.0.0.1:" + strconv.Itoa(srv.Port) + ")/", "--serve-from-feed", "--change-interval", "1h",
+		// The revocation measurement fails hundreds of times a second on purpose.
+		"--auth-fail-limit-ip", "0", "--auth-fail-limit-account", "0"}
+	if hook != "" {
+		args = append(args, "--webhook-urls", hook, "--webhook-secret", webhookSecret)
+	}
+	fs, err := wptest.Start(wptest.Options{DB: srv.Config(), MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"}, SidecarArgs: args})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,7 @@ const row = `a:4:{s:6:"accent";s:4:"#111";i:3;a:2:{i:7;d:1;s:3:"obj";O:8:"stdCla
 
 func setup(t *testing.T) (exportdir.Site, *testdb.DB) {
 	tdb := testdb.New(t)
-	o := tdb.StoreOptions()
-	o.History = true
-	db, err := store.Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := tdb.StoreWith(t, func(o *store.Options) { o.History = true })
 	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
 	ctx := context.Background()
 	groups.EnsureTable(ctx)

@@ -93,10 +93,10 @@ func ParseGroupValue(s string) (GroupValue, error) {
 	return v, err
 }
 
-// OptionIDs are a stored options set's ids, each with its value as PHP
+// optionIDs are a stored options set's ids, each with its value as PHP
 // serializes it, and their order; a row that is not an array or object
 // has none.
-func OptionIDs(raw string) (map[string]string, []string) {
+func optionIDs(raw string) (map[string]string, []string) {
 	values, order := map[string]string{}, []string{}
 	if v, err := phpserial.MaybeUnserialize(raw); err == nil && (v.Kind == phpserial.Array || v.Kind == phpserial.Object) {
 		for _, e := range v.Entries {
@@ -111,8 +111,8 @@ func OptionIDs(raw string) (map[string]string, []string) {
 // DiffOptions is what changed, id by id, between two stored options sets:
 // changed or added ids in the new order, then removed ones.
 func DiffOptions(before, after string) []ItemChange {
-	ov, oo := OptionIDs(before)
-	nv, no := OptionIDs(after)
+	ov, oo := optionIDs(before)
+	nv, no := optionIDs(after)
 	var out []ItemChange
 	for _, id := range no {
 		a := nv[id]

@@ -16,13 +16,7 @@ import (
 
 func historyStore(t *testing.T) (*testdb.DB, *store.DB, *store.FieldGroups) {
 	tdb := testdb.New(t)
-	o := tdb.StoreOptions()
-	o.History = true
-	db, err := store.Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := tdb.StoreWith(t, func(o *store.Options) { o.History = true })
 	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
 	if _, err := groups.EnsureTable(context.Background()); err != nil {
 		t.Fatal(err)
@@ -180,14 +174,7 @@ func TestHistory_NoTableYet(t *testing.T) {
 // A request that cannot have a connection within MaxWait is refused with
 // ErrBusy, counted, and nothing waits for it; once one is free, reads go on.
 func TestMaxWait_RefusesInsteadOfQueueing(t *testing.T) {
-	tdb := testdb.New(t)
-	o := tdb.StoreOptions()
-	o.MaxOpen, o.MaxWait = 1, 20*time.Millisecond
-	db, err := store.Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.New(t).StoreWith(t, func(o *store.Options) { o.MaxOpen, o.MaxWait = 1, 20*time.Millisecond })
 	ctx := context.Background()
 	holding, release := make(chan struct{}), make(chan struct{})
 	wrote := make(chan error)

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -412,6 +413,22 @@ func TestSetMaxProcs(t *testing.T) {
 	runtime.GOMAXPROCS(2)
 	if got := setMaxProcs(0, []string{"GOMAXPROCS=2"}); got != 2 {
 		t.Errorf("with GOMAXPROCS set: %d, want it left alone", got)
+	}
+}
+
+// The soft memory limit is 256 MiB unless GOMEMLIMIT says otherwise; the
+// collector's percentage 400 unless GOGC does.
+func TestSetGCPercent(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	debug.SetMemoryLimit(1 << 40)
+	if got := setGCPercent(nil); got != 400 || debug.SetMemoryLimit(-1) != 256<<20 {
+		t.Errorf("defaults: GOGC %d, memory limit %d", got, debug.SetMemoryLimit(-1))
+	}
+	debug.SetMemoryLimit(1 << 40)
+	debug.SetGCPercent(150)
+	if got := setGCPercent([]string{"GOMEMLIMIT=1TiB", "GOGC=150"}); got != 150 || debug.SetMemoryLimit(-1) != 1<<40 {
+		t.Errorf("with GOGC and GOMEMLIMIT set: GOGC %d, memory limit %d", got, debug.SetMemoryLimit(-1))
 	}
 }
 

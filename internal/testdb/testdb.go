@@ -130,9 +130,16 @@ func (db *DB) StoreOptions() store.Options {
 }
 
 // Store opens the database through the store, closed when the test ends.
-func (db *DB) Store(t testing.TB) *store.DB {
+func (db *DB) Store(t testing.TB) *store.DB { t.Helper(); return db.StoreWith(t, nil) }
+
+// StoreWith is Store with options changed by set (when not nil).
+func (db *DB) StoreWith(t testing.TB, set func(*store.Options)) *store.DB {
 	t.Helper()
-	s, err := store.Open(db.StoreOptions())
+	o := db.StoreOptions()
+	if set != nil {
+		set(&o)
+	}
+	s, err := store.Open(o)
 	if err != nil {
 		t.Fatalf("testdb: open store: %v", err)
 	}
