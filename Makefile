@@ -1,7 +1,7 @@
-# The README's commands. `make test` is what CI runs.
+# The README's commands. `make test` is what CI runs, then `make test-stacks`.
 GO ?= go
 
-.PHONY: test deps vet build demo bench fuzz soak package
+.PHONY: test test-stacks deps vet build demo bench fuzz soak package
 
 build:
 	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
@@ -30,6 +30,14 @@ deps:
 test: deps vet
 	$(GO) test -race -count=1 -tags $(TAGS) ./...
 	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The database tests on MySQL 9.7 and MariaDB 11.8, the end-to-end tests on
+# WordPress 7.1 (MySQL) and 6.8 (MariaDB), the companion plugin's on PHP 8.4:
+# all from Debian's packages (sid, trixie) in a chroot under .cache/stacks,
+# built on the first run (root; a few minutes) and reused after. A summary
+# at the end; scripts/stacks.sh says how.
+test-stacks:
+	scripts/stacks.sh test
 
 # Short fuzzing runs of every fuzz target.
 fuzz:

@@ -83,10 +83,11 @@ type Options struct {
 
 // Authenticator verifies requests as WordPress does.
 type Authenticator struct {
-	o       Options
-	touches sync.WaitGroup // application-password uses being recorded
-	derived atomic.Pointer[derived]
-	checks  *checkCache
+	o          Options
+	background sync.WaitGroup // application-password uses being recorded, hashes being rewritten
+	derived    atomic.Pointer[derived]
+	checks     *checkCache
+	rehashed   *checkCache // the (user, old hash) pairs a rewrite was started for
 
 	parsedMu sync.Mutex
 	parsed   map[string][]appPassword // see appPasswords
@@ -132,7 +133,7 @@ func New(o Options) *Authenticator {
 			return h
 		}
 	}
-	return &Authenticator{o: o, checks: newCheckCache(4096), parsed: map[string][]appPassword{}}
+	return &Authenticator{o: o, checks: newCheckCache(4096), rehashed: newCheckCache(1024), parsed: map[string][]appPassword{}}
 }
 
 func (a *Authenticator) site() (*derived, error) {
@@ -336,12 +337,12 @@ func (a *Authenticator) validateCookie(ctx context.Context, r *http.Request, sit
 	if err != nil {
 		return nil, cookieBad, err
 	}
-	want, err := site.salts.CookieHMAC(c, u.Pass, scheme, site.version)
+	ok, err := site.salts.cookieMatches(c, u.Pass, scheme, site.version)
 	if err != nil {
 		a.o.Log.Warn().Err(err).Msg("cookie cannot be verified: keys and salts are neither configured nor stored")
 		return nil, cookieBad, nil
 	}
-	if !ctEqual(want, c.HMAC) {
+	if !ok {
 		return nil, cookieBad, nil
 	}
 	if !sessionValid(u.Meta[store.MetaSessionTokens], TokenVerifier(c.Token), now) {
@@ -451,9 +452,14 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 			return a.user(u, site, "application_password"), nil, nil
 		}
 	}
-	if a.o.BasicAuthPasswords && a.checkCached("pw", u.ID, password, u.Pass, verified, func() bool {
-		return checkPassword(password, u.Pass, site.version)
+	// The account password goes through wp_authenticate, as the Basic
+	// Authentication plugin calls it: trimmed first (what is left empty to
+	// PHP — "" or "0" — is refused unchecked), then checked, then the hash
+	// brought up to date.
+	if pw := phpTrim(password); a.o.BasicAuthPasswords && pw != "" && pw != "0" && a.checkCached("pw", u.ID, pw, u.Pass, verified, func() bool {
+		return checkPassword(pw, u.Pass, site.version)
 	}) {
+		a.rehash(ctx, u, pw, site.version)
 		return a.user(u, site, "basic_password"), nil, nil
 	}
 	if appAvailable {
@@ -523,16 +529,17 @@ func (a *Authenticator) appPasswords(raw string) []appPassword {
 }
 
 // Wait waits for the uses of application passwords still being recorded
-// (each is bounded by five seconds), before the database closes.
-func (a *Authenticator) Wait() { a.touches.Wait() }
+// and the password hashes still being rewritten (each write is bounded by
+// five seconds), before the database closes.
+func (a *Authenticator) Wait() { a.background.Wait() }
 
 // touch records the use in the background: a request never waits for it
 // nor fails because of it.
 func (a *Authenticator) touch(ctx context.Context, r *http.Request, userID int64, uuid string, now time.Time) {
 	ip := a.o.ClientIP(r)
-	a.touches.Add(1)
+	a.background.Add(1)
 	go func() {
-		defer a.touches.Done()
+		defer a.background.Done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if _, err := a.o.Store.TouchApplicationPassword(ctx, userID, uuid, ip, now); err != nil {
@@ -617,11 +624,12 @@ func (c *checkCache) remove(k string) {
 	delete(c.set, k)
 }
 
-func (c *checkCache) add(k string) {
+// add remembers k, and tells whether it was new.
+func (c *checkCache) add(k string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.set[k]; ok {
-		return
+		return false
 	}
 	if old := c.ring[c.next]; old != "" {
 		delete(c.set, old)
@@ -629,6 +637,7 @@ func (c *checkCache) add(k string) {
 	c.ring[c.next] = k
 	c.next = (c.next + 1) % len(c.ring)
 	c.set[k] = struct{}{}
+	return true
 }
 
 // maxBasicEncoded bounds the Basic credentials decoded at all: room for

@@ -145,29 +145,107 @@ func cookieValue(header []string, name string) (string, bool) {
 	return "", false
 }
 
-// passFrag is the part of user_pass bound into cookies.
+// passFrag is the part of user_pass WordPress binds into the cookies it
+// mints (wp_generate_auth_cookie), so that a new password ends them. 6.1
+// takes substr(user_pass, 8, 4) of every hash; 6.8 keeps that for hashes
+// beginning $P$ or $2y$ and takes the last four bytes of any other. The
+// rules agree on $P$ (all 6.1 writes) and $2y$, so the format decides,
+// not db_version, which lags the files (see Version):
+//   - $P$, $2y$: substr(8, 4), both rules;
+//   - 6.8's own formats, $wp… and argon2: the last four bytes. Only 6.8 or
+//     later writes them, and 6.1 cannot check their passwords, so their
+//     users' cookies come from 6.8+ files — also on a database still at
+//     6.1's db_version (files upgraded, upgrade.php not run yet);
+//   - formats neither writes (md5, $2a$, $2b$, $H$, SHA-crypt…: imported
+//     users): by the version, 6.1's substr or 6.8's last four.
+//
+// altPassFrag covers what the version cannot tell.
 func passFrag(userPass string, v Version) string {
-	if v == WP68 && !strings.HasPrefix(userPass, "$P$") && !strings.HasPrefix(userPass, "$2y$") {
-		if len(userPass) <= 4 {
-			return userPass
-		}
-		return userPass[len(userPass)-4:]
+	if v == WP68 || only68Format(userPass) {
+		return passFrag68(userPass)
 	}
+	return passFrag61(userPass)
+}
+
+// altPassFrag is the pass_frag of the other rule, where it differs, on a
+// database whose db_version is older than 6.8's: its files may be 6.1's or
+// already 6.8's, so a cookie either could mint is accepted — 6.8's for an
+// imported format (files upgraded ahead of the database), 6.1's for $wp…
+// and argon2 (files downgraded under hashes 6.8 wrote, whose users 6.1
+// can still give cookies by other means than a password). Both fragments
+// come from the current user_pass, so a password change still ends every
+// cookie. From 6.8's db_version on, the files are 6.8 or later (db_version
+// never runs ahead of them, short of a downgrade) and there is one rule.
+func altPassFrag(userPass string, v Version) (string, bool) {
+	if v == WP68 {
+		return "", false
+	}
+	other := passFrag68(userPass)
+	if only68Format(userPass) {
+		other = passFrag61(userPass)
+	}
+	if other == passFrag(userPass, v) {
+		return "", false
+	}
+	return other, true
+}
+
+// passFrag61 is 6.1's rule: substr(user_pass, 8, 4).
+func passFrag61(userPass string) string {
 	if len(userPass) <= 8 {
 		return ""
 	}
 	return userPass[8:min(12, len(userPass))]
 }
 
-// CookieHMAC computes the HMAC of a cookie for the given user_pass.
+// passFrag68 is 6.8's rule.
+func passFrag68(userPass string) string {
+	if strings.HasPrefix(userPass, "$P$") || strings.HasPrefix(userPass, "$2y$") {
+		return passFrag61(userPass)
+	}
+	return userPass[max(0, len(userPass)-4):]
+}
+
+// only68Format tells the hash formats only 6.8 and later write: $wp (its
+// bcrypt of a pre-hash) and argon2 (password_hash() through the
+// wp_hash_password_algorithm filter, which 6.8 added).
+func only68Format(userPass string) bool {
+	return strings.HasPrefix(userPass, "$wp") || strings.HasPrefix(userPass, "$argon2")
+}
+
+// CookieHMAC computes the HMAC of a cookie for the given user_pass, with
+// the pass_frag WordPress of version v mints (passFrag).
 func (s *Salts) CookieHMAC(c AuthCookie, userPass, scheme string, v Version) (string, error) {
-	key, err := s.Hash(c.Login+"|"+passFrag(userPass, v)+"|"+c.Expiration+"|"+c.Token, scheme)
+	return s.cookieHMAC(c, passFrag(userPass, v), scheme)
+}
+
+// cookieHMAC is the HMAC of a cookie bound to pass_frag frag.
+func (s *Salts) cookieHMAC(c AuthCookie, frag, scheme string) (string, error) {
+	key, err := s.Hash(c.Login+"|"+frag+"|"+c.Expiration+"|"+c.Token, scheme)
 	if err != nil {
 		return "", err
 	}
 	m := hmac.New(sha256.New, []byte(key))
 	m.Write([]byte(c.Login + "|" + c.Expiration + "|" + c.Token))
 	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// cookieMatches tells whether c's HMAC is one WordPress could have minted
+// for userPass: with passFrag, or on a pre-6.8 database with altPassFrag.
+func (s *Salts) cookieMatches(c AuthCookie, userPass, scheme string, v Version) (bool, error) {
+	want, err := s.CookieHMAC(c, userPass, scheme, v)
+	if err != nil {
+		return false, err
+	}
+	if ctEqual(want, c.HMAC) {
+		return true, nil
+	}
+	alt, ok := altPassFrag(userPass, v)
+	if !ok {
+		return false, nil
+	}
+	want, err = s.cookieHMAC(c, alt, scheme)
+	return err == nil && ctEqual(want, c.HMAC), err
 }
 
 // Expired applies wp_validate_auth_cookie's expiry rule: POST (and Ajax)

@@ -13,8 +13,22 @@ import (
 	"golang.org/x/crypto/blake2b"
 )
 
-// Version is the WordPress generation whose rules apply: the hashing and
-// cookie rules changed in 6.8.
+// Version is the WordPress generation the site's db_version names: the
+// rules that changed in 6.8 and cannot be told from the data itself.
+//
+// db_version is all the sidecar can see, and it lags the PHP files: after
+// a package upgrade to 6.8 or later and before upgrade.php has run, the
+// files are 6.8's (they write $wp$ and $generic$ hashes, mint cookies by
+// 6.8's pass_frag rule) while db_version is still the old one. So what a
+// stored hash's format settles is decided by its format, whatever
+// db_version says, and Version decides only where the format leaves the
+// question open:
+//   - every hash is verified by its format (checkPassword,
+//     checkApplicationPassword), except phpBB's $H$, which 6.8 dropped;
+//   - a cookie's pass_frag follows the format, except for formats neither
+//     generation writes, where a pre-6.8 database accepts either rule
+//     (passFrag, altPassFrag in cookie.go);
+//   - what a login rehashes to (needsRehash).
 type Version int
 
 // The two generations: up to 6.7, and 6.8 with its new hashes and cookies.
@@ -36,11 +50,33 @@ func versionOf(dbVersion int64) Version {
 }
 
 // checkPassword is wp_check_password(): whether password matches the
-// stored hash, in the order and with the formats the version accepts
-// (md5 of 32 hex or fewer, phpass $P$ (and $H$ before 6.8), 6.8's $wp
-// bcrypt with pre-hash, plain bcrypt); a password over maxPasswordBytes
-// never matches anything but an md5 hash. Other crypt() formats (sha512-crypt,
-// argon2) are not accepted by the sidecar.
+// stored hash. Its order is 6.8's — md5 of 32 characters or fewer; then
+// nothing for a password over maxPasswordBytes; $wp (6.8's bcrypt of a
+// pre-hash); phpass $P$; anything else password_verify() reads — and 6.1
+// agrees wherever both can read a format (md5 first, phpass, and crypt()
+// for the rest, with the same length limit).
+//
+// Where they disagree, the format decides, not db_version:
+//   - $wp… and argon2 are refused by 6.1 (crypt() cannot read them) and
+//     accepted by 6.8. Only 6.8 or later writes them (argon2 through the
+//     wp_hash_password_algorithm filter), so on a database still at 6.1's
+//     db_version they are the sign of 6.8+ files not yet upgraded, which
+//     accept them. The other way round — files downgraded to 6.1 under
+//     hashes 6.8 wrote — WordPress refuses the right password and the
+//     sidecar lets it in: lenient, never a wrong password accepted.
+//   - $H$ (phpBB's name for phpass) is accepted by 6.1 and refused by 6.8
+//     (password_verify() does not know it). Neither writes it; a 6.1 site
+//     holds it after a phpBB import and keeps it, so it follows the
+//     version: accepted while db_version is 6.1's. Un-upgraded 6.8 files
+//     would refuse it; the sidecar is lenient there too.
+//
+// Formats password_verify() reads that the sidecar does not: bcrypt $2x$
+// with a password that has bytes over 0x7f (PHP's buggy-sign variant; 7-bit
+// passwords are accepted), DES and extended DES crypt (13 and 20
+// characters: WordPress takes any hash of 32 or fewer as md5, so these
+// never verify there either), argon2 version 16 (v=16 or no v=), and
+// hashes whose costs are over the bounds below (maxBcryptCost,
+// shaCryptMaxRounds, argon2MaxMemoryKiB, argon2MaxWork).
 func checkPassword(password, stored string, v Version) bool {
 	switch {
 	case len(stored) <= 32:
@@ -53,13 +89,61 @@ func checkPassword(password, stored string, v Version) bool {
 		// denial of service).
 		return false
 	case strings.HasPrefix(stored, "$wp"):
-		return v == WP68 && bcrypt.CompareHashAndPassword([]byte(stored[3:]), []byte(wpPrehash(password))) == nil
-	case strings.HasPrefix(stored, "$P$") || (v == WP61 && strings.HasPrefix(stored, "$H$")):
+		return passwordVerify(wpPrehash(password), stored[3:])
+	case strings.HasPrefix(stored, "$P$"):
 		return checkPHPass(password, stored)
-	case strings.HasPrefix(stored, "$2y$") || strings.HasPrefix(stored, "$2a$") || strings.HasPrefix(stored, "$2b$"):
-		return bcrypt.CompareHashAndPassword([]byte(stored), []byte(password)) == nil
+	case strings.HasPrefix(stored, "$H$"):
+		return v == WP61 && checkPHPass(password, stored)
+	}
+	return passwordVerify(password, stored)
+}
+
+// passwordVerify is PHP's password_verify() for the formats the sidecar
+// computes: bcrypt, argon2i and argon2id, SHA-crypt, md5-crypt.
+func passwordVerify(password, stored string) bool {
+	switch {
+	case strings.HasPrefix(stored, "$2y$"), strings.HasPrefix(stored, "$2a$"), strings.HasPrefix(stored, "$2b$"):
+		return checkBcrypt(password, stored)
+	case strings.HasPrefix(stored, "$2x$"):
+		// $2x$ is crypt_blowfish's old sign-extension bug, kept for
+		// hashes made with it: the same as $2a$ for 7-bit passwords.
+		return isASCII(password) && checkBcrypt(password, stored)
+	case strings.HasPrefix(stored, "$argon2i$"), strings.HasPrefix(stored, "$argon2id$"):
+		return checkArgon2(password, stored)
+	case strings.HasPrefix(stored, "$5$"), strings.HasPrefix(stored, "$6$"):
+		return checkSHACrypt(password, stored)
+	case strings.HasPrefix(stored, "$1$"):
+		return checkMD5Crypt(password, stored)
 	}
 	return false
+}
+
+// maxBcryptCost bounds the bcrypt cost the sidecar computes: 2^16 rounds
+// take about four seconds of one core (WordPress writes 10, PHP 8.4's
+// default is 12); a stored hash asking for more (crypt() allows 31, some
+// days of CPU) is refused rather than computed.
+const maxBcryptCost = 16
+
+// checkBcrypt verifies a $2?$NN$ hash whose cost is within the bound.
+// Like PHP's, the comparison uses the password's first 72 bytes.
+func checkBcrypt(password, stored string) bool {
+	if len(stored) < 7 || stored[6] != '$' {
+		return false
+	}
+	cost, ok := decimal(strings.TrimPrefix(stored[4:6], "0"))
+	if !ok || cost > maxBcryptCost {
+		return false
+	}
+	return bcrypt.CompareHashAndPassword([]byte(stored), []byte(password)) == nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxPasswordBytes is the longest password WordPress hashes to check it.
@@ -140,10 +224,15 @@ func FastHash(message string) string {
 }
 
 // checkApplicationPassword verifies an application password (already
-// stripped to [A-Za-z0-9]) against a stored item hash.
+// stripped to [A-Za-z0-9]) against a stored item hash, as 6.8's
+// WP_Application_Passwords::check_password does: $generic$ by
+// wp_fast_hash(), anything else by wp_check_password(). 6.1 reads $generic$
+// as a phpass hash and refuses it; only 6.8 or later writes one, so its
+// presence under an older db_version means files already upgraded (see
+// checkPassword), and it is accepted by its format.
 func checkApplicationPassword(password, stored string, v Version) bool {
 	if strings.HasPrefix(stored, "$generic$") {
-		return v == WP68 && ctEqual(FastHash(password), stored)
+		return ctEqual(FastHash(password), stored)
 	}
 	return checkPassword(password, stored, v)
 }

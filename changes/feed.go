@@ -2,6 +2,7 @@ package changes
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/go-sql-driver/mysql"
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/store"
@@ -113,6 +115,9 @@ type Feed struct {
 	// colsStale: a DDL statement went by; the column order is read again.
 	colsStale bool
 	flavor    string // gomysql.MariaDBFlavor or MySQLFlavor: their GTIDs and dump commands differ
+	// tls is the feed's connection's TLS: the pool's settings, or none
+	// where TLS is only preferred and the server does not offer it.
+	tls *tls.Config
 
 	// where to resume: a GTID set where the server has them, else a file
 	// and position; only ever a committed transaction's end.
@@ -175,6 +180,10 @@ func (f *Feed) Check(ctx context.Context) error {
 		return fmt.Errorf("%w: cannot read the server's binlog settings: %v", ErrFeedUnusable, err)
 	}
 	f.flavor = b.Flavor
+	f.tls = f.o.Conn.TLS
+	if f.o.Conn.AllowFallbackToPlaintext && !b.Encrypted {
+		f.tls = nil
+	}
 	var problems []string
 	if b.LogBin != "1" && !strings.EqualFold(b.LogBin, "ON") {
 		problems = append(problems, "the binary log is off (start the server with log_bin and a server_id)")
@@ -256,7 +265,7 @@ func (f *Feed) Run(ctx context.Context, fallback func(context.Context)) {
 			return
 		}
 		var me *gomysql.MyError
-		if errors.As(err, &me) && (me.Code == 1236 || me.Code == 1227 || me.Code == 1045) {
+		if errors.Is(err, errUnreadable) || errors.As(err, &me) && (me.Code == 1236 || me.Code == 1227 || me.Code == 1045) {
 			// 1236: the position is gone; 1227/1045: not allowed.
 			f.o.Log.Error().Err(err).Msg("binlog change feed cannot go on; falling back to polling")
 			f.mode.Store(ModePoll)
@@ -278,7 +287,7 @@ func (f *Feed) follow(ctx context.Context) error {
 	cfg := replication.BinlogSyncerConfig{
 		ServerID: f.o.ServerID, Flavor: f.flavor, User: f.o.Conn.User, Password: f.o.Conn.Passwd,
 		HeartbeatPeriod: f.o.Heartbeat, ReadTimeout: 3 * f.o.Heartbeat, DisableRetrySync: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), UseDecimal: false,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), UseDecimal: false, TLSConfig: f.tls,
 	}
 	host, port := splitHostPort(f.o.Conn.Addr)
 	cfg.Host, cfg.Port = host, port
@@ -303,43 +312,91 @@ func (f *Feed) follow(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		switch e := ev.Event.(type) {
-		case *replication.RotateEvent:
-			file = string(e.NextLogName)
-			f.pos = gomysql.Position{Name: file, Pos: uint32(e.Position)}
-		case *replication.RowsEvent:
-			f.collect(ctx, &tx, e, ev.Header.EventType)
-		case interface {
-			GTIDNext() (gomysql.GTIDSet, error)
-		}: // the transaction's own GTID (MySQL's or MariaDB's event)
-			if g, err := e.GTIDNext(); err == nil {
-				tx.gtid = g.String()
-			}
-		case *replication.XIDEvent:
-			f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet, ev.Header.Timestamp)
-		case *replication.QueryEvent:
-			switch q := string(e.Query); {
-			case strings.EqualFold(q, "BEGIN"):
-			case strings.EqualFold(q, "COMMIT"), strings.EqualFold(q, "ROLLBACK"):
-				// A logged ROLLBACK ends rows of non-transactional tables,
-				// which stay written.
-				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet, ev.Header.Timestamp)
-			default:
-				// DDL, which commits by itself. Its schema is the session's
-				// default database, not necessarily the table's: any counts.
-				tx.touched.DDL = true
-				f.colsStale = true
-				f.commit(&tx, gomysql.Position{Name: file, Pos: ev.Header.LogPos}, e.GSet, ev.Header.Timestamp)
-			}
-		default:
-			if t := ev.Header.EventType; t == replication.HEARTBEAT_EVENT || t == replication.HEARTBEAT_LOG_EVENT_V2 {
-				f.caughtUp.Store(time.Now().UnixNano())
-			}
+		if err := f.apply(ctx, &tx, &file, ev, ev.Header.LogPos); err != nil {
+			return err
 		}
 		// Heard, once what the event says is applied: a reader that finds
 		// the feed current finds what it forgot forgotten.
 		f.lastSeen.Store(time.Now().UnixNano())
 	}
+}
+
+// apply takes one event of the log into tx, and reports tx at its commit;
+// end is where the event ends in the log (for the events a compressed
+// transaction holds, where the transaction does). An event the parser
+// cannot decode is an error of the stream, after which the feed
+// reconnects (and is not current meanwhile); one of a type it does not
+// know at all may hold rows, and is errUnreadable: the feed gives up
+// rather than miss a change.
+func (f *Feed) apply(ctx context.Context, tx *pending, file *string, ev *replication.BinlogEvent, end uint32) error {
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		*file = string(e.NextLogName)
+		f.pos = gomysql.Position{Name: *file, Pos: uint32(e.Position)}
+	case *replication.TransactionPayloadEvent:
+		// binlog_transaction_compression: the whole transaction, its
+		// commit included, inside one event (decompressed by the parser).
+		for _, inner := range e.Events {
+			if err := f.apply(ctx, tx, file, inner, end); err != nil {
+				return err
+			}
+		}
+	case *replication.RowsEvent:
+		f.collect(ctx, tx, e, ev.Header.EventType)
+	case *replication.GTIDEvent:
+		tx.gtid = mysqlGTID(e)
+	case *replication.GtidTaggedLogEvent:
+		tx.gtid = mysqlGTID(&e.GTIDEvent)
+		if e.Tag != "" && f.gtid != nil {
+			// The replication library resumes by GTID sets without
+			// tags: from here on the feed resumes at its file position.
+			f.o.Log.Info().Str("gtid", tx.gtid).Msg("binlog change feed: tagged GTIDs in the log; resuming by file position from now on")
+			f.gtid = nil
+		}
+	case *replication.MariadbGTIDEvent:
+		tx.gtid = e.GTID.String()
+	case *replication.XIDEvent:
+		f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+	case *replication.QueryEvent:
+		switch q := string(e.Query); {
+		case strings.EqualFold(q, "BEGIN"):
+		case strings.EqualFold(q, "COMMIT"), strings.EqualFold(q, "ROLLBACK"):
+			// A logged ROLLBACK ends rows of non-transactional tables,
+			// which stay written.
+			f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+		default:
+			// DDL, which commits by itself. Its schema is the session's
+			// default database, not necessarily the table's: any counts.
+			tx.touched.DDL = true
+			f.colsStale = true
+			f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+		}
+	default:
+		switch t := ev.Header.EventType; {
+		case t == replication.HEARTBEAT_EVENT || t == replication.HEARTBEAT_LOG_EVENT_V2:
+			f.caughtUp.Store(time.Now().UnixNano())
+		case t.String() == "UnknownEvent":
+			return fmt.Errorf("%w: event type %d at %s:%d", errUnreadable, t, *file, end)
+		}
+	}
+	return nil
+}
+
+// errUnreadable: the log holds an event the feed cannot read.
+var errUnreadable = errors.New("binlog change feed: an event of a type it cannot read")
+
+// mysqlGTID is a MySQL transaction's GTID as the server writes it:
+// uuid:number, or uuid:tag:number (MySQL 8.3 on), so that two tags' same
+// number are two transactions.
+func mysqlGTID(e *replication.GTIDEvent) string {
+	u, err := uuid.FromBytes(e.SID)
+	if err != nil {
+		return ""
+	}
+	if e.Tag != "" {
+		return u.String() + ":" + e.Tag + ":" + strconv.FormatInt(e.GNO, 10)
+	}
+	return u.String() + ":" + strconv.FormatInt(e.GNO, 10)
 }
 
 // pending is what a transaction changed, reported at its commit.
@@ -517,12 +574,26 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 	}
 }
 
+// isUpdate and deleted tell a rows event's kind. MariaDB's log_bin_compress
+// writes rows events of types of their own; MySQL's
+// binlog_row_value_options=PARTIAL_JSON logs every update as a partial one
+// (full images of the followed tables, which have no JSON column).
 func isUpdate(t replication.EventType) bool {
-	return t == replication.UPDATE_ROWS_EVENTv0 || t == replication.UPDATE_ROWS_EVENTv1 || t == replication.UPDATE_ROWS_EVENTv2
+	switch t {
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
+		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT:
+		return true
+	}
+	return false
 }
 
 func deleted(t replication.EventType) bool {
-	return t == replication.DELETE_ROWS_EVENTv0 || t == replication.DELETE_ROWS_EVENTv1 || t == replication.DELETE_ROWS_EVENTv2
+	switch t {
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return true
+	}
+	return false
 }
 
 // step is how many images a row has in an event: an update's before and

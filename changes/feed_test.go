@@ -11,11 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // feedRecorder keeps what a feed reports.
@@ -100,19 +102,26 @@ func TestFeed(t *testing.T) {
 	expect("a delete after the noise", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2")
 	// A rolled-back transaction's rows in a non-transactional table did
 	// change (a row-based log has them as a group of their own): reported.
-	exec("ALTER TABLE wp_fieldmgr_groups ENGINE=Aria", "CREATE TABLE txn (id INT) ENGINE=InnoDB")
-	one, err := tdb.SQL.Conn(ctx) // the transaction on one connection
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"BEGIN", "INSERT INTO txn VALUES (1)",
-		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g3', 'T', '{}', NOW(), NOW())", "ROLLBACK"} {
-		if _, err := one.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
+	g3 := "INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g3', 'T', '{}', NOW(), NOW())"
+	if srv.Flavor() == "mysql" {
+		// MySQL with GTIDs refuses a transaction that writes both kinds
+		// of table (enforce_gtid_consistency): its log never has one.
+		exec(g3)
+	} else {
+		exec("ALTER TABLE wp_fieldmgr_groups ENGINE=Aria", "CREATE TABLE txn (id INT) ENGINE=InnoDB")
+		one, err := tdb.SQL.Conn(ctx) // the transaction on one connection
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, q := range []string{"BEGIN", "INSERT INTO txn VALUES (1)",
+			g3, "ROLLBACK"} {
+			if _, err := one.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		one.Close()
+		exec("ALTER TABLE wp_fieldmgr_groups ENGINE=InnoDB")
 	}
-	one.Close()
-	exec("ALTER TABLE wp_fieldmgr_groups ENGINE=InnoDB")
 	expect("non-transactional rows of a rolled-back transaction", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2", "fieldmgr:g3")
 	// A site setting.
 	exec("UPDATE wp_options SET option_value = '/%year%/' WHERE option_name = 'permalink_structure'")
@@ -143,11 +152,16 @@ func TestFeed(t *testing.T) {
 	exec(`UPDATE wp_options SET option_value = 'a:1:{s:1:"a";i:10;}' WHERE option_name = 'themeopts_options'`, "FLUSH BINARY LOGS")
 	var last string
 	rows, _ := tdb.SQL.Query("SHOW BINARY LOGS")
+	cols, _ := rows.Columns() // MySQL has a third, Encrypted
 	for rows.Next() {
-		var name string
-		var size any
-		rows.Scan(&name, &size)
-		last = name
+		vals := make([]any, len(cols))
+		vals[0] = &last
+		for i := 1; i < len(vals); i++ {
+			vals[i] = new(any)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rows.Close()
 	// MariaDB keeps a binlog until its binlog checkpoint has passed it.
@@ -397,9 +411,37 @@ func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
 // renamed, deleted (several rows in one statement too), the theme options
 // row's ids added, changed and removed; not a write of updated_at alone,
 // nor a transaction that also wrote the history table (the sidecar's own).
+// So it does from a log whose transactions are compressed (MySQL's
+// binlog_transaction_compression, MariaDB's log_bin_compress), and over
+// TLS from a server that takes nothing else; each transaction is named by
+// its GTID, a tagged one (MySQL 8.3 on) with its tag.
 func TestFeed_History(t *testing.T) {
-	srv := testdb.StartBinlogServer(t)
-	tdb := testdb.NewOn(t, srv.Config())
+	compress := map[string][]string{"mysql": {"--binlog-transaction-compression=ON"},
+		"mariadb": {"--log-bin-compress=ON", "--log-bin-compress-min-len=10"}}[testdb.ServerFlavor()]
+	certs := testdb.MakeCerts(t, "127.0.0.1")
+	for _, c := range []struct {
+		name string
+		o    testdb.ServerOptions
+		tls  store.TLS
+	}{
+		{name: "plain", o: testdb.ServerOptions{Binlog: true}},
+		{name: "compressed", o: testdb.ServerOptions{Binlog: true, Args: compress}},
+		{name: "tls", o: testdb.ServerOptions{Binlog: true, Files: certs.Server, Args: append(append([]string{}, testdb.TLSArgs...), "--require-secure-transport=ON")},
+			tls: store.TLS{Mode: store.TLSVerifyIdentity, CA: certs.CA}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := testdb.StartServerWith(t, c.o)
+			conn := srv.Config()
+			if err := c.tls.Apply(conn); err != nil {
+				t.Fatal(err)
+			}
+			feedHistory(t, srv.Flavor(), conn)
+		})
+	}
+}
+
+func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
+	tdb := testdb.NewOn(t, conn)
 	groups, _ := tdb.Store(t).FieldGroups("wp_fieldmgr_groups")
 	if _, err := groups.EnsureTable(context.Background()); err != nil {
 		t.Fatal(err)
@@ -407,21 +449,18 @@ func TestFeed_History(t *testing.T) {
 	// What the feed looks for of the history table is its name.
 	tdb.SQL.Exec("CREATE TABLE wp_wpsidecar_history (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, item_key BLOB)")
 	var mu sync.Mutex
-	var got []string
+	var got, origins []string
 	show := func(p *string) string {
 		if p == nil {
 			return "-"
 		}
 		return *p
 	}
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
 		OptName: func(int64) string { return "opts" }, Notify: func(changes.Change) {}, HistoryTable: "wp_wpsidecar_history",
 		History: func(site int64, origin string, c changes.HistoryChange) {
 			mu.Lock()
 			defer mu.Unlock()
-			if !regexp.MustCompile(`^\d+-\d+-\d+$`).MatchString(origin) {
-				t.Errorf("origin %q is not the transaction's MariaDB GTID", origin)
-			}
 			if d := time.Since(c.When); d < -time.Minute || d > time.Minute {
 				t.Errorf("the commit's time: %v", c.When)
 			}
@@ -433,6 +472,7 @@ func TestFeed_History(t *testing.T) {
 				items = append(items, c.OptName+" "+o.Key+" "+show(o.Before)+" → "+show(o.After))
 			}
 			got = append(got, strings.Join(items, "; "))
+			origins = append(origins, origin)
 		},
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
@@ -448,19 +488,34 @@ func TestFeed_History(t *testing.T) {
 	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
 	waitFor(t, "a heartbeat", func() bool { return feed.Current(300 * time.Millisecond) })
 
-	for _, q := range []string{
-		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g1', 'T', '{}', NOW(), NOW()), ('g2', 'U', '{}', NOW(), NOW())",
-		"UPDATE wp_fieldmgr_groups SET title = 'T2' WHERE group_key = 'g1'",
-		"UPDATE wp_fieldmgr_groups SET updated_at = '2030-01-01 00:00:00'",
-		"BEGIN", "UPDATE wp_fieldmgr_groups SET title = 'ours' WHERE group_key = 'g2'", "INSERT INTO wp_wpsidecar_history (item_key) VALUES ('g2')", "COMMIT",
-		`INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('opts', 'a:2:{s:1:"a";i:1;s:1:"b";d:1;}', 'yes')`,
-		`UPDATE wp_options SET option_value = 'a:2:{s:1:"a";i:2;s:1:"c";b:1;}' WHERE option_name = 'opts'`,
-		"DELETE FROM wp_fieldmgr_groups",
+	// One session: the transaction and the tag are a session's.
+	sess, err := tdb.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	tag := []string{"SELECT 1"}
+	if flavor == "mysql" {
+		tag = []string{"SET gtid_next = 'AUTOMATIC:wptag'"}
+	}
+	for _, q := range [][]string{
+		{"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('g1', 'T', '{}', NOW(), NOW()), ('g2', 'U', '{}', NOW(), NOW())"},
+		tag, {"UPDATE wp_fieldmgr_groups SET title = 'T2' WHERE group_key = 'g1'"}, {"SET gtid_next = 'AUTOMATIC'"},
+		{"UPDATE wp_fieldmgr_groups SET updated_at = '2030-01-01 00:00:00'"},
+		{"BEGIN", "UPDATE wp_fieldmgr_groups SET title = 'ours' WHERE group_key = 'g2'", "INSERT INTO wp_wpsidecar_history (item_key) VALUES ('g2')", "COMMIT"},
+		{`INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('opts', 'a:2:{s:1:"a";i:1;s:1:"b";d:1;}', 'yes')`},
+		{`UPDATE wp_options SET option_value = 'a:2:{s:1:"a";i:2;s:1:"c";b:1;}' WHERE option_name = 'opts'`},
+		{"DELETE FROM wp_fieldmgr_groups"},
 		// Last: what came before it has all been handed over once it is.
-		"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('end', 'E', '{}', NOW(), NOW())",
+		{"INSERT INTO wp_fieldmgr_groups (group_key, title, config, created_at, updated_at) VALUES ('end', 'E', '{}', NOW(), NOW())"},
 	} {
-		if _, err := tdb.SQL.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
+		for _, q := range q {
+			if q == "SET gtid_next = 'AUTOMATIC'" && flavor != "mysql" {
+				continue
+			}
+			if _, err := sess.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
 		}
 	}
 	g := func(title string) string { return `{"title":"` + title + `","status":"active","config":"{}"}` }
@@ -480,6 +535,21 @@ func TestFeed_History(t *testing.T) {
 	mu.Lock()
 	if !slices.Equal(got, want) {
 		t.Errorf("history:\n%q\nwant\n%q", got, want)
+	}
+	// Each transaction by its GTID: MariaDB's domain-server-sequence,
+	// MySQL's uuid:number, the tagged one's uuid:tag:number.
+	gtid := map[string]*regexp.Regexp{"mariadb": regexp.MustCompile(`^\d+-\d+-\d+$`), "mysql": regexp.MustCompile(`^[0-9a-f-]{36}:\d+$`)}[flavor]
+	for i, o := range origins {
+		re := gtid
+		if i == 1 && flavor == "mysql" {
+			re = regexp.MustCompile(`^[0-9a-f-]{36}:wptag:\d+$`)
+		}
+		if !re.MatchString(o) {
+			t.Errorf("transaction %d's origin %q is not its GTID (%s)", i, o, re)
+		}
+	}
+	if len(origins) > 1 && origins[0] == origins[1] {
+		t.Errorf("two transactions named alike: %q", origins)
 	}
 	mu.Unlock()
 	cancel()

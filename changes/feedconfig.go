@@ -9,6 +9,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // OpenFeed is the configuration's feed (newFeed) checked against the server (closed when the
@@ -32,13 +33,22 @@ func OpenFeed(ctx context.Context, cfg *config.Config, o FeedOptions) (*Feed, er
 // tables, with o's callbacks.
 func newFeed(cfg *config.Config, o FeedOptions) (*Feed, error) {
 	o.Conn = cfg.BinlogDSN
-	if o.Conn == nil {
+	if o.Conn != nil {
+		o.Conn = o.Conn.Clone()
+	} else {
 		network, addr := cfg.DB.Address()
 		if network != "tcp" {
 			return nil, fmt.Errorf("%w: the database is reached by a socket; give --binlog-dsn with a TCP address", ErrFeedUnusable)
 		}
 		o.Conn = mysql.NewConfig()
 		o.Conn.Net, o.Conn.Addr, o.Conn.User, o.Conn.Passwd = "tcp", addr, cfg.DB.User, cfg.DB.Password
+	}
+	if o.Conn.TLSConfig == "" {
+		// A --binlog-dsn that names no tls= is encrypted as the database's
+		// other connections are.
+		if err := store.TLS(cfg.DB.TLS).Apply(o.Conn); err != nil {
+			return nil, err
+		}
 	}
 	o.ServerID = uint32(cfg.BinlogServerID)
 	if o.ServerID == 0 {

@@ -90,7 +90,7 @@ func Run(ctx context.Context, name string, args []string, env Env) error {
 	network, addr := cfg.DB.Address()
 	db, err := store.Open(store.Options{
 		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
-		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
+		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 		MaxOpen: 2, Timeout: cfg.DB.Timeout, Cache: cache, History: !cfg.History.Off,
 	})
 	if err != nil {
@@ -199,7 +199,7 @@ func (c *cmd) importDir(ctx context.Context, sites []site.Stored, dir string) er
 			return err
 		}
 		err = exportdir.Apply(ctx, exportdir.Site{DB: s.DB, Groups: s.Groups, OptName: s.OptName}, plans[i], c.f.force, author(),
-			st.LocalTime(time.Now()), store.OptionAutoload(st.DBVersion))
+			st.LocalTime(time.Now()), st.DBVersion)
 		if err != nil {
 			return err
 		}
@@ -271,7 +271,7 @@ func (c *cmd) revert(ctx context.Context, s site.Stored, id int64) error {
 	if err != nil {
 		return err
 	}
-	rv := store.Revert{By: author(), Now: st.LocalTime(time.Now()), Autoload: store.OptionAutoload(st.DBVersion), Force: c.f.force}
+	rv := store.Revert{By: author(), Now: st.LocalTime(time.Now()), DBVersion: st.DBVersion, Force: c.f.force}
 	switch err := s.DB.History().Revert(ctx, id, rv); {
 	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("history entry %d: not found", id)

@@ -188,6 +188,19 @@ type DB struct {
 	// the primary's); one that lags more than MaxReplicaLag is not read.
 	Replicas      []*mysql.Config
 	MaxReplicaLag time.Duration
+	// TLS is how every connection to the database is encrypted (the
+	// primary, the replicas, the binlog feed's); ClientFlags is
+	// MYSQL_CLIENT_FLAGS, what PHP's connection is told, from which the
+	// mode comes when none is given (see deriveTLS).
+	TLS         DBTLS
+	ClientFlags int
+}
+
+// DBTLS is a TLS mode (store.TLSModes: disabled, preferred, required,
+// verify-ca, verify-identity), the CA file to verify the server with, and
+// a client certificate and key; the same fields as store.TLS.
+type DBTLS struct {
+	Mode, CA, Cert, Key string
 }
 
 // Access log settings other than a rate (Config.AccessLogSample).

@@ -272,11 +272,52 @@ func (c *Config) derive() {
 		c.DB.Collate = "utf8mb4_unicode_520_ci"
 		c.sources["db-collate"] = resolved{c.DB.Collate, SourceDefault}
 	}
+	c.deriveTLS()
 	if !validTypes[c.EnvironmentType] {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("environment-type: %q is not local, development, staging or production; using production, as WordPress does", c.EnvironmentType))
 		c.EnvironmentType = DefaultEnvironmentType
 		c.sources["environment-type"] = resolved{DefaultEnvironmentType, SourceDefault + " (fallback)"}
 	}
+}
+
+// The MYSQLI_CLIENT_* flags that decide PHP's TLS to the database.
+const (
+	clientSSL           = 2048
+	clientSSLDontVerify = 64
+	clientSSLVerify     = 1073741824
+)
+
+// dbTLSModes are store.TLSModes (a test keeps them equal).
+var dbTLSModes = []string{"disabled", "preferred", "required", "verify-ca", "verify-identity"}
+
+// deriveTLS gives db-tls, when it is not set, the mode PHP's own
+// connection has. wpdb passes MYSQL_CLIENT_FLAGS to mysqli_real_connect and
+// sets no certificates itself; mysqlnd then encrypts with MYSQLI_CLIENT_SSL
+// and verifies the server only when told to (MYSQLI_CLIENT_SSL_VERIFY_SERVER_CERT)
+// or when a CA was set, which sites that define MYSQL_SSL_CA do through a
+// db.php drop-in. Without the flag PHP connects in plain TCP, and so does
+// the sidecar.
+func (c *Config) deriveTLS() {
+	if c.DB.TLS.Mode != "" {
+		return
+	}
+	f := c.DB.ClientFlags
+	why := "MYSQL_CLIENT_FLAGS from " + c.sources["db-client-flags"].source
+	mode := "disabled"
+	switch {
+	case f&clientSSL == 0:
+		why += ": no MYSQLI_CLIENT_SSL"
+	case f&clientSSLDontVerify != 0:
+		mode, why = "required", why+": MYSQLI_CLIENT_SSL with MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT"
+	case f&clientSSLVerify != 0:
+		mode, why = "verify-identity", why+": MYSQLI_CLIENT_SSL with MYSQLI_CLIENT_SSL_VERIFY_SERVER_CERT"
+	case c.DB.TLS.CA != "":
+		mode, why = "verify-identity", why+": MYSQLI_CLIENT_SSL with a CA (db-tls-ca)"
+	default:
+		mode, why = "required", why+": MYSQLI_CLIENT_SSL"
+	}
+	c.DB.TLS.Mode = mode
+	c.sources["db-tls"] = resolved{mode, why}
 }
 
 // Validate checks the settings against each other and reports every
@@ -326,6 +367,9 @@ func (c *Config) problems() []string {
 	}
 	if c.ObjectCache == "redis" && c.Redis.Scheme == "unix" && c.Redis.Path == "" {
 		p = append(p, "redis-path: required when redis-scheme is unix")
+	}
+	if (c.DB.TLS.Cert == "") != (c.DB.TLS.Key == "") {
+		p = append(p, "db-tls-cert, db-tls-key: give both or neither")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		p = append(p, "tls-cert, tls-key: give both or neither")

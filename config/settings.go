@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -368,6 +369,22 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.DB.Charset })},
 		{name: "db-collate", wpEnv: "WORDPRESS_DB_COLLATE", wpConst: "DB_COLLATE", usage: "connection collation (empty: utf8mb4_unicode_520_ci)",
 			set: strSetter(func(c *Config) *string { return &c.DB.Collate })},
+		{name: "db-tls", usage: "TLS to the database, as the MySQL client's --ssl-mode: disabled, preferred, required, verify-ca or verify-identity; unset: what wp-config.php's MYSQL_CLIENT_FLAGS and MYSQL_SSL_CA tell PHP (no TLS when they say nothing)",
+			set: func(c *Config, v string) error {
+				if !slices.Contains(dbTLSModes, v) {
+					return fmt.Errorf("not one of %s", strings.Join(dbTLSModes, ", "))
+				}
+				c.DB.TLS.Mode = v
+				return nil
+			}},
+		{name: "db-tls-ca", wpConst: "MYSQL_SSL_CA", usage: "PEM file of the CA that signed the database server's certificate (verify-ca, verify-identity; empty: the system's CAs)",
+			set: strSetter(func(c *Config) *string { return &c.DB.TLS.CA })},
+		{name: "db-tls-cert", wpConst: "MYSQL_SSL_CERT", usage: "PEM client certificate for the database, when it asks for one (with db-tls-key)",
+			set: strSetter(func(c *Config) *string { return &c.DB.TLS.Cert })},
+		{name: "db-tls-key", wpConst: "MYSQL_SSL_KEY", usage: "PEM private key of db-tls-cert",
+			set: strSetter(func(c *Config) *string { return &c.DB.TLS.Key })},
+		{name: "db-client-flags", kind: kInt, def: "0", wpConst: "MYSQL_CLIENT_FLAGS", usage: "MySQL client flags as wp-config.php gives PHP (MYSQLI_CLIENT_SSL 2048, MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT 64, MYSQLI_CLIENT_SSL_VERIFY_SERVER_CERT 1073741824): where db-tls comes from when unset",
+			set: intSetter(0, func(c *Config) *int { return &c.DB.ClientFlags })},
 		{name: "db-socket", def: DefaultMySQLSocket, usage: "local socket used when the database host is \"localhost\" without a port",
 			set: strSetter(func(c *Config) *string { return &c.DB.Socket })},
 		{name: "db-max-open", kind: kInt, def: strconv.Itoa(DefaultDBMaxOpen), usage: "most open database connections",

@@ -22,6 +22,14 @@ type answer struct {
 // ask sends a request to base+target, {ns} standing for the namespace.
 func ask(t *testing.T, base, ns, method, target, body string, hdr ...string) answer {
 	t.Helper()
+	a, _ := askCache(t, base, ns, method, target, body, hdr...)
+	return a
+}
+
+// askCache is ask, and the answer's no-cache headers (Cache-Control,
+// Expires), which WordPress sends by its version and by who asks.
+func askCache(t *testing.T, base, ns, method, target, body string, hdr ...string) (answer, string) {
+	t.Helper()
 	var r *strings.Reader
 	if body != "" {
 		r = strings.NewReader(body)
@@ -37,18 +45,20 @@ func ask(t *testing.T, base, ns, method, target, body string, hdr ...string) ans
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, b := do(t, nil, req)
-	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Allow"), resp.Header.Get("X-WP-Nonce"), b}
+	cache := strings.Join(resp.Header.Values("Cache-Control"), "; ") + " | " + resp.Header.Get("Expires")
+	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Allow"), resp.Header.Get("X-WP-Nonce"), b}, cache
 }
 
 // sameAsWordPress sends the same request to the sidecar's fieldmgr/v1 and
 // to WordPress's own REST server serving the twin of those routes
-// (scripts/wp/fieldmgr-twin.php), and compares the answers.
+// (scripts/wp/fieldmgr-twin.php), and compares the answers, their
+// no-cache headers included.
 func sameAsWordPress(t *testing.T, method, target, body string, hdr ...string) answer {
 	t.Helper()
-	ours := ask(t, site.URL, "fieldmgr/v1", method, target, body, hdr...)
-	wp := ask(t, site.WPURL, "twin/v1", method, target, body, hdr...)
-	if ours.status != wp.status || ours.ctype != wp.ctype || !sameBody(ours.body, wp.body) {
-		t.Errorf("%s %s:\n sidecar   %d %s %s\n WordPress %d %s %s", method, target, ours.status, ours.ctype, ours.body, wp.status, wp.ctype, wp.body)
+	ours, ourCache := askCache(t, site.URL, "fieldmgr/v1", method, target, body, hdr...)
+	wp, wpCache := askCache(t, site.WPURL, "twin/v1", method, target, body, hdr...)
+	if ours.status != wp.status || ours.ctype != wp.ctype || ourCache != wpCache || !sameBody(ours.body, wp.body) {
+		t.Errorf("%s %s:\n sidecar   %d %s [%s] %s\n WordPress %d %s [%s] %s", method, target, ours.status, ours.ctype, ourCache, ours.body, wp.status, wp.ctype, wpCache, wp.body)
 	}
 	return ours
 }

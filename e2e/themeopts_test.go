@@ -90,8 +90,9 @@ func TestThemeOptions_PHPWritesSidecarReads(t *testing.T) {
 
 // TestThemeOptions_SidecarWritesPHPReads: values of every field kind saved
 // through the sidecar are what PHP's get_option returns, types included;
-// the row the sidecar creates has the autoload this WordPress version
-// writes; cookie + nonce works; a subscriber is refused.
+// the row the sidecar creates has the autoload this WordPress version's
+// update_option gives a new row; cookie + nonce works; a subscriber is
+// refused.
 func TestThemeOptions_SidecarWritesPHPReads(t *testing.T) {
 	site.PHP(t, `delete_option('themeopts_options'); return true;`, nil)
 	save := `{"accent_color":"#abc","sticky_header":true,"layout":"boxed","tagline":"Zoë 😀 <i>\"x\"</i> \\ /",` +
@@ -109,14 +110,18 @@ func TestThemeOptions_SidecarWritesPHPReads(t *testing.T) {
 		JSON     string `json:"json"`
 		Types    string `json:"types"`
 		Autoload string `json:"autoload"`
+		Twin     string `json:"twin"`
 	}
 	site.PHP(t, `wp_cache_flush(); global $wpdb; $v = get_option('themeopts_options');
+		delete_option('e2e_autoload_twin'); update_option('e2e_autoload_twin', $v);
+		$autoload = $wpdb->get_col("SELECT autoload FROM $wpdb->options WHERE option_name IN ('themeopts_options', 'e2e_autoload_twin') ORDER BY option_name = 'e2e_autoload_twin'");
+		delete_option('e2e_autoload_twin');
 		return array('json' => wp_json_encode($v),
 			'types' => implode(',', array(gettype($v['sticky_header']), gettype($v['columns']), gettype($v['ratio']), gettype($v['logo']['id']), gettype(array_keys($v)[count($v) - 1]))),
-			'autoload' => $wpdb->get_var("SELECT autoload FROM $wpdb->options WHERE option_name = 'themeopts_options'"));`, &php)
+			'autoload' => $autoload[0], 'twin' => $autoload[1]);`, &php)
 	sameJSON(t, "PHP's get_option", php.JSON, save)
-	if php.Types != "boolean,integer,double,integer,integer" || php.Autoload != "yes" {
-		t.Errorf("PHP types %q, autoload %q", php.Types, php.Autoload)
+	if php.Types != "boolean,integer,double,integer,integer" || php.Autoload != php.Twin {
+		t.Errorf("PHP types %q, autoload %q (PHP's update_option: %q)", php.Types, php.Autoload, php.Twin)
 	}
 
 	// Reset through the sidecar, read by PHP.
@@ -141,5 +146,56 @@ func TestThemeOptions_SidecarWritesPHPReads(t *testing.T) {
 	req.Header.Set("X-WP-Nonce", site.RESTNonce(t, sc))
 	if resp, body := do(t, sc, req); resp.StatusCode != 403 || body != `{"code":"rest_forbidden","message":"Sorry, you are not allowed to do that.","data":{"status":403}}` {
 		t.Errorf("subscriber: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestThemeOptions_AutoloadAsUpdateOption: a save through the sidecar
+// leaves the options row with the autoload this WordPress version's own
+// update_option leaves a twin row with, from the same autoload before (or
+// no row) and with the same value: small, or over the 150000 bytes above
+// which 6.6 and later do not autoload a value they decide for.
+func TestThemeOptions_AutoloadAsUpdateOption(t *testing.T) {
+	db := site.DB(t)
+	rows := []string{"themeopts_options", "e2e_autoload_twin"}
+	t.Cleanup(func() {
+		for _, name := range rows {
+			db.Exec("DELETE FROM wp_options WHERE option_name = ?", name)
+		}
+		site.PHP(t, `wp_cache_flush(); return true;`, nil)
+	})
+	long := strings.Repeat("x", 150100)
+	for _, c := range []struct {
+		before string // the rows' autoload; "" no row
+		footer string
+	}{
+		{"", "small"}, {"", long},
+		{"yes", long}, {"no", "small"}, {"on", long}, {"off", "small"},
+		{"auto", "small"}, {"auto", long}, {"auto-off", "small"}, {"auto-off", long}, {"auto-on", "small"}, {"auto-on", long},
+	} {
+		for _, name := range rows {
+			if _, err := db.Exec("DELETE FROM wp_options WHERE option_name = ?", name); err != nil {
+				t.Fatal(err)
+			}
+			if c.before != "" {
+				if _, err := db.Exec("INSERT INTO wp_options (option_name, option_value, autoload) VALUES (?, ?, ?)", name, `a:1:{s:6:"footer";s:1:"x";}`, c.before); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		site.PHP(t, `wp_cache_flush(); return true;`, nil)
+		if code, body := themeoptsRequest(t, http.MethodPost, "/options", `{"footer":"`+c.footer+`"}`); code != 200 {
+			t.Fatalf("save: %d %.200s", code, body)
+		}
+		var twin string
+		site.PHP(t, `wp_cache_flush(); global $wpdb;
+			$raw = $wpdb->get_var("SELECT option_value FROM $wpdb->options WHERE option_name = 'themeopts_options'");
+			update_option('e2e_autoload_twin', maybe_unserialize($raw));
+			return $wpdb->get_var("SELECT autoload FROM $wpdb->options WHERE option_name = 'e2e_autoload_twin'");`, &twin)
+		var ours, value, twinValue string
+		db.QueryRow("SELECT autoload, option_value FROM wp_options WHERE option_name = 'themeopts_options'").Scan(&ours, &value)
+		db.QueryRow("SELECT option_value FROM wp_options WHERE option_name = 'e2e_autoload_twin'").Scan(&twinValue)
+		if ours != twin || value != twinValue {
+			t.Errorf("autoload %q before, footer of %d bytes: the sidecar left %q, update_option %q (values equal: %v)", c.before, len(c.footer), ours, twin, value == twinValue)
+		}
 	}
 }

@@ -44,7 +44,7 @@ func plan(t *testing.T, s exportdir.Site, dir string, prune bool) exportdir.Plan
 }
 
 func apply(t *testing.T, s exportdir.Site, p exportdir.Plan, force bool) error {
-	return exportdir.Apply(context.Background(), s, p, force, store.Author{Login: "cli"}, "2026-02-02 00:00:00", "auto")
+	return exportdir.Apply(context.Background(), s, p, force, store.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833)
 }
 
 func edit(t *testing.T, path, from, to string) {
@@ -100,7 +100,7 @@ func TestExportImport(t *testing.T) {
 	// A fresh export; the database changes; the edited file conflicts.
 	dir = t.TempDir()
 	exportdir.Export(ctx, s, dir)
-	s.DB.ModifyOption(ctx, "opts", "auto", nil, func(raw string, _ bool) (string, error) {
+	s.DB.ModifyOption(ctx, "opts", 61833, nil, func(raw string, _ bool) (string, error) {
 		return strings.Replace(raw, `s:4:"#222"`, `s:4:"#333"`, 1), nil
 	})
 	edit(t, filepath.Join(dir, "themeopts", "opts.json"), `"list"`, `"renamed"`)

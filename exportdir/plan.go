@@ -188,9 +188,11 @@ var ErrConflict = errors.New("changed in the database since the export (--force 
 
 // Apply writes the plan: each group and each options row in a transaction
 // of its own, checked to be still what was planned against (unless
-// force), recorded in the history as by's. With conflicts and no force,
-// nothing is written.
-func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now, autoload string) error {
+// force), recorded in the history as by's; an options row's autoload is
+// what the site's update_option would leave (dbVersion, the site's
+// db_version: store.ModifyOption). With conflicts and no force, nothing is
+// written.
+func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now string, dbVersion int64) error {
 	if c := p.Conflicts(); len(c) > 0 && !force {
 		return fmt.Errorf("%s: %w", strings.Join(c, ", "), ErrConflict)
 	}
@@ -213,7 +215,7 @@ func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now
 		}
 	}
 	for _, o := range p.Options {
-		err := s.DB.ModifyOption(ctx, o.Option, autoload, &by, func(raw string, found bool) (string, error) {
+		err := s.DB.ModifyOption(ctx, o.Option, dbVersion, &by, func(raw string, found bool) (string, error) {
 			if !force && (found != o.SeenFound || raw != o.Seen) {
 				return "", fmt.Errorf("themeopts %s: %w", o.Option, ErrConflict)
 			}

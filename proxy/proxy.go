@@ -237,11 +237,10 @@ func (site *SiteRoutes) intercept(next http.Handler) http.Handler {
 		}
 		h.markSidecar(r)
 		restHeaders(w.Header(), r, s)
-		// Every answer is for one user (docs/api.md §6), errors and 304s
-		// included.
-		wpjson.SetNoCache(w.Header())
 		// Answers depend on who asks: no cache may give one user's answer
-		// to another (docs/api.md §5); and on Origin, for CORS.
+		// to another (docs/api.md §5); and on Origin, for CORS. The
+		// no-cache headers are the routes' (wpjson.Register), as the
+		// site's WordPress sends them.
 		w.Header().Set("Vary", "Origin, Authorization, Cookie")
 		if r.ContentLength > h.opts.MaxBodyBytes {
 			wpjson.WriteError(w, &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."})

@@ -21,6 +21,11 @@
 #   WP_CONFIG_EXTRA=      PHP lines added to wp-config.php (e.g. WP_REDIS_* constants)
 #   WP_OBJECT_CACHE=      a file installed as wp-content/object-cache.php (none when empty)
 #   WP_MU_PLUGINS=        space-separated files installed in wp-content/mu-plugins (none when empty)
+#   WP_SOURCE=/usr/share/wordpress   the WordPress tree the docroot is copied from
+#                         (scripts/stacks.sh makes others: .cache/stacks/wordpress/*)
+#   WP_PHP_CHROOT=        a chroot whose php-fpm and php run WordPress (scripts/stacks.sh's
+#                         .cache/stacks/sid: PHP 8.4) instead of the machine's; STATE_DIR must
+#                         then be inside it, so that nginx here and PHP there see the same files
 set -euo pipefail
 
 cmd=${1:-}
@@ -35,14 +40,43 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${WP_DB_HOST:=127.0.0.1:3306}" "${WP_ENVIRONMENT_TYPE:=local}" "${WP_TABLE_PREFIX:=wp_}"
 : "${WP_ADMIN_USER:=admin}" "${WP_ADMIN_PASSWORD:=admin-password}" "${WP_ADMIN_EMAIL:=admin@example.test}"
 : "${MYSQL_ADMIN:=mariadb --protocol=tcp -h127.0.0.1 -uroot}"
+: "${WP_SOURCE:=/usr/share/wordpress}" "${WP_PHP_CHROOT:=}"
 
 docroot=$state/wordpress
-php_fpm=$(command -v php-fpm8.2 || ls /usr/sbin/php-fpm* 2>/dev/null | head -n1 || true)
+php_root=
+if [ -n "$WP_PHP_CHROOT" ]; then
+  php_root=$(cd "$WP_PHP_CHROOT" && pwd)
+  case $state/ in
+    "$php_root"/*) ;;
+    *) echo "wordpress.sh: with WP_PHP_CHROOT=$php_root the state dir must be inside it, not $state" >&2; exit 2 ;;
+  esac
+  php_fpm=$(cd "$php_root" && ls usr/sbin/php-fpm* 2>/dev/null | head -n1 || true)
+  php_fpm=${php_fpm:+/$php_fpm}
+else
+  php_fpm=$(command -v php-fpm8.2 || ls /usr/sbin/php-fpm* 2>/dev/null | head -n1 || true)
+fi
+
+# php_path P: the path P (here) as PHP sees it, inside its chroot.
+php_path() { echo "${1#"$php_root"}"; }
+php_docroot=$(php_path "$docroot")
+# The scripts PHP runs (scripts/wp); a copy in the state dir for a chrooted PHP.
+php_scripts=$here/wp
+[ -z "$php_root" ] || php_scripts=$state/scripts/wp
+
+# run_php SCRIPT ARGS…: the php CLI of the PHP that serves the site.
+run_php() {
+  if [ -n "$php_root" ]; then
+    chroot "$php_root" php "$(php_path "$1")" "${@:2}"
+  else
+    php "$@"
+  fi
+}
 
 print_env() {
   cat <<EOF
 WP_STATE=$state
 WP_DOCROOT=$docroot
+WP_PHP_DOCROOT=$php_docroot
 WP_CONFIG=$docroot/wp-config.php
 WP_URL=http://127.0.0.1:$WP_PORT
 WP_PROXY_URL=http://127.0.0.1:$WP_PROXY_PORT
@@ -128,10 +162,12 @@ EOF
     for f in $WP_MU_PLUGINS; do cp "$f" "$docroot/wp-content/mu-plugins/"; done
   fi
 
+  # PHP-FPM's paths are PHP's (inside its chroot, if any); nginx's are
+  # this machine's, but for the script paths it hands PHP.
   cat > "$state/php-fpm.conf" <<EOF
 [global]
-pid = $state/php-fpm.pid
-error_log = $state/logs/php-fpm.log
+pid = $(php_path "$state/php-fpm.pid")
+error_log = $(php_path "$state/logs/php-fpm.log")
 daemonize = no
 ; a graceful stop (SIGQUIT) lets the requests under way finish
 process_control_timeout = 10s
@@ -139,19 +175,21 @@ process_control_timeout = 10s
 [www]
 ${as_root:+user = root}
 ${as_root:+group = root}
-listen = $state/php-fpm.sock
+listen = $(php_path "$state/php-fpm.sock")
 ; the web servers the recipes are tried with (Apache) run their workers
 ; unprivileged
 listen.mode = 0666
 pm = static
 pm.max_children = 8
 catch_workers_output = yes
-php_admin_value[error_log] = $state/logs/php-errors.log
+php_admin_value[error_log] = $(php_path "$state/logs/php-errors.log")
 php_admin_value[upload_max_filesize] = 64M
 php_admin_value[post_max_size] = 64M
 php_admin_value[memory_limit] = 256M
 EOF
 
+  sed "s|^fastcgi_param[[:space:]]*DOCUMENT_ROOT[[:space:]].*|fastcgi_param  DOCUMENT_ROOT      $php_docroot;|" \
+    /etc/nginx/fastcgi_params > "$state/fastcgi_params"
   cat > "$state/nginx.conf" <<EOF
 ${as_root:+user root;}
 worker_processes 2;
@@ -178,8 +216,8 @@ http {
     location / { try_files \$uri \$uri/ /index.php?\$args; }
     location ~ \.php\$ {
       try_files \$uri =404;
-      include /etc/nginx/fastcgi_params;
-      fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;
+      include $state/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME $php_docroot\$fastcgi_script_name;
       fastcgi_param HTTP_AUTHORIZATION \$http_authorization;
       fastcgi_param HTTP_HOST \$http_host;
       fastcgi_pass unix:$state/php-fpm.sock;
@@ -218,26 +256,35 @@ php_start() {
   local root_flag=""
   [ "$(id -u)" -eq 0 ] && root_flag=-R
   rm -f "$state/php-fpm.sock"
-  "$php_fpm" $root_flag -y "$state/php-fpm.conf" -F >> "$state/logs/php-fpm.out" 2>&1 &
+  if [ -n "$php_root" ]; then
+    chroot "$php_root" "$php_fpm" $root_flag -y "$(php_path "$state/php-fpm.conf")" -F >> "$state/logs/php-fpm.out" 2>&1 &
+  else
+    "$php_fpm" $root_flag -y "$state/php-fpm.conf" -F >> "$state/logs/php-fpm.out" 2>&1 &
+  fi
   for _ in $(seq 1 50); do [ -S "$state/php-fpm.sock" ] && return 0; sleep 0.1; done
   echo "wordpress.sh: php-fpm did not start; see $state/logs" >&2
   return 1
 }
 
 start() {
-  [ -n "$php_fpm" ] || { echo "wordpress.sh: php-fpm missing: run scripts/install-deps.sh" >&2; exit 1; }
-  [ -d /usr/share/wordpress ] || { echo "wordpress.sh: Debian's wordpress package missing: run scripts/install-deps.sh" >&2; exit 1; }
+  [ -n "$php_fpm" ] || { echo "wordpress.sh: php-fpm missing${php_root:+ in $php_root}: run scripts/install-deps.sh${php_root:+ or scripts/stacks.sh build}" >&2; exit 1; }
+  [ -f "$WP_SOURCE/wp-load.php" ] || { echo "wordpress.sh: no WordPress in $WP_SOURCE (Debian's wordpress package: scripts/install-deps.sh; others: scripts/stacks.sh build)" >&2; exit 1; }
   stop
   if [ ! -f "$docroot/wp-load.php" ]; then
     mkdir -p "$docroot"
     # A copy, not links: WordPress finds wp-config.php next to the real path
     # of wp-load.php, and Debian's own there is a per-host dispatcher.
-    cp -a /usr/share/wordpress/. "$docroot/"
+    cp -a "$WP_SOURCE/." "$docroot/"
     rm -f "$docroot/.htaccess" "$docroot/wp-config.php"
     mkdir -p "$docroot/wp-content/uploads"
     printf 'hello from nginx\n' > "$docroot/static.txt"
   fi
   write_configs
+  if [ -n "$php_root" ]; then
+    rm -rf "$state/scripts"
+    mkdir -p "$state/scripts"
+    cp -a "$here/wp" "$state/scripts/"
+  fi
 
   $MYSQL_ADMIN -e "CREATE DATABASE IF NOT EXISTS \`$WP_DB_NAME\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_520_ci;
     CREATE USER IF NOT EXISTS '$WP_DB_USER'@'localhost' IDENTIFIED BY '$WP_DB_PASSWORD';
@@ -246,7 +293,7 @@ start() {
     GRANT ALL ON \`$WP_DB_NAME\`.* TO '$WP_DB_USER'@'127.0.0.1';"
 
   WP_SITEURL=$WP_SITEURL WP_ADMIN_USER=$WP_ADMIN_USER WP_ADMIN_PASSWORD=$WP_ADMIN_PASSWORD WP_ADMIN_EMAIL=$WP_ADMIN_EMAIL \
-    php "$here/wp/install.php" "$docroot" > "$state/logs/install.log" 2>&1 ||
+    run_php "$php_scripts/install.php" "$php_docroot" > "$state/logs/install.log" 2>&1 ||
     { cat "$state/logs/install.log" >&2; exit 1; }
 
   php_start

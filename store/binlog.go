@@ -32,6 +32,9 @@ func (s *BinlogServer) Close() error { return s.db.Close() }
 type BinlogSettings struct {
 	LogBin, Format, RowImage string
 	Flavor                   string // gomysql.MariaDBFlavor or MySQLFlavor
+	// Encrypted: the feed's connection went over TLS (with TLS preferred,
+	// whether the server offers it).
+	Encrypted bool
 }
 
 // Settings reads the binary log's settings.
@@ -39,7 +42,13 @@ func (s *BinlogServer) Settings(ctx context.Context) (BinlogSettings, error) {
 	var b BinlogSettings
 	var version string
 	err := s.db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format, @@binlog_row_image, VERSION()").Scan(&b.LogBin, &b.Format, &b.RowImage, &version)
+	if err != nil {
+		return b, err
+	}
 	b.Flavor = Flavor(version)
+	var name, cipher string
+	err = s.db.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher)
+	b.Encrypted = cipher != ""
 	return b, err
 }
 
@@ -72,11 +81,18 @@ func (s *BinlogServer) Position(ctx context.Context, flavor string) (gomysql.Pos
 	var pos uint64
 	fmt.Sscan(vals[1].String, &pos)
 	rows.Close()
-	gtid, err := gtidPosition(ctx, s.db, flavor, true)
-	if err != nil || gtid == nil || gtid.String() == "" {
-		gtid = nil // no GTIDs (MySQL without gtid_mode): the file and position
+	at := gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}
+	set, err := gtidPosition(ctx, s.db, flavor, true)
+	if err != nil || set.String() == "" {
+		return at, nil, nil // no GTIDs (MySQL without gtid_mode): the file and position
 	}
-	return gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}, gtid, nil
+	// The replication library resumes by sets it can read: not MySQL's
+	// tagged ones, which leave the file and position.
+	gtid, err := gomysql.ParseGTIDSet(flavor, set.String())
+	if err != nil {
+		return at, nil, nil
+	}
+	return at, gtid, nil
 }
 
 // Columns reads the column names of tables in schema, in order, by table.

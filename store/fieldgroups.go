@@ -323,9 +323,10 @@ func (f *FieldGroups) GetPiggyback(key string, dst *FieldGroup, found *bool) *Pi
 
 // Versions maps every group's key to a digest of its stored row: cheap to
 // read every few seconds, and it changes exactly when the row does. A
-// missing table is no groups.
+// missing table is no groups. SHA2 is the digest both servers have: MySQL
+// 9 removed MD5() and SHA1().
 func (f *FieldGroups) Versions(ctx context.Context) (map[string]string, error) {
-	rows, err := f.db.sql.QueryContext(ctx, "SELECT group_key, MD5(CONCAT_WS(CHAR(31), title, config, status, created_at, updated_at)) FROM `"+f.table+"`")
+	rows, err := f.db.sql.QueryContext(ctx, "SELECT group_key, SHA2(CONCAT_WS(CHAR(31), title, config, status, created_at, updated_at), 256) FROM `"+f.table+"`")
 	if missingTable(err) {
 		return map[string]string{}, nil
 	}

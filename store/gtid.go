@@ -100,7 +100,7 @@ func (db *DB) ReadAfter(ctx context.Context, gtid string) context.Context {
 	if gtid == "" || len(gtid) > 1024 || len(db.replicas) == 0 {
 		return ctx
 	}
-	set, err := gomysql.ParseGTIDSet(db.flavorOf(ctx), gtid)
+	set, err := parseGTIDSet(db.flavorOf(ctx), gtid)
 	if err != nil || set == nil {
 		return ctx
 	}
@@ -113,8 +113,8 @@ const readAfterWait = 200 * time.Millisecond
 
 // readAfter is a replica that has applied ctx's GTID (waiting a little
 // for the first healthy one), or nil: read the primary.
-func (db *DB) readAfter(ctx context.Context, want gomysql.GTIDSet) *sql.DB {
-	if p, _ := db.primaryPos.Load().(gomysql.GTIDSet); p == nil || !p.Contain(want) {
+func (db *DB) readAfter(ctx context.Context, want *gtidSet) *sql.DB {
+	if p, _ := db.primaryPos.Load().(*gtidSet); p == nil || !p.Contain(want) {
 		return nil // newer than the last look at the primary, or not its own: the primary has it
 	}
 	var wait *replica
@@ -122,7 +122,7 @@ func (db *DB) readAfter(ctx context.Context, want gomysql.GTIDSet) *sql.DB {
 		if !r.healthy.Load() {
 			continue
 		}
-		if pos, _ := r.pos.Load().(gomysql.GTIDSet); pos != nil && pos.Contain(want) {
+		if pos, _ := r.pos.Load().(*gtidSet); pos != nil && pos.Contain(want) {
 			return r.sql
 		}
 		if wait == nil {

@@ -381,13 +381,14 @@ var ErrUnrevertable = errors.New("cannot be reverted")
 var errNothing = errors.New("nothing to revert")
 
 // Revert is how a revert writes: by whom, the site's local time for a
-// group's dates, the autoload of an options row it creates, and force to
-// write even when the value changed since the entry.
+// group's dates, the site's db_version for the autoload of the options row
+// it writes (ModifyOption), and force to write even when the value changed
+// since the entry.
 type Revert struct {
-	By       Author
-	Now      string
-	Autoload string
-	Force    bool
+	By        Author
+	Now       string
+	DBVersion int64
+	Force     bool
 }
 
 // Revert writes entry id's "before" back, through the same writes as
@@ -429,7 +430,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 		}
 		return groups.Put(ctx, e.Key, v, rv.Now, check, rv.By)
 	case HistoryThemeopts:
-		err := h.db.ModifyOption(ctx, e.Object, rv.Autoload, &rv.By, func(raw string, found bool) (string, error) {
+		err := h.db.ModifyOption(ctx, e.Object, rv.DBVersion, &rv.By, func(raw string, found bool) (string, error) {
 			set := phpserial.Value{Kind: phpserial.Array}
 			if found {
 				v, err := phpserial.MaybeUnserialize(raw)

@@ -55,14 +55,14 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	// An option set: two ids added, then one changed and one removed.
 	set := func(v string) {
 		t.Helper()
-		if err := db.ModifyOption(ctx, "opts", "auto", &by, func(string, bool) (string, error) { return v, nil }); err != nil {
+		if err := db.ModifyOption(ctx, "opts", wp71, &by, func(string, bool) (string, error) { return v, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	set(`a:2:{s:1:"a";i:1;s:1:"b";d:1;}`)
 	set(`a:1:{s:1:"a";i:2;}`)
 	// A write without an author is not recorded (tests, tools).
-	if err := db.ModifyOption(ctx, "other", "auto", nil, func(string, bool) (string, error) { return "x", nil }); err != nil {
+	if err := db.ModifyOption(ctx, "other", wp71, nil, func(string, bool) (string, error) { return "x", nil }); err != nil {
 		t.Fatal(err)
 	}
 
@@ -109,7 +109,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	}
 
 	// Revert "a: 1 → 2": a is 1 again; again: refused; forced: written.
-	rv := store.Revert{By: by, Now: now, Autoload: "auto"}
+	rv := store.Revert{By: by, Now: now, DBVersion: wp71}
 	if err := h.Revert(ctx, list[1].ID, rv); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestMaxWait_RefusesInsteadOfQueueing(t *testing.T) {
 	holding, release := make(chan struct{}), make(chan struct{})
 	wrote := make(chan error)
 	go func() {
-		wrote <- db.ModifyOption(ctx, "held", "auto", nil, func(string, bool) (string, error) {
+		wrote <- db.ModifyOption(ctx, "held", wp71, nil, func(string, bool) (string, error) {
 			close(holding)
 			<-release
 			return "x", nil

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -109,7 +110,9 @@ func (l *Leadership) term(ctx context.Context, changed func(bool, time.Time), he
 			// Shutting down. The server notices a client gone only once
 			// its sleep ends: ending the session hands the lock over now.
 			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			l.db.sql.ExecContext(kctx, "KILL ?", id)
+			// MySQL cannot prepare KILL (error 6413): the id is the
+			// server's own number, written into the statement.
+			l.db.sql.ExecContext(kctx, "KILL "+strconv.FormatInt(id, 10))
 			cancel()
 			l.log.Info().Msg("leading no more: shutting down")
 		}

@@ -99,7 +99,7 @@ func TestMemo(t *testing.T) {
 	check("groups forgotten", group(), "T2/T2")
 
 	// The sidecar's own writes forget what they wrote.
-	if err := db.ModifyOption(ctx, "opts", "yes", nil, func(string, bool) (string, error) { return "v3", nil }); err != nil {
+	if err := db.ModifyOption(ctx, "opts", wp61, nil, func(string, bool) (string, error) { return "v3", nil }); err != nil {
 		t.Fatal(err)
 	}
 	check("own option write", option(), "v3")

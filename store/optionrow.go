@@ -9,16 +9,51 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
-// OptionAutoload is the autoload value the site's own update_option would
-// give a row it creates: "yes" before WordPress 6.6 (db_version 57155),
-// "auto" since (docs/api.md §3).
-func OptionAutoload(dbVersion int64) string {
-	if dbVersion < 57155 {
+// WordPress's options.autoload rules changed in 6.6, which left
+// db_version at 6.5's 57155: a site at 57155 may run either, and is taken
+// for 6.6 (the releases since have higher numbers: 6.7 58975, 6.8 60421).
+const dbVersion66 = 57155
+
+// maxAutoloadedOptionSize is the default of wp_max_autoloaded_option_size:
+// since 6.6 a value whose serialized form is longer is not autoloaded
+// unless asked for.
+const maxAutoloadedOptionSize = 150000
+
+// UpdateOptionAutoload is the autoload an options row has after the site's
+// own update_option($name, $value) — called without an autoload, as every
+// write of the sidecar is — writes a new value into it: existing is the
+// row's autoload (found false: there is no row; update_option then adds
+// one) and size the length in bytes of the serialized value written
+// (maybe_serialize, strlen). dbVersion is the site's db_version.
+//
+// Before 6.6 a new row gets "yes" and an existing row keeps its own. From
+// 6.6 (wp_determine_option_autoload_value with the core filter
+// wp_filter_default_autoload_value_via_option_size) a new row gets "auto",
+// or "auto-off" when size is over 150000; an existing row whose autoload
+// was set automatically ("auto", "auto-on", "auto-off") is re-evaluated the
+// same way, and any other ("yes", "no", "on", "off") keeps its own.
+//
+// Whatever the version, update_option writes nothing at all when the value
+// is unchanged, the autoload included: ModifyOption does not ask then.
+func UpdateOptionAutoload(dbVersion int64, existing string, found bool, size int) string {
+	if dbVersion < dbVersion66 {
+		if found {
+			return existing
+		}
 		return "yes"
 	}
-	return "auto"
+	auto := "auto"
+	if size > maxAutoloadedOptionSize {
+		auto = "auto-off"
+	}
+	if found && existing != "auto" && existing != "auto-on" && existing != "auto-off" {
+		return existing
+	}
+	return auto
 }
 
 // optionRow is an option's raw value as stored, or not found.
@@ -63,18 +98,23 @@ func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 // under a lock (SELECT … FOR UPDATE), modify gets its value (found false
 // when the row is missing) and returns the new one, which is written before
 // the lock is let go, so concurrent callers never lose each other's
-// changes. A row that exists keeps its autoload; a missing one is created
-// with autoload. When modify returns an error nothing is written and the
-// error is returned as is. The transaction runs in READ COMMITTED so that
-// reading a missing row takes no gap lock: of two creators, the second
-// waits on the first's insert, fails with a duplicate key and is retried,
-// finding the row the first made (retries pause a short random while).
-// When by is not nil the row is the theme options set and its ids' changes
-// are recorded in the history, by that author.
-func (db *DB) ModifyOption(ctx context.Context, name, autoload string, by *Author, modify func(value string, found bool) (string, error)) error {
+// changes. The row's autoload is what the site's own update_option would
+// leave (UpdateOptionAutoload, by dbVersion, the site's db_version); as
+// there, a value that comes back unchanged writes nothing, and a row whose
+// value PHP reads as false (serialized false, or a serialized value that
+// does not unserialize) is written as update_option does such a row,
+// through add_option: with the autoload of a new row. When modify returns
+// an error nothing is written and the error is returned as is. The
+// transaction runs in READ COMMITTED so that reading a missing row takes no
+// gap lock: of two creators, the second waits on the first's insert, fails
+// with a duplicate key and is retried, finding the row the first made
+// (retries pause a short random while). When by is not nil the row is the
+// theme options set and its ids' changes are recorded in the history, by
+// that author.
+func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by *Author, modify func(value string, found bool) (string, error)) error {
 	var err error
 	for attempt := 1; attempt <= 20; attempt++ {
-		err = db.modifyOption(ctx, name, autoload, by, modify)
+		err = db.modifyOption(ctx, name, dbVersion, by, modify)
 		if !retryable(err) {
 			break
 		}
@@ -87,11 +127,11 @@ func (db *DB) ModifyOption(ctx context.Context, name, autoload string, by *Autho
 	return err
 }
 
-func (db *DB) modifyOption(ctx context.Context, name, autoload string, by *Author, modify func(string, bool) (string, error)) error {
-	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, autoload, by, modify) })
+func (db *DB) modifyOption(ctx context.Context, name string, dbVersion int64, by *Author, modify func(string, bool) (string, error)) error {
+	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, dbVersion, by, modify) })
 }
 
-func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload string, by *Author, modify func(string, bool) (string, error)) error {
+func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, dbVersion int64, by *Author, modify func(string, bool) (string, error)) error {
 	var hist *History
 	if by != nil {
 		if hist = db.History(); hist != nil {
@@ -107,10 +147,10 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload
 	defer tx.Rollback()
 	table := db.Table("options")
 	var (
-		id      int64
-		current string
+		id                int64
+		current, autoload string
 	)
-	err = tx.QueryRowContext(ctx, "SELECT option_id, option_value FROM "+table+" WHERE option_name = ? LIMIT 1 FOR UPDATE", name).Scan(&id, &current)
+	err = tx.QueryRowContext(ctx, "SELECT option_id, option_value, autoload FROM "+table+" WHERE option_name = ? LIMIT 1 FOR UPDATE", name).Scan(&id, &current, &autoload)
 	found := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
@@ -119,13 +159,14 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload
 	if err != nil {
 		return err
 	}
-	switch {
-	case found && next == current:
+	if found && next == current {
 		// Unchanged: nothing to write, as update_option does.
 		return nil
-	case found:
-		_, err = tx.ExecContext(ctx, "UPDATE "+table+" SET option_value = ? WHERE option_id = ?", next, id)
-	default:
+	}
+	autoload = UpdateOptionAutoload(dbVersion, autoload, found && !readsAsFalse(current), len(next))
+	if found {
+		_, err = tx.ExecContext(ctx, "UPDATE "+table+" SET option_value = ?, autoload = ? WHERE option_id = ?", next, autoload, id)
+	} else {
 		_, err = tx.ExecContext(ctx, "INSERT INTO "+table+" (option_name, option_value, autoload) VALUES (?, ?, ?)", name, next, autoload)
 	}
 	if err != nil {
@@ -144,6 +185,14 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name, autoload
 		db.cache.OptionChanged(ctx, db.blog, name)
 	}
 	return nil
+}
+
+// readsAsFalse tells whether get_option gives false for a row holding raw
+// (maybe_unserialize's false: serialized false, or serialized data PHP
+// cannot unserialize): update_option takes such a row for a missing one.
+func readsAsFalse(raw string) bool {
+	v, err := phpserial.MaybeUnserialize(raw)
+	return err != nil || (v.Kind == phpserial.Bool && !v.Bool)
 }
 
 // retryable: a deadlock, or a row another transaction created between our

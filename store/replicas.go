@@ -17,7 +17,7 @@ type replica struct {
 	sql     *sql.DB
 	healthy atomic.Bool
 	lag     atomic.Int64 // nanoseconds; -1: not known
-	pos     atomic.Value // gomysql.GTIDSet: what it had applied at the last look
+	pos     atomic.Value // *gtidSet: what it had applied at the last look
 }
 
 // reader is where a GET reads: a replica that lags at most max-replica-lag
@@ -33,7 +33,7 @@ func (db *DB) pick(ctx context.Context, memo, readAfter bool) *sql.DB {
 	if memo || len(db.replicas) == 0 {
 		return db.sql
 	}
-	if want, ok := ctx.Value(readAfterKey{}).(gomysql.GTIDSet); ok && !readAfter {
+	if want, ok := ctx.Value(readAfterKey{}).(*gtidSet); ok && !readAfter {
 		db.readAfterRefused.Add(1)
 	} else if ok {
 		if r := db.readAfter(ctx, want); r != nil {
@@ -70,7 +70,7 @@ func (db *DB) Replicas() []ReplicaState {
 // sample is the primary's GTID position at a moment.
 type sample struct {
 	at  time.Time
-	pos gomysql.GTIDSet
+	pos *gtidSet
 }
 
 // WatchReplicas measures each replica's lag every interval until ctx ends:
@@ -159,7 +159,7 @@ func Flavor(version string) string {
 
 // gtidPosition is what a server has written (the primary) or applied (a
 // replica) as a GTID set.
-func gtidPosition(ctx context.Context, q *sql.DB, flavor string, primary bool) (gomysql.GTIDSet, error) {
+func gtidPosition(ctx context.Context, q *sql.DB, flavor string, primary bool) (*gtidSet, error) {
 	query := "SELECT @@GLOBAL.gtid_executed"
 	if flavor == gomysql.MariaDBFlavor {
 		query = "SELECT @@GLOBAL.gtid_slave_pos"
@@ -173,5 +173,5 @@ func gtidPosition(ctx context.Context, q *sql.DB, flavor string, primary bool) (
 	if err := q.QueryRowContext(cctx, query).Scan(&s); err != nil {
 		return nil, err
 	}
-	return gomysql.ParseGTIDSet(flavor, s)
+	return parseGTIDSet(flavor, s)
 }

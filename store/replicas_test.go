@@ -76,6 +76,24 @@ func TestReplicas(t *testing.T) {
 	if st := db.Replicas(); len(st) != 1 || !st[0].Healthy || st[0].Lag < 0 || st[0].Lag > o.MaxReplicaLag {
 		t.Errorf("state %+v", st)
 	}
+	if primary.Flavor() == "mysql" {
+		// A tagged transaction (MySQL 8.3 on: uuid:tag:n in the GTID
+		// sets) leaves the positions readable and the replica in use.
+		conn, err := tdb.SQL.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"SET gtid_next = 'AUTOMATIC:wptag'", "INSERT INTO wp_options (option_name, option_value) VALUES ('tagged', 't')", "SET gtid_next = 'AUTOMATIC'"} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		conn.Close()
+		waitFor("the replica in use after a tagged transaction", func() bool {
+			v, err := db.RawOption(context.Background(), "tagged")
+			return err == nil && v == "t" && db.Replicas()[0].Healthy && fromReplica()
+		})
+	}
 
 	// A GTID to read after, from a request not yet proven (no route's
 	// read rides with its lookup): its user lookup reads as any other,
@@ -84,7 +102,12 @@ func TestReplicas(t *testing.T) {
 	if _, err := rdb.Exec("INSERT INTO wp_users (ID, user_login, user_pass, user_nicename, user_email, user_registered, display_name) VALUES (1000000, 'replica_user', 'x', 'r', 'r@example.test', NOW(), 'r')"); err != nil {
 		t.Fatal(err)
 	}
-	forged := db.ReadAfter(context.Background(), "0-1-999999999") // newer than the primary has: only the primary could answer
+	// Newer than the primary has: only the primary could answer.
+	newer := "0-1-999999999"
+	if primary.Flavor() == "mysql" {
+		newer = serverUUID(t, tdb.SQL) + ":999999999"
+	}
+	forged := db.ReadAfter(context.Background(), newer)
 	for range 3 {
 		if _, err := db.UserForAuth(forged, "replica_user", false, nil); err != nil {
 			t.Fatalf("an unproven lookup with a GTID: %v (it should read the replica as any other)", err)
@@ -97,7 +120,7 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("a proven lookup with a GTID the replica lacks read the replica: %v", err)
 	}
 
-	if _, err := rdb.Exec("STOP SLAVE"); err != nil {
+	if _, err := rdb.Exec("STOP REPLICA"); err != nil {
 		t.Fatal(err)
 	}
 	tdb.SetOption(t, "blogname", "changed on the primary")
@@ -132,8 +155,18 @@ func TestReplicas(t *testing.T) {
 		}
 	}
 
-	if _, err := rdb.Exec("START SLAVE"); err != nil {
+	if _, err := rdb.Exec("START REPLICA"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("reads back on the replica", fromReplica)
+}
+
+// serverUUID is a MySQL server's own GTID source.
+func serverUUID(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var u string
+	if err := db.QueryRow("SELECT @@server_uuid").Scan(&u); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

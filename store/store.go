@@ -45,13 +45,15 @@ func (unavailableError) Unavailable() bool { return true }
 
 // Options says how to reach WordPress's database.
 type Options struct {
-	Net         string // "tcp" or "unix"
-	Addr        string
-	User        string
-	Password    string
-	DBName      string
-	Charset     string
-	Collation   string
+	Net       string // "tcp" or "unix"
+	Addr      string
+	User      string
+	Password  string
+	DBName    string
+	Charset   string
+	Collation string
+	// TLS encrypts the connections to the primary and the replicas.
+	TLS         TLS
 	TablePrefix string
 	// Multisite: network options live in {prefix}sitemeta (network 1); the
 	// sidecar serves the network's main site.
@@ -84,6 +86,10 @@ type CacheInvalidator interface {
 	// site's), 0 on a single site.
 	OptionChanged(ctx context.Context, blog int64, name string)
 	UserMetaChanged(ctx context.Context, userID int64)
+	// UserChanged: a users row (the users group, by ID, which
+	// clean_user_cache deletes; the login, e-mail and slug groups hold
+	// only the ID, right while those stay).
+	UserChanged(ctx context.Context, userID int64)
 }
 
 // DB is WordPress's database, seen from one site: per-site tables carry
@@ -125,7 +131,7 @@ type pools struct {
 	// to read after was not waited for.
 	readAfterRefused atomic.Uint64
 	// primaryPos is the primary's GTID position at the last look
-	// (gomysql.GTIDSet); flavorSeen its flavor, once read.
+	// (*gtidSet); flavorSeen its flavor, once read.
 	primaryPos atomic.Value
 	flavorSeen atomic.Value
 }
@@ -181,6 +187,9 @@ func openPool(o Options, network, addr, user, password, dbName string, safe bool
 		if err := c.Apply(mysql.Charset(o.Charset, o.Collation)); err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
+	}
+	if err := o.TLS.Apply(c); err != nil {
+		return nil, err
 	}
 	c.Timeout, c.ReadTimeout, c.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
 	// Client-side interpolation saves the prepare and close round trips on
@@ -362,6 +371,7 @@ var connectionErrors = map[uint16]bool{
 	1203: true, // too many user connections
 	1226: true, // user resource limit
 	1927: true, // connection killed
+	3159: true, // the server takes only encrypted connections (--db-tls)
 }
 
 // classify wraps connection-level failures in ErrUnavailable so that the
@@ -381,11 +391,12 @@ func classify(err error) error {
 }
 
 // unrepresentable reports the server's refusal to compare a parameter that
-// is not text in the connection's charset with a column of another
-// (error 1267, "Illegal mix of collations").
+// is not text in the connection's charset with a column of another:
+// MariaDB's error 1267 ("Illegal mix of collations"), MySQL's 3988
+// ("Conversion from collation … impossible for parameter").
 func unrepresentable(err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1267
+	return errors.As(err, &me) && (me.Number == 1267 || me.Number == 3988)
 }
 
 // mysqlLogger sends the driver's own messages to the sidecar's log.

@@ -315,3 +315,36 @@ func setEntry(v phpserial.Value, key string, val phpserial.Value) phpserial.Valu
 	v.Entries = append(entries, phpserial.Entry{Key: k, Value: val})
 	return v
 }
+
+// SetUserPass writes what wp_set_password writes — user_pass = hash, and
+// user_activation_key emptied (a password-reset link sent before stops
+// working) — for user id, but only while user_pass is still old, compared
+// byte for byte (the column's collation would ignore case and trailing
+// spaces), so that a password changed meanwhile, by PHP or by another
+// request, is never overwritten. It reports whether it wrote; then the
+// memo forgets users and the object cache drops the row, as after the
+// sidecar's other user writes.
+//
+// wp_set_password also runs the wp_set_password action and, in
+// wordpress-develop's trunk, WP_Session_Tokens::destroy_all; neither
+// happens here (the sessions' cookies end anyway: they carry a fragment of
+// the old hash).
+func (db *DB) SetUserPass(ctx context.Context, id int64, old, hash string) (bool, error) {
+	res, err := db.sql.ExecContext(ctx, "UPDATE "+db.Table("users")+" SET user_pass = ?, user_activation_key = '' WHERE ID = ? AND CAST(user_pass AS BINARY) = CAST(? AS BINARY)",
+		hash, id, old)
+	if err != nil {
+		return false, fmt.Errorf("store: user_pass: %w", classify(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: user_pass: %w", classify(err))
+	}
+	if n == 0 {
+		return false, nil
+	}
+	db.memo.Forget(Changed{Users: true})
+	if db.cache != nil {
+		db.cache.UserChanged(ctx, id)
+	}
+	return true, nil
+}

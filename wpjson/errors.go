@@ -63,6 +63,9 @@ func IsUnavailable(err error) bool {
 // Render answers err: an *Error as it says, no connection free in time as
 // ErrBusy, a database that cannot be used as ErrDBUnavailable, a client that went away not at all, anything
 // else as ErrInternal, logged. It is the one place errors become answers.
+// On a route Register added, the answer carries the no-cache headers when
+// WordPress's would (RouteInfo.DBVersion, LoggedIn): forced by a nonce
+// that does not verify, as rest_cookie_check_errors forces them.
 func Render(w http.ResponseWriter, r *http.Request, err error) {
 	var e *Error
 	switch {
@@ -76,6 +79,9 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		zerolog.Ctx(r.Context()).Error().Err(err).Msg("request failed on a server error")
 		e = ErrInternal
+	}
+	if info, ok := infoOf(r); ok {
+		info.noCache(w.Header(), r, e.Status, e.Code == "rest_cookie_invalid_nonce")
 	}
 	WriteError(w, e)
 }

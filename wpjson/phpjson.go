@@ -359,7 +359,7 @@ func CheckBody(next http.Handler) http.Handler {
 			return
 		}
 		if e := CheckJSON(b); e != nil {
-			WriteError(w, e)
+			Render(w, r, e)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(b))

@@ -72,12 +72,20 @@ type RouteInfo struct {
 	// Errors, when set, turns the namespace's own errors (its store's
 	// sentinels) into answers before they are rendered.
 	Errors func(error) error
+	// DBVersion is the site's db_version and LoggedIn whether the
+	// request's user is logged in (is_user_logged_in): together they
+	// decide the answers' no-cache headers as the site's WordPress sends
+	// them (SendsNoCache, NoCacheHeaders), errors of authentication
+	// included. Without them every answer carries the newest set.
+	DBVersion func() (int64, error)
+	LoggedIn  func(*http.Request) bool
 }
 
 // Register adds routes to r as WordPress's REST server matches them: a
 // trailing slash is the same route, HEAD is answered by GET's handler,
-// every answer carries Allow with the route's methods, and OPTIONS
-// describes the route (rest_handle_options_request).
+// every answer carries Allow with the route's methods and the no-cache
+// headers when WordPress would send them, and OPTIONS describes the route
+// (rest_handle_options_request).
 func Register(r *mux.Router, info RouteInfo, routes []Route) {
 	for _, rt := range routes {
 		var methods []string
@@ -91,13 +99,13 @@ func Register(r *mux.Router, info RouteInfo, routes []Route) {
 				if h.Method == http.MethodGet {
 					ms = append(ms, http.MethodHead)
 				}
-				route := r.Handle(path, withAllow(allow, translate(info.Errors, h.Fn))).Methods(ms...)
+				route := r.Handle(path, &routeHandler{info, withAllow(allow, translate(info.Errors, h.Fn))}).Methods(ms...)
 				if rt.Name != "" {
 					route.Name(rt.Name)
 				}
 				when(route, rt.When)
 			}
-			when(r.Handle(path, options(info, methods)).Methods(http.MethodOptions), rt.When)
+			when(r.Handle(path, &routeHandler{info, options(info, methods)}).Methods(http.MethodOptions), rt.When)
 		}
 	}
 }

@@ -98,13 +98,6 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	WriteJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Data: errorData{Status: e.Status, JSONErrorCode: e.jsonCode, JSONErrorMessage: e.jsonMessage, Params: e.Params}})
 }
 
-// SetNoCache adds the no-cache headers WordPress (6.8+) sends to logged-in
-// users; responses of the sidecar's own routes are always for one.
-func SetNoCache(h http.Header) {
-	h.Set("Expires", "Wed, 11 Jan 1984 05:00:00 GMT")
-	h.Set("Cache-Control", "no-cache, must-revalidate, max-age=0, no-store, private")
-}
-
 // WriteRaw writes JSON that is already encoded.
 func WriteRaw(w http.ResponseWriter, status int, b []byte) {
 	SetRESTHeaders(w.Header())

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -43,7 +44,8 @@ func layoutCopy(t *testing.T, name, dbName string, files map[string]string) stri
 		if err != nil {
 			return err
 		}
-		s := strings.NewReplacer("wpsidecar_layouts", dbName, "127.0.0.1:3306", c.Addr).Replace(string(b))
+		_, port, _ := net.SplitHostPort(c.Addr)
+		s := strings.NewReplacer("wpsidecar_layouts", dbName, "127.0.0.1:3306", c.Addr, "':' . 3306", "':' . "+port).Replace(string(b))
 		return os.WriteFile(p, []byte(s), 0o644)
 	})
 	if err != nil {

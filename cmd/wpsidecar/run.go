@@ -167,7 +167,7 @@ func (s *sidecar) open(ctx context.Context) error {
 	network, addr := cfg.DB.Address()
 	db, err := store.Open(store.Options{
 		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
-		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
+		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 		MaxOpen: cfg.DB.MaxOpen, MaxWait: cfg.DB.MaxWait, Timeout: cfg.DB.Timeout, Cache: s.cache,
 		Replicas: cfg.DB.Replicas, MaxReplicaLag: cfg.DB.MaxReplicaLag, History: !cfg.History.Off,
 		Logger: logger.With().Str("component", "store").Logger(),

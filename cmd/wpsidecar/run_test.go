@@ -87,7 +87,7 @@ func start(t testing.TB, args []string, env []string) *started {
 }
 
 func sidecarArgs(t *testing.T, tdb *testdb.DB, upstream string) ([]string, []string) {
-	c := testdb.ServerConfig(t)
+	c := tdb.ServerConn()
 	args := []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--upstream", upstream, "--settings-refresh", "100ms"}
 	env := []string{"WORDPRESS_DB_HOST=" + c.Addr, "WORDPRESS_DB_USER=" + c.User, "WORDPRESS_DB_PASSWORD=" + c.Passwd,
 		"WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
@@ -569,8 +569,8 @@ func TestRun_BinlogChangeFeed(t *testing.T) {
 	t.Logf("commit to webhook received, 100 changes: p50 %s, p99 %s, max %s", took[50].Round(100*time.Microsecond), took[98].Round(100*time.Microsecond), took[99].Round(100*time.Microsecond))
 	s.stop()
 
-	// The machine's server has no binary log: polling, and why.
-	plain := testdb.New(t)
+	// A server without a binary log: polling, and why.
+	plain := testdb.NewOn(t, testdb.StartServer(t).Config())
 	args2, env2 := sidecarArgs(t, plain, php.URL)
 	s2 := start(t, append(args2, "--change-feed", "binlog", "--webhook-urls", hook.URL, "--webhook-secret", "s"), env2)
 	deadline = time.Now().Add(10 * time.Second)
@@ -755,7 +755,8 @@ func TestRun_ReadYourWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdb.Close()
-	for _, q := range []string{"STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY = 2", "START SLAVE"} {
+	delay := map[string]string{"mariadb": "CHANGE MASTER TO MASTER_DELAY = 2", "mysql": "CHANGE REPLICATION SOURCE TO SOURCE_DELAY = 2"}[replica.Flavor()]
+	for _, q := range []string{"STOP REPLICA", delay, "START REPLICA"} {
 		if _, err := rdb.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -97,6 +97,14 @@ func NewOn(t testing.TB, c *mysql.Config) *DB {
 	dc := c.Clone()
 	dc.DBName = name
 	dc.MultiStatements = true
+	// The session's sql_mode as wpdb sets it (set_sql_mode drops
+	// NO_ZERO_DATE, ONLY_FULL_GROUP_BY, the strict and ANSI modes): the
+	// tables' zero-date defaults are WordPress's own, which MySQL's
+	// default mode refuses.
+	if dc.Params == nil {
+		dc.Params = map[string]string{}
+	}
+	dc.Params["sql_mode"] = "'NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 	dconn, err := mysql.NewConnector(dc)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
@@ -120,9 +128,21 @@ func NewOn(t testing.TB, c *mysql.Config) *DB {
 	return db
 }
 
+// ServerConn is the connection to this database's server as its admin,
+// no database named.
+func (db *DB) ServerConn() *mysql.Config {
+	c := db.config.Clone()
+	c.DBName = ""
+	return c
+}
+
 // StoreOptions are the options to open this database through the store.
 func (db *DB) StoreOptions() store.Options {
-	return store.Options{
+	var tls store.TLS
+	if db.config.TLS != nil {
+		tls.Mode = store.TLSRequired // a server that takes only TLS
+	}
+	return store.Options{TLS: tls,
 		Net: db.config.Net, Addr: db.config.Addr, User: db.config.User, Password: db.config.Passwd,
 		DBName: db.Name, Charset: "utf8mb4", Collation: "utf8mb4_unicode_520_ci",
 		TablePrefix: Prefix, MaxOpen: 8, Timeout: 5 * time.Second, Logger: zerolog.Nop(),

@@ -5,6 +5,19 @@
 //
 // Start it once per test run (TestMain) and Stop it at the end; Stop ends
 // exactly the processes Start started and drops the database it made.
+//
+// The stack is the machine's unless the environment says otherwise:
+//
+//   - WPSIDECAR_TEST_WORDPRESS: the WordPress tree the site is copied from
+//     (default Debian's /usr/share/wordpress; scripts/stacks.sh builds
+//     others in .cache/stacks/wordpress/);
+//   - WPSIDECAR_TEST_PHP: "" for the machine's php-fpm and php, "chroot"
+//     for those of scripts/stacks.sh's Debian sid chroot (PHP 8.4) in
+//     WPSIDECAR_STACKS (default .cache/stacks): the site's files then live
+//     in the chroot's /srv, where nginx here and PHP there both see them;
+//   - WPSIDECAR_TEST_DSN: the database server; on MySQL the site's
+//     database and user are made with the chroot's mysql client, when
+//     there is one.
 package wptest
 
 import (
@@ -48,6 +61,7 @@ type User struct {
 type Site struct {
 	Dir        string // state: docroot, configs, logs
 	Docroot    string
+	PHPDocroot string // Docroot as PHP sees it (inside its chroot, with WPSIDECAR_TEST_PHP=chroot)
 	WPConfig   string
 	WPURL      string // nginx serving WordPress directly
 	URL        string // the sidecar: the site's public URL
@@ -56,6 +70,7 @@ type Site struct {
 	DBName     string
 	Users      map[string]User // by role name: administrator, editor, author, subscriber, granted, denied
 	repo       string
+	phpRoot    string // the chroot PHP runs in; "" for the machine's
 	db         *sql.DB
 	dbc        *mysql.Config
 	sidecar    *exec.Cmd
@@ -139,11 +154,21 @@ func Start(o Options) (s *Site, err error) {
 	if o.EnvironmentType == "" {
 		o.EnvironmentType = "local"
 	}
-	dir, err := os.MkdirTemp("", "wpsidecar-e2e-")
+	phpRoot, err := phpChroot(repo)
 	if err != nil {
 		return nil, err
 	}
-	s = &Site{Dir: dir, Docroot: filepath.Join(dir, "wp", "wordpress"), repo: repo}
+	// With a chrooted PHP the site lives in the chroot, for both sides.
+	tmp := ""
+	if phpRoot != "" {
+		tmp = filepath.Join(phpRoot, "srv")
+	}
+	dir, err := os.MkdirTemp(tmp, "wpsidecar-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	s = &Site{Dir: dir, Docroot: filepath.Join(dir, "wp", "wordpress"), repo: repo, phpRoot: phpRoot}
+	s.PHPDocroot = s.phpPath(s.Docroot)
 	s.WPConfig = filepath.Join(s.Docroot, "wp-config.php")
 	defer func() {
 		if err != nil {
@@ -167,10 +192,14 @@ func Start(o Options) (s *Site, err error) {
 	s.URL = fmt.Sprintf("http://127.0.0.1:%d", ports[2])
 	s.AdminURL = fmt.Sprintf("http://127.0.0.1:%d", ports[3])
 	s.DBName = "wpsidecar_e2e_" + randomHex(4)
-	host, port, _ := net.SplitHostPort(dbc.Addr)
-	mysqlAdmin := fmt.Sprintf("mariadb --protocol=tcp -h%s -P%s -u%s", host, port, dbc.User)
-	if dbc.Passwd != "" {
-		mysqlAdmin += " -p" + dbc.Passwd
+	admin := dbc.Clone()
+	admin.DBName = ""
+	if s.db, err = sql.Open("mysql", admin.FormatDSN()); err != nil {
+		return s, err
+	}
+	mysqlAdmin, err := s.mysqlAdmin(repo, dbc)
+	if err != nil {
+		return s, err
 	}
 	s.env = append(os.Environ(),
 		"WP_PORT="+strconv.Itoa(ports[0]), "WP_PROXY_PORT="+strconv.Itoa(ports[1]),
@@ -178,6 +207,12 @@ func Start(o Options) (s *Site, err error) {
 		"WP_ENVIRONMENT_TYPE="+o.EnvironmentType, "MYSQL_ADMIN="+mysqlAdmin,
 		"WP_HTTP_HOST="+strings.TrimPrefix(s.URL, "http://"),
 	)
+	if src := os.Getenv("WPSIDECAR_TEST_WORDPRESS"); src != "" {
+		s.env = append(s.env, "WP_SOURCE="+src)
+	}
+	if phpRoot != "" {
+		s.env = append(s.env, "WP_PHP_CHROOT="+phpRoot)
+	}
 	extra := ""
 	if o.RedisObjectCache {
 		s.Redis = os.Getenv("WPSIDECAR_TEST_REDIS")
@@ -204,16 +239,11 @@ func Start(o Options) (s *Site, err error) {
 	}
 	s.env = append(s.env, "WP_MU_PLUGINS="+strings.Join(mu, " "))
 	s.env = append(s.env, "WP_CONFIG_EXTRA="+extra)
-	admin := dbc.Clone()
-	admin.DBName = ""
-	if s.db, err = sql.Open("mysql", admin.FormatDSN()); err != nil {
-		return s, err
-	}
 
 	if out, err := s.command(filepath.Join(repo, "scripts", "wordpress.sh"), "start", filepath.Join(dir, "wp")).CombinedOutput(); err != nil {
 		return s, fmt.Errorf("wordpress.sh start: %v\n%s", err, out)
 	}
-	out, err := s.command("php", filepath.Join(repo, "scripts", "wp", "users.php"), s.Docroot).Output()
+	out, err := s.php("users.php").Output()
 	if err != nil {
 		return s, fmt.Errorf("users.php: %v\n%s", err, stderrOf(err))
 	}
@@ -269,8 +299,7 @@ func (s *Site) makeNetwork(mode, domain string) error {
 	if domain == "" {
 		domain = "net.test"
 	}
-	script := filepath.Join(s.repo, "scripts", "wp", "network.php")
-	consts, err := s.command("php", script, s.Docroot, "install", mode, domain).Output()
+	consts, err := s.php("network.php", "install", mode, domain).Output()
 	if err != nil {
 		return fmt.Errorf("network.php install: %v\n%s", err, stderrOf(err))
 	}
@@ -286,7 +315,7 @@ func (s *Site) makeNetwork(mode, domain string) error {
 	if err := os.WriteFile(s.WPConfig, cfg, 0o644); err != nil {
 		return err
 	}
-	out, err := s.command("php", script, s.Docroot, "sites", domain).Output()
+	out, err := s.php("network.php", "sites", domain).Output()
 	if err != nil {
 		return fmt.Errorf("network.php sites: %v\n%s", err, stderrOf(err))
 	}
@@ -430,6 +459,86 @@ func (s *Site) command(name string, args ...string) *exec.Cmd {
 	return c
 }
 
+// php is the php CLI of the PHP serving the site running scripts/wp/NAME
+// DOCROOT ARGS…: the machine's, or the chroot's on the copy of
+// scripts/wp that wordpress.sh put in the state dir.
+func (s *Site) php(name string, args ...string) *exec.Cmd {
+	if s.phpRoot == "" {
+		return s.command("php", append([]string{filepath.Join(s.repo, "scripts", "wp", name), s.Docroot}, args...)...)
+	}
+	script := s.phpPath(filepath.Join(s.Dir, "wp", "scripts", "wp", name))
+	return s.command("chroot", append([]string{s.phpRoot, "php", script, s.PHPDocroot}, args...)...)
+}
+
+// phpPath is the path p as PHP sees it.
+func (s *Site) phpPath(p string) string {
+	if s.phpRoot == "" {
+		return p
+	}
+	return "/" + strings.TrimPrefix(strings.TrimPrefix(p, s.phpRoot), "/")
+}
+
+// stacksDir is where scripts/stacks.sh builds: WPSIDECAR_STACKS, else
+// .cache/stacks in the repository.
+func stacksDir(repo string) string {
+	if d := os.Getenv("WPSIDECAR_STACKS"); d != "" {
+		return d
+	}
+	return filepath.Join(repo, ".cache", "stacks")
+}
+
+// phpChroot reads WPSIDECAR_TEST_PHP: the chroot whose PHP serves the
+// site, or "" for the machine's.
+func phpChroot(repo string) (string, error) {
+	switch v := os.Getenv("WPSIDECAR_TEST_PHP"); v {
+	case "":
+		return "", nil
+	case "chroot":
+		root, err := filepath.Abs(filepath.Join(stacksDir(repo), "sid"))
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(filepath.Join(root, "usr", "bin", "php")); err != nil {
+			return "", fmt.Errorf("WPSIDECAR_TEST_PHP=chroot: no PHP in %s: run scripts/stacks.sh build (WPSIDECAR_STACKS names where it builds)", root)
+		}
+		if os.Geteuid() != 0 {
+			return "", errors.New("WPSIDECAR_TEST_PHP=chroot runs PHP in a chroot, which needs root")
+		}
+		return root, nil
+	default:
+		return "", fmt.Errorf("WPSIDECAR_TEST_PHP=%q: want empty (the machine's PHP) or chroot", v)
+	}
+}
+
+// mysqlAdmin is wordpress.sh's MYSQL_ADMIN for the server dbc names: the
+// machine's mariadb client, or on MySQL the mysql client of the stacks'
+// chroot when it is built (MariaDB's client need not speak MySQL's
+// caching_sha2_password with a password; MySQL's own does).
+func (s *Site) mysqlAdmin(repo string, dbc *mysql.Config) (string, error) {
+	host, port, _ := net.SplitHostPort(dbc.Addr)
+	client := "mariadb"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var version string
+	if err := s.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return "", fmt.Errorf("database server at %s: %w", dbc.Addr, err)
+	}
+	if !strings.Contains(version, "MariaDB") {
+		root, err := filepath.Abs(filepath.Join(stacksDir(repo), "sid"))
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(filepath.Join(root, "usr", "bin", "mysql")); err == nil && !strings.ContainsAny(root, " \t'\"") {
+			client = "chroot " + root + " mysql"
+		}
+	}
+	a := fmt.Sprintf("%s --protocol=tcp -h%s -P%s -u%s", client, host, port, dbc.User)
+	if dbc.Passwd != "" {
+		a += " -p" + dbc.Passwd
+	}
+	return a, nil
+}
+
 // PHP runs code inside WordPress (after wp-load.php) and decodes what it
 // returns, JSON-encoded by PHP, into out (when out is not nil).
 func (s *Site) PHP(t testing.TB, code string, out any) {
@@ -441,7 +550,7 @@ func (s *Site) PHP(t testing.TB, code string, out any) {
 // decodes the JSON it prints into out (when out is not nil).
 func (s *Site) Script(t testing.TB, name string, out any, args ...string) {
 	t.Helper()
-	b, err := s.command("php", append([]string{filepath.Join(s.repo, "scripts", "wp", name), s.Docroot}, args...)...).Output()
+	b, err := s.php(name, args...).Output()
 	if err != nil {
 		t.Fatalf("php %s %q: %v\n%s", name, args, err, stderrOf(err))
 	}

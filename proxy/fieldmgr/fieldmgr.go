@@ -76,10 +76,12 @@ func (s *Service) Name() string { return "fieldmgr/v1" }
 // paths and methods go to PHP.
 func (s *Service) Register(r *mux.Router) {
 	r.Use(s.auth.Identify(http.StatusUnauthorized, s.ride), wpjson.CheckBody, s.auth.Permit(capability, http.StatusUnauthorized), s.ensureTable)
-	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, Permitted: func(r *http.Request) bool {
-		return auth.UserFrom(r.Context()).Can("manage_options")
-	}}, s.routes())
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, DBVersion: s.dbVersion, LoggedIn: loggedIn,
+		Permitted: func(r *http.Request) bool { return auth.UserFrom(r.Context()).Can("manage_options") }}, s.routes())
 }
+
+// loggedIn is is_user_logged_in() for the no-cache headers.
+func loggedIn(r *http.Request) bool { return auth.UserFrom(r.Context()) != nil }
 
 // Routes are the namespace's routes with their documentation, for the
 // OpenAPI description (their handlers are not for serving).
@@ -141,6 +143,11 @@ func FieldDefinitionSchemas() map[string]any {
 func (s *Service) home() (string, error) {
 	st, err := s.settings.Current()
 	return st.Home, err
+}
+
+func (s *Service) dbVersion() (int64, error) {
+	st, err := s.settings.Current()
+	return st.DBVersion, err
 }
 
 // prefetched is what a GET's read brought along with authentication.

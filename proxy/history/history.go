@@ -26,7 +26,7 @@ import (
 type Service struct {
 	auth     *auth.Authenticator
 	history  *store.History
-	settings store.Settings // the site's time for a group's dates, db_version for a new row's autoload
+	settings store.Settings // the site's time for a group's dates, db_version for the options row's autoload
 	now      func() time.Time
 }
 
@@ -41,16 +41,23 @@ func (s *Service) Name() string { return "wpsidecar/v1" }
 // Register lists the routes, behind manage_options.
 func (s *Service) Register(r *mux.Router) {
 	r.Use(s.auth.Identify(http.StatusUnauthorized, nil), wpjson.CheckBody, s.auth.Permit(capability, http.StatusUnauthorized))
-	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, Permitted: func(r *http.Request) bool {
-		return auth.UserFrom(r.Context()).Can("manage_options")
-	}}, s.routes())
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, DBVersion: s.dbVersion, LoggedIn: loggedIn,
+		Permitted: func(r *http.Request) bool { return auth.UserFrom(r.Context()).Can("manage_options") }}, s.routes())
 }
+
+// loggedIn is is_user_logged_in() for the no-cache headers.
+func loggedIn(r *http.Request) bool { return auth.UserFrom(r.Context()) != nil }
 
 func capability(*http.Request) string { return "manage_options" }
 
 func (s *Service) home() (string, error) {
 	st, err := s.settings.Current()
 	return st.Home, err
+}
+
+func (s *Service) dbVersion() (int64, error) {
+	st, err := s.settings.Current()
+	return st.DBVersion, err
 }
 
 // Routes are the namespace's routes with their documentation, for the
@@ -259,7 +266,7 @@ func (s *Service) handleRevert(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rv := store.Revert{By: auth.AuthorOf(r), Now: st.LocalTime(s.now()), Autoload: store.OptionAutoload(st.DBVersion), Force: force}
+	rv := store.Revert{By: auth.AuthorOf(r), Now: st.LocalTime(s.now()), DBVersion: st.DBVersion, Force: force}
 	if err := s.history.Revert(r.Context(), id, rv); err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ import (
 type Service struct {
 	auth     *auth.Authenticator
 	db       *store.DB
-	settings store.Settings // db_version decides a new row's autoload; home is in OPTIONS answers
+	settings store.Settings // db_version decides the row's autoload; home is in OPTIONS answers
 	log      zerolog.Logger
 	cfg      Source
 
@@ -74,10 +74,12 @@ func (s *Service) Name() string { return "themeopts/v1" }
 // mode (otherwise PHP answers it: rest_no_route).
 func (s *Service) Register(r *mux.Router) {
 	r.Use(s.auth.Identify(http.StatusForbidden, s.ride), wpjson.CheckBody, s.auth.Permit(s.capability, http.StatusForbidden))
-	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Permitted: func(r *http.Request) bool {
-		return auth.UserFrom(r.Context()).Can(s.Config().Capability)
-	}}, s.routes())
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, DBVersion: s.dbVersion, LoggedIn: loggedIn,
+		Permitted: func(r *http.Request) bool { return auth.UserFrom(r.Context()).Can(s.Config().Capability) }}, s.routes())
 }
+
+// loggedIn is is_user_logged_in() for the no-cache headers.
+func loggedIn(r *http.Request) bool { return auth.UserFrom(r.Context()) != nil }
 
 // Routes are the namespace's routes with their documentation, for the
 // OpenAPI description (their handlers are not for serving).
@@ -121,6 +123,11 @@ func (s *Service) routes() []wpjson.Route {
 func (s *Service) home() (string, error) {
 	st, err := s.settings.Current()
 	return st.Home, err
+}
+
+func (s *Service) dbVersion() (int64, error) {
+	st, err := s.settings.Current()
+	return st.DBVersion, err
 }
 
 // capability is the configured one, except that OPTIONS needs none.
@@ -418,7 +425,7 @@ func (s *Service) write(w http.ResponseWriter, r *http.Request, c *Config, next 
 		stored string
 	)
 	by := auth.AuthorOf(r)
-	err = s.db.ModifyOption(r.Context(), c.OptName, store.OptionAutoload(st.DBVersion), &by, func(raw string, found bool) (string, error) {
+	err = s.db.ModifyOption(r.Context(), c.OptName, st.DBVersion, &by, func(raw string, found bool) (string, error) {
 		if err := pre.Check(optionsETag(raw, found)); err != nil {
 			return "", err
 		}

@@ -171,6 +171,12 @@ func (r *Redis) UserMetaChanged(ctx context.Context, userID int64) {
 	r.evict(ctx, "user_meta", strconv.FormatInt(userID, 10), r.UserMetaKeys(userID))
 }
 
+// UserChanged deletes PHP's cached users row of a user.
+func (r *Redis) UserChanged(ctx context.Context, userID int64) {
+	id := strconv.FormatInt(userID, 10)
+	r.evict(ctx, "users", id, []string{r.Key("users", id, true)})
+}
+
 // evict deletes keys now and, after Again, once more. A failure is logged,
 // not returned: the database write it follows has been made.
 func (r *Redis) evict(ctx context.Context, what, name string, keys []string) {

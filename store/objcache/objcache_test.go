@@ -151,6 +151,20 @@ func TestOptionChanged(t *testing.T) {
 	}
 }
 
+// TestUserChanged: a user's cached row goes (the global users group, as
+// clean_user_cache deletes it); another user's and the meta stay.
+func TestUserChanged(t *testing.T) {
+	rc := testredis.Client(t)
+	salt := testredis.Salt(t, rc)
+	r := newCache(t, objcache.Options{Salt: salt, TablePrefix: "wp_", Again: -1})
+	kept := []string{salt + "wp:users:43", salt + "wp:user_meta:42", salt + "wp:userlogins:admin"}
+	set(t, rc, append([]string{salt + "wp:users:42"}, kept...)...)
+	r.UserChanged(context.Background(), 42)
+	if got := exists(t, rc, append([]string{salt + "wp:users:42"}, kept...)...); !slices.Equal(got, kept) {
+		t.Errorf("left %v, want %v", got, kept)
+	}
+}
+
 // TestClose_RunsPendingDeletions: shutting down does the second deletion
 // at once instead of dropping it.
 func TestClose_RunsPendingDeletions(t *testing.T) {
@@ -218,7 +232,7 @@ func TestStoreWrites(t *testing.T) {
 	optKeys := cache.OptionKeys(0, "theme_opts")
 
 	set(t, rc, optKeys...)
-	err = db.ModifyOption(ctx, "theme_opts", "auto", nil, func(string, bool) (string, error) { return "a:0:{}", nil })
+	err = db.ModifyOption(ctx, "theme_opts", 61833, nil, func(string, bool) (string, error) { return "a:0:{}", nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +241,7 @@ func TestStoreWrites(t *testing.T) {
 	}
 
 	set(t, rc, optKeys...)
-	err = db.ModifyOption(ctx, "theme_opts", "auto", nil, func(string, bool) (string, error) { return "a:0:{}", nil })
+	err = db.ModifyOption(ctx, "theme_opts", 61833, nil, func(string, bool) (string, error) { return "a:0:{}", nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +249,7 @@ func TestStoreWrites(t *testing.T) {
 		t.Errorf("unchanged write evicted: left %v", got)
 	}
 
-	err = db.ModifyOption(ctx, "theme_opts", "auto", nil, func(string, bool) (string, error) { return `a:1:{s:1:"a";i:1;}`, nil })
+	err = db.ModifyOption(ctx, "theme_opts", 61833, nil, func(string, bool) (string, error) { return `a:1:{s:1:"a";i:1;}`, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +258,7 @@ func TestStoreWrites(t *testing.T) {
 	}
 
 	set(t, rc, optKeys...)
-	refused := db.ModifyOption(ctx, "theme_opts", "auto", nil, func(string, bool) (string, error) { return "", context.Canceled })
+	refused := db.ModifyOption(ctx, "theme_opts", 61833, nil, func(string, bool) (string, error) { return "", context.Canceled })
 	if refused == nil {
 		t.Fatal("no error")
 	}

@@ -1,0 +1,136 @@
+package wpjson
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gorilla/mux"
+)
+
+// The db_versions from which WordPress's no-cache set changed: 6.3
+// (55853; 6.1 and 6.2 are both 53496) adds "no-store, private" to the
+// Cache-Control of logged-in users, 6.8 (60421) to everyone's
+// (wp_get_nocache_headers).
+const (
+	dbVersion63 = 55853
+	dbVersion68 = 60421
+)
+
+// NoCacheHeaders are the Expires and Cache-Control of
+// wp_get_nocache_headers() on the site's version (dbVersion, its
+// db_version), for a user logged in or not at that moment:
+//
+//	6.1, 6.2  no-cache, must-revalidate, max-age=0
+//	6.3–6.7   the same, and ", no-store, private" for a logged-in user
+//	6.8+      no-cache, must-revalidate, max-age=0, no-store, private
+//
+// Expires is always Wed, 11 Jan 1984 05:00:00 GMT; Last-Modified goes.
+func NoCacheHeaders(dbVersion int64, loggedIn bool) (expires, cacheControl string) {
+	cacheControl = "no-cache, must-revalidate, max-age=0"
+	if dbVersion >= dbVersion68 || dbVersion >= dbVersion63 && loggedIn {
+		cacheControl += ", no-store, private"
+	}
+	return "Wed, 11 Jan 1984 05:00:00 GMT", cacheControl
+}
+
+// SendsNoCache is when WP_REST_Server::serve_request sends the no-cache
+// set (the same from 6.1 to 7.1): when the filter rest_send_nocache_headers
+// says so — is_user_logged_in() unless forced, as rest_cookie_check_errors
+// forces it on a nonce that does not verify — or when the method came from
+// X-HTTP-Method-Override (not _method) and the status is 4xx. An error
+// answer is not enough by itself: an anonymous 401 or 403 carries none.
+func SendsNoCache(loggedIn, forced, overridden bool, status int) bool {
+	return loggedIn || forced || overridden && status >= 400 && status < 500
+}
+
+// SetNoCache sets the no-cache set of the site's version for a user
+// logged in or not (NoCacheHeaders) and removes Last-Modified, as
+// serve_request sends them.
+func SetNoCache(h http.Header, dbVersion int64, loggedIn bool) {
+	expires, cc := NoCacheHeaders(dbVersion, loggedIn)
+	h.Set("Expires", expires)
+	h.Set("Cache-Control", cc)
+	h.Del("Last-Modified")
+}
+
+// noCache gives the answer to r with status the no-cache set when
+// WordPress's REST server would send it (SendsNoCache, NoCacheHeaders):
+// forced is a nonce that did not verify. A status of 0 is one the handler
+// has yet to choose: not a 4xx, which only anonymous requests overridden
+// by X-HTTP-Method-Override care about, and those reach no handler but
+// OPTIONS. Without DBVersion and LoggedIn every answer carries the set of
+// the newest WordPress.
+func (info RouteInfo) noCache(h http.Header, r *http.Request, status int, forced bool) {
+	if info.DBVersion == nil || info.LoggedIn == nil {
+		SetNoCache(h, dbVersion68, true)
+		return
+	}
+	dbVersion, err := info.DBVersion()
+	if err != nil {
+		dbVersion = dbVersion68 // not known: the strictest
+	}
+	override, envelope := requestGlobals(r)
+	if envelope {
+		status = http.StatusOK // the enveloped answer's, which serve_request looks at
+	}
+	loggedIn := info.LoggedIn(r)
+	if SendsNoCache(loggedIn, forced, override, status) {
+		SetNoCache(h, dbVersion, loggedIn)
+	}
+}
+
+// requestGlobals tells whether serve_request would take r's method as
+// overridden ($method_overridden: an X-HTTP-Method-Override header and no
+// _method in the query) and whether its query has _envelope, as PHP's
+// isset($_GET[…]) sees them.
+func requestGlobals(r *http.Request) (overridden, envelope bool) {
+	method := false
+	for raw := r.URL.RawQuery; strings.Contains(raw, "_"); {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		k, _, _ := strings.Cut(kv, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			continue
+		}
+		k, _, _ = strings.Cut(k, "[") // _method[]=…: an array, set all the same
+		switch k {
+		case "_method":
+			method = true
+		case "_envelope":
+			envelope = true
+		}
+	}
+	_, header := r.Header["X-Http-Method-Override"]
+	return header && !method, envelope
+}
+
+// infoOf is the RouteInfo of the route r was routed to, when Register
+// registered it.
+func infoOf(r *http.Request) (RouteInfo, bool) {
+	route := mux.CurrentRoute(r)
+	if route == nil {
+		return RouteInfo{}, false
+	}
+	h, ok := route.GetHandler().(*routeHandler)
+	if !ok {
+		return RouteInfo{}, false
+	}
+	return h.info, true
+}
+
+// routeHandler is the handler of a route Register added: before the
+// route's own handler it sets the answer's no-cache headers (which Render
+// sets again, by the error's status, when the answer is an error), and it
+// keeps the namespace's RouteInfo for the answers given before it runs
+// (authentication's, found through the request's route).
+type routeHandler struct {
+	info RouteInfo
+	next http.Handler
+}
+
+func (h *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.info.noCache(w.Header(), r, 0, false)
+	h.next.ServeHTTP(w, r)
+}
