@@ -37,6 +37,7 @@ func TestExportImportHistory(t *testing.T) {
 	cli := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(fs.Bin, append(args, "--wp-config", fs.WPConfig, "--themeopts-config", themeoptsConfig)...)
+		cmd.Env = []string{} // everything from wp-config.php, as the site's own sidecar (not the tests' WPSIDECAR_TEST_* variables)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("wpsidecar %s: %v\n%s", strings.Join(args, " "), err, out)

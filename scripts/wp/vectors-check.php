@@ -1,8 +1,9 @@
 <?php
 // Checks testdata/wp-vectors.json against the WordPress this script runs in
-// (the harness's Debian WordPress 6.1.9): every vector of a section that
-// records what 6.1.9 answers is computed again with WordPress's own
-// functions, and each difference is reported. Prints JSON:
+// (the harness's Debian WordPress 6.1.9, or 6.8 and 7.1 in make
+// test-stacks): every vector of a section that records what this version
+// answers is computed again with WordPress's own functions, and each
+// difference is reported. Prints JSON:
 // {"wordpress":"6.1.9","checked":N,"mismatches":["section[i]: …", …]}.
 //
 //   php vectors-check.php DOCROOT VECTORS.json
@@ -29,11 +30,13 @@ $expect     = function ( $where, $want, $got ) use ( &$checked, &$mismatches ) {
 	}
 };
 
-// Password checks: what wp_check_password() of 6.1.9 answers.
+// Password checks: what wp_check_password() answers, as the file has it
+// for 6.1.9, or for 7.1 (whose rules 6.8 has too) on 6.8 and later.
+$answer = version_compare( $GLOBALS['wp_version'], '6.8', '>=' ) ? 'wp_check_password_7.1' : 'wp_check_password_6.1.9';
 foreach ( array( 'phpass' => 'hash', 'other_hash_formats' => 'hash_6.1.9_run' ) as $section => $field ) {
 	foreach ( $v[ $section ]['vectors'] as $i => $c ) {
-		if ( array_key_exists( 'wp_check_password_6.1.9', $c ) ) {
-			$expect( "$section[$i]", $c['wp_check_password_6.1.9'], wp_check_password( $c['password'], $c[ $field ] ) );
+		if ( array_key_exists( $answer, $c ) ) {
+			$expect( "$section[$i]", $c[ $answer ], wp_check_password( $c['password'], $c[ $field ] ) );
 		}
 	}
 }
