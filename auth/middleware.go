@@ -70,7 +70,8 @@ func (a *Authenticator) Identify(unauthStatus int, ride func(*http.Request) Ride
 			// database the user lookup alone, whatever the route reads.
 			var read Ride
 			var pb *store.Piggyback
-			vouched := a.vouched(r)
+			cred := a.credential(r)
+			vouched := cred != "" && a.checks.has(cred)
 			if ride != nil && vouched {
 				if read = ride(r); read != nil {
 					pb = read.Piggyback()
@@ -78,10 +79,10 @@ func (a *Authenticator) Identify(unauthStatus int, ride func(*http.Request) Ride
 			}
 			u, fresh, err := a.authenticate(r, pb)
 			switch {
-			case u != nil && !vouched:
-				a.checks.add(a.credential(r))
+			case u != nil && !vouched && cred != "":
+				a.checks.add(u.ID, cred) // kept for u: its successes push out only its own
 			case u == nil && vouched:
-				a.checks.remove(a.credential(r)) // revoked, or logged out
+				a.checks.remove(cred) // revoked, or logged out
 			}
 			var f *wpjson.Error
 			if errors.As(err, &f) && f.Status == 0 {
@@ -129,18 +130,25 @@ func (a *Authenticator) Require(capability func(*http.Request) string, unauthSta
 	return func(next http.Handler) http.Handler { return identify(permit(next)) }
 }
 
-// credential is a request's credentials as the client sent them, keyed
-// (HMAC with a secret of the process): the Authorization header and the
-// cookies.
+// credential is what authenticates a request, as the client sent it,
+// keyed (a hash with a secret of the process): the Authorization header and
+// the values of the site's own auth cookies (the auth cookie of either
+// scheme, the logged-in cookie). Nothing else of the request is part of it:
+// other cookies, which a client can vary at will, do not make another
+// credential. "" when the request carries none of them.
 func (a *Authenticator) credential(r *http.Request) string {
-	return a.checks.key("request", 0, r.Header.Get("Authorization"), strings.Join(r.Header.Values("Cookie"), "; "))
-}
-
-// vouched tells whether r's credentials authenticated before (bounded:
-// the oldest are forgotten first).
-func (a *Authenticator) vouched(r *http.Request) bool {
-	if r.Header.Get("Authorization") == "" && len(r.Header.Values("Cookie")) == 0 {
-		return false
+	authz := r.Header.Get("Authorization")
+	var cookies []string
+	if site, err := a.site(); err == nil {
+		all := r.Header.Values("Cookie")
+		for _, name := range []string{site.auth, site.secure, site.cookie} {
+			if v, ok := cookieValue(all, name); ok {
+				cookies = append(cookies, name+"="+v)
+			}
+		}
 	}
-	return a.checks.has(a.credential(r))
+	if authz == "" && len(cookies) == 0 {
+		return ""
+	}
+	return a.checks.key("request", 0, authz, strings.Join(cookies, "\x00"))
 }

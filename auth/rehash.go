@@ -106,7 +106,7 @@ func (a *Authenticator) rehash(ctx context.Context, u *store.User, password stri
 	if !needsRehash(u.Pass, len(password), v) {
 		return
 	}
-	if !a.rehashed.add(a.rehashed.key("rehash", u.ID, "", u.Pass)) {
+	if !a.rehashed.add(u.ID, a.rehashed.key("rehash", u.ID, "", u.Pass)) {
 		return
 	}
 	a.background.Add(1)
@@ -126,7 +126,7 @@ func (a *Authenticator) rehash(ctx context.Context, u *store.User, password stri
 		}
 		if wrote {
 			// The next request's check of the new hash needs no bcrypt.
-			a.checks.add(a.checks.key("pw", u.ID, password, hash))
+			a.checks.add(u.ID, a.checks.key("pw", u.ID, password, hash))
 		}
 	}()
 }

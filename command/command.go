@@ -11,10 +11,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"os/signal"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -22,8 +27,10 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/proxy/history"
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
 
 // Names are the commands this package runs.
@@ -44,8 +51,64 @@ type flags struct {
 	json                  bool
 }
 
-// Run runs command name with args.
+// stopGrace is how long a command told to stop (its context ended: a
+// SIGTERM or SIGINT) is given to end what it does before Run returns
+// without it: a transaction under way is rolled back when the process
+// ends, and a read that does not notice the context is left behind.
+const stopGrace = 2 * time.Second
+
+// Run runs command name with args, until ctx ends or a SIGTERM or SIGINT
+// comes: then it returns at once with an error saying so (within
+// stopGrace), whatever the command was doing.
 func Run(ctx context.Context, name string, args []string, env Env) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// What the command prints after Run returned is dropped.
+	out, errOut := &gated{w: env.Stdout}, &gated{w: env.Stderr}
+	defer out.close()
+	defer errOut.close()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, name, args, Env{Environ: env.Environ, Stdout: out, Stderr: errOut}) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	timer := time.NewTimer(stopGrace)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err == nil {
+			return nil // it had finished
+		}
+	case <-timer.C:
+	}
+	return fmt.Errorf("%s interrupted: %w", name, context.Cause(ctx))
+}
+
+// gated is a writer that drops what is written once closed.
+type gated struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (g *gated) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.w == nil {
+		return len(p), nil
+	}
+	return g.w.Write(p)
+}
+
+func (g *gated) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
+
+func run(ctx context.Context, name string, args []string, env Env) error {
 	var f flags
 	cfg, pos, err := config.LoadCommand(args, env.Environ, env.Stderr, func(fs *flag.FlagSet) {
 		fs.Int64Var(&f.site, "site", 0, "on a multisite network, only this site (blog id)")
@@ -103,9 +166,13 @@ func Run(ctx context.Context, name string, args []string, env Env) error {
 	}
 	c := &cmd{cfg: cfg, f: f, out: env.Stdout, network: cfg.Multisite && f.site == 0}
 	switch name {
-	case "export":
-		return c.export(ctx, sites, pos[0])
-	case "import":
+	case "export", "import":
+		if c.themeopts, err = themeoptsOf(ctx, cfg, db, sites); err != nil {
+			return err
+		}
+		if name == "export" {
+			return c.export(ctx, sites, pos[0])
+		}
 		return c.importDir(ctx, sites, pos[0])
 	}
 	if cfg.History.Off {
@@ -129,15 +196,83 @@ type cmd struct {
 	f       flags
 	out     io.Writer
 	network bool // every site of a network: each in a directory of its own
+	// themeopts are the sites' theme options configurations by blog id (0
+	// on a single site; nil: none).
+	themeopts map[int64]*themeopts.Config
+}
+
+// themeoptsOf are the theme options configurations of sites, as the
+// server would serve them (site.StoredSites knows only their rows' names):
+// an import checks values against them.
+func themeoptsOf(ctx context.Context, cfg *config.Config, db *store.DB, sites []site.Stored) (map[int64]*themeopts.Config, error) {
+	var reloads []func() error
+	t, err := site.OpenThemeopts(cfg, zerolog.Nop(), func(func(context.Context)) {}, &reloads)
+	if err != nil {
+		return nil, err
+	}
+	of := func(ms *multisite.Site) *themeopts.Config {
+		if f := t.Of(ms); f != nil {
+			return f.Current()
+		}
+		return nil
+	}
+	out := map[int64]*themeopts.Config{}
+	if !cfg.Multisite {
+		out[0] = of(nil)
+		return out, nil
+	}
+	m, err := multisite.Load(ctx, db.SQL(), cfg.TablePrefix, site.NetworkConstants(cfg))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sites {
+		for i := range m.Sites {
+			if m.Sites[i].ID == s.ID {
+				out[s.ID] = of(&m.Sites[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+// siteOf is what exportdir reaches of s.
+func (c *cmd) siteOf(s site.Stored) exportdir.Site {
+	return exportdir.Site{DB: s.DB, Groups: s.Groups, Themeopts: c.themeopts[s.ID]}
 }
 
 // dir is where a site's files are: DIR, or DIR/sites/<id> for every site
-// of a network.
-func (c *cmd) dir(dir string, s site.Stored) string {
-	if c.network {
-		return filepath.Join(dir, "sites", strconv.FormatInt(s.ID, 10))
+// of a network, made (for an export) a directory at a time: neither sites/
+// nor sites/<id> may be a link (it could lead out of DIR).
+func (c *cmd) dir(dir string, s site.Stored, create bool) (string, error) {
+	if !c.network {
+		return dir, nil
 	}
-	return dir
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+	}
+	full := filepath.Join(dir, "sites", strconv.FormatInt(s.ID, 10))
+	p := dir
+	for _, part := range []string{"sites", strconv.FormatInt(s.ID, 10)} {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && create:
+			if err := os.Mkdir(p, 0o755); err != nil {
+				return "", err
+			}
+		case errors.Is(err, fs.ErrNotExist):
+			return full, nil // Read says it holds no export
+		case err != nil:
+			return "", err
+		case st.Mode()&fs.ModeSymlink != 0:
+			return "", fmt.Errorf("%s is a symbolic link: not followed (it may lead out of %s)", p, dir)
+		case !st.IsDir():
+			return "", fmt.Errorf("%s is not a directory", p)
+		}
+	}
+	return full, nil
 }
 
 // prefix names the site in what is printed, on a network.
@@ -150,8 +285,11 @@ func (c *cmd) prefix(s site.Stored) string {
 
 func (c *cmd) export(ctx context.Context, sites []site.Stored, dir string) error {
 	for _, s := range sites {
-		d := c.dir(dir, s)
-		groups, options, err := exportdir.Export(ctx, exportdir.Site{DB: s.DB, Groups: s.Groups, OptName: s.OptName}, d)
+		d, err := c.dir(dir, s, true)
+		if err != nil {
+			return err
+		}
+		groups, options, err := exportdir.Export(ctx, c.siteOf(s), d)
 		if err != nil {
 			return err
 		}
@@ -166,11 +304,15 @@ func (c *cmd) importDir(ctx context.Context, sites []site.Stored, dir string) er
 	plans := make([]exportdir.Plan, len(sites))
 	var conflicts []string
 	for i, s := range sites {
-		files, err := exportdir.Read(c.dir(dir, s))
+		d, err := c.dir(dir, s, false)
 		if err != nil {
 			return err
 		}
-		if plans[i], err = exportdir.PlanImport(ctx, exportdir.Site{DB: s.DB, Groups: s.Groups, OptName: s.OptName}, files, c.f.prune); err != nil {
+		files, err := exportdir.Read(ctx, d)
+		if err != nil {
+			return err
+		}
+		if plans[i], err = exportdir.PlanImport(ctx, c.siteOf(s), files, c.f.prune); err != nil {
 			return err
 		}
 		for _, l := range plans[i].Lines() {
@@ -198,7 +340,7 @@ func (c *cmd) importDir(ctx context.Context, sites []site.Stored, dir string) er
 		if err != nil {
 			return err
 		}
-		err = exportdir.Apply(ctx, exportdir.Site{DB: s.DB, Groups: s.Groups, OptName: s.OptName}, plans[i], c.f.force, author(),
+		err = exportdir.Apply(ctx, c.siteOf(s), plans[i], c.f.force, author(),
 			st.LocalTime(time.Now()), st.DBVersion)
 		if err != nil {
 			return err

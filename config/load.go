@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -75,7 +74,8 @@ func loadWith(args []string, environ []string, usageOut io.Writer, command func(
 		problems = append(problems, fmt.Sprintf("%s: unknown setting", k))
 	}
 
-	lookup := func(name string) (string, bool, error) { return lookupEnv(env, name) }
+	reads := 0 // NAME_FILE files read
+	lookup := func(name string) (string, bool, error) { return lookupEnv(env, name, &reads) }
 
 	// The wp-config.php path decides the lowest layer, so it is read first.
 	var wc *WPConfig
@@ -237,10 +237,16 @@ func envMap(environ []string) map[string]string {
 
 // lookupEnv reads a variable as the official WordPress image's
 // getenv_docker() does: NAME_FILE names a file whose content (trailing
-// newlines removed) is the value; else NAME, even when empty.
-func lookupEnv(env map[string]string, name string) (string, bool, error) {
+// newlines removed) is the value; else NAME, even when empty. The file is
+// read as wp-config.php's includes are: a regular file of at most
+// maxFileBytes, and no more than maxFiles of them (reads counts them).
+func lookupEnv(env map[string]string, name string, reads *int) (string, bool, error) {
 	if f := env[name+"_FILE"]; f != "" {
-		b, err := os.ReadFile(f)
+		if *reads >= maxFiles {
+			return "", false, fmt.Errorf("%s_FILE: more than %d files read", name, maxFiles)
+		}
+		*reads++
+		b, err := readRegularFile(f, maxFileBytes)
 		if err != nil {
 			return "", false, fmt.Errorf("%s_FILE: %v", name, err)
 		}

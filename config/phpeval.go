@@ -3,11 +3,13 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // The evaluator runs a wp-config.php as far as it can be known without
@@ -27,20 +29,80 @@ type FS interface {
 
 type osFS struct{}
 
-func (osFS) ReadFile(name string) ([]byte, error)  { return os.ReadFile(name) }
+func (osFS) ReadFile(name string) ([]byte, error)  { return readRegularFile(name, maxFileBytes) }
 func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 
-// Bounds on the work a configuration can ask for.
+// Bounds on the work a configuration can ask for; phpbudget.go has those
+// of the whole reading.
 const (
 	maxIncludeDepth = 16      // files open at once (includes and eval)
-	maxFiles        = 64      // files read in all
+	maxFiles        = 64      // files read in all, NAME_FILE secrets counted
 	maxFileBytes    = 1 << 20 // one file
 	maxStringBytes  = 1 << 20 // one string value
 	maxArraySize    = 10000   // elements of an array, nested ones counted
-	workBudget      = 2000000 // expression evaluations, and 64 bytes of string built each
 )
 
 var errTooLarge = errors.New("larger than 1 MiB")
+
+// readRegularFile reads a file of at most limit bytes, and only a regular
+// file: a named pipe would block the reading (and the sidecar's start)
+// until something writes to it, a device such as /dev/zero never ends, a
+// directory or a socket is no configuration. The kind and the size are
+// checked before the file is opened, again on what was opened (with
+// O_NONBLOCK, so that a file swapped for a pipe in between cannot block
+// the open), and the read stops past limit whatever fstat said (a file
+// can grow).
+func readRegularFile(name string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := regularWithin(name, fi, limit); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := regularWithin(name, fi, limit); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errTooLarge}
+	}
+	return b, nil
+}
+
+// regularWithin refuses what is not a regular file of at most limit bytes.
+func regularWithin(name string, fi fs.FileInfo, limit int64) error {
+	m := fi.Mode()
+	if !m.IsRegular() {
+		kind := "not a regular file"
+		switch {
+		case m.IsDir():
+			kind = "a directory, not a file"
+		case m&fs.ModeNamedPipe != 0:
+			kind = "a named pipe (FIFO), not a regular file"
+		case m&fs.ModeSocket != 0:
+			kind = "a socket, not a regular file"
+		case m&fs.ModeDevice != 0:
+			kind = "a device, not a regular file"
+		}
+		return &fs.PathError{Op: "read", Path: name, Err: errors.New(kind)}
+	}
+	if fi.Size() > limit {
+		return &fs.PathError{Op: "read", Path: name, Err: errTooLarge}
+	}
+	return nil
+}
 
 type constant struct {
 	v  value
@@ -52,6 +114,7 @@ type envVar struct {
 	at        string // file:line of the .env entry
 	overrides bool   // a mutable Dotenv: wins over the process environment
 	uncertain string // loaded under a condition that is not known
+	why       string // the value is not known: why
 }
 
 type flow int
@@ -80,8 +143,8 @@ type evaluator struct {
 	stack       []string        // files being evaluated, innermost last
 	files       []string        // every file read
 	reads       int
-	work        int
-	exhausted   bool
+	budget      budget
+	exhausted   bool // the evaluation stopped: exit, or the budget spent
 	warnings    []string
 	uncertain   string // why the code being evaluated may not run in PHP
 	cur         string // the file being evaluated
@@ -94,23 +157,68 @@ func (e *evaluator) warn(format string, a ...any) {
 	e.warnings = append(e.warnings, fmt.Sprintf(format, a...))
 }
 
-// charge counts work; once the budget is spent every value is unknown.
-func (e *evaluator) charge(units int) bool {
-	e.work += units
-	if e.work > workBudget && !e.exhausted {
+// spent stops the evaluation once the budget is spent, saying so once;
+// then every value is unknown and no statement runs.
+func (e *evaluator) spent() bool {
+	if e.budget.err != nil && !e.exhausted {
 		e.exhausted = true
-		e.warn("%s: evaluation stopped: the configuration asks for more work than a configuration file needs", e.cur)
+		e.warn("%s: evaluation stopped: the configuration asks for more than a configuration file needs (%v); what it defines after this is not seen", e.cur, e.budget.err)
 	}
-	return !e.exhausted
+	return e.exhausted
 }
 
-// strv is a built string, bounded.
-func (e *evaluator) strv(s string, from string) value {
-	if len(s) > maxStringBytes {
-		return unknownValue("a string longer than 1 MiB")
+// charge counts steps of evaluation; false once the evaluation stopped.
+func (e *evaluator) charge(steps int) bool {
+	e.budget.step(steps)
+	return !e.spent()
+}
+
+// alloc counts bytes about to be allocated; false once the evaluation
+// stopped.
+func (e *evaluator) alloc(bytes int) bool {
+	e.budget.alloc(bytes)
+	return !e.spent()
+}
+
+// elements counts n array elements (or tokens, or nodes) of size bytes
+// each; false once the evaluation stopped.
+func (e *evaluator) elements(n, size int) bool {
+	e.budget.elements(n, size)
+	return !e.spent()
+}
+
+// stopped is the value of what is evaluated once the evaluation stopped.
+func (e *evaluator) stopped() value {
+	if e.budget.err != nil {
+		return unknownValue("evaluation stopped: " + e.budget.err.Error())
 	}
-	e.charge(len(s) / 64)
-	return value{k: vString, s: s, from: from}
+	return unknownValue("evaluation stopped")
+}
+
+// grow is asked before a string of n bytes is built: a string over
+// maxStringBytes, or one the budget has no room for, is unknown.
+func (e *evaluator) grow(n int) (value, bool) {
+	if n > maxStringBytes {
+		return unknownValue("a string longer than 1 MiB"), false
+	}
+	if !e.alloc(n) {
+		return e.stopped(), false
+	}
+	return value{}, true
+}
+
+// scan charges reading strings through: 64 bytes a step.
+func (e *evaluator) scan(vs ...value) bool {
+	n := 0
+	for _, v := range vs {
+		switch v.k {
+		case vString:
+			n += len(v.s)
+		case vArray, vObject:
+			n += 64 * v.arr.size
+		}
+	}
+	return e.charge(n / 64)
 }
 
 // run evaluates a file's statements.
@@ -122,8 +230,14 @@ func (e *evaluator) run(f *phpFile) flow {
 }
 
 func (e *evaluator) exec(stmts []*stmt) flow {
+	ok := e.budget.enter()
+	defer e.budget.leave()
+	if !ok {
+		e.spent()
+		return flowExit
+	}
 	for _, s := range stmts {
-		if e.exhausted {
+		if !e.charge(1) {
 			return flowExit
 		}
 		if fl := e.stmt(s); fl != flowNext {
@@ -230,8 +344,11 @@ func (e *evaluator) eval(n *node) value {
 	if n == nil {
 		return value{}
 	}
-	if !e.charge(1) {
-		return unknownValue("evaluation stopped")
+	ok := e.budget.enter()
+	defer e.budget.leave()
+	if !ok || !e.charge(1) {
+		e.spent()
+		return e.stopped()
 	}
 	switch n.op {
 	case nLit:
@@ -239,9 +356,9 @@ func (e *evaluator) eval(n *node) value {
 	case nUnknown:
 		return unknownValue(n.s)
 	case nInterp:
-		var b strings.Builder
-		from := ""
-		for _, k := range n.kids {
+		parts := make([]string, len(n.kids))
+		size, from := 0, ""
+		for i, k := range n.kids {
 			v := e.eval(k)
 			if !v.known() {
 				return v
@@ -249,12 +366,15 @@ func (e *evaluator) eval(n *node) value {
 			if from == "" {
 				from = v.from
 			}
-			b.WriteString(v.String())
-			if b.Len() > maxStringBytes {
+			parts[i] = v.String()
+			if size += len(parts[i]); size > maxStringBytes {
 				return unknownValue("a string longer than 1 MiB")
 			}
 		}
-		return e.strv(b.String(), from)
+		if bad, ok := e.grow(size); !ok {
+			return bad
+		}
+		return value{k: vString, s: strings.Join(parts, ""), from: from}
 	case nConst:
 		return e.constant(n.s)
 	case nVar:
@@ -323,7 +443,7 @@ func (e *evaluator) eval(n *node) value {
 		return boolean(!v.truthy())
 	case nArray:
 		arr := &phpArray{}
-		size, next := 0, int64(0)
+		next := int64(0)
 		for i := 0; i+1 < len(n.kids); i += 2 {
 			v := e.eval(n.kids[i+1])
 			if !v.known() {
@@ -340,28 +460,20 @@ func (e *evaluator) eval(n *node) value {
 			if k, err := strconv.ParseInt(key, 10, 64); err == nil && k >= next {
 				next = k + 1
 			}
-			size++
-			if v.k == vArray || v.k == vObject {
-				size += arraySize(v.arr)
-			}
-			if size > maxArraySize {
-				return unknownValue("an array larger than configuration needs")
+			if !e.elements(1, elemBytes+len(key)) {
+				return e.stopped()
 			}
 			arr.set(key, v)
+			if arr.size > maxArraySize {
+				return unknownValue("an array larger than configuration needs")
+			}
+			if arr.depth > maxArrayDepth {
+				return unknownValue(fmt.Sprintf("arrays nested more than %d deep", maxArrayDepth))
+			}
 		}
 		return value{k: vArray, arr: arr}
 	}
 	return unknownValue("expression not understood")
-}
-
-func arraySize(a *phpArray) int {
-	n := len(a.vals)
-	for _, v := range a.vals {
-		if v.k == vArray || v.k == vObject {
-			n += arraySize(v.arr)
-		}
-	}
-	return n
 }
 
 // requestKeys are $_SERVER entries that PHP fills from the request, not
@@ -428,6 +540,9 @@ func (e *evaluator) lookupEnv(name string) (value, bool) {
 	d, loaded := e.dotenv[name]
 	if loaded && d.uncertain != "" {
 		return unknownValue(fmt.Sprintf("%s is loaded from %s under a condition known only when PHP runs (%s)", name, d.at, d.uncertain)), true
+	}
+	if loaded && d.why != "" {
+		return unknownValue(fmt.Sprintf("%s in %s: %s", name, d.at, d.why)), true
 	}
 	if loaded && d.overrides {
 		return value{k: vString, s: d.v, from: name + " in " + d.at}, true
@@ -528,10 +643,11 @@ func (e *evaluator) concat(a, b value) value {
 	if from == "" {
 		from = b.from
 	}
-	if len(a.String())+len(b.String()) > maxStringBytes {
-		return unknownValue("a string longer than 1 MiB")
+	as, bs := a.String(), b.String()
+	if bad, ok := e.grow(len(as) + len(bs)); !ok {
+		return bad
 	}
-	return e.strv(a.String()+b.String(), from)
+	return value{k: vString, s: as + bs, from: from}
 }
 
 func (e *evaluator) unary(n *node) value {
@@ -577,7 +693,10 @@ func (e *evaluator) unary(n *node) value {
 		case vNull:
 			return value{k: vObject, arr: &phpArray{}}
 		}
-		return value{k: vObject, arr: &phpArray{keys: []string{"scalar"}, vals: []value{v}}}
+		if !e.elements(1, elemBytes) {
+			return e.stopped()
+		}
+		return value{k: vObject, arr: newArray("scalar", v)}
 	case "(array)":
 		switch v.k {
 		case vArray:
@@ -587,7 +706,10 @@ func (e *evaluator) unary(n *node) value {
 		case vNull:
 			return value{k: vArray, arr: &phpArray{}}
 		}
-		return value{k: vArray, arr: &phpArray{keys: []string{"0"}, vals: []value{v}}}
+		if !e.elements(1, elemBytes) {
+			return e.stopped()
+		}
+		return value{k: vArray, arr: newArray("0", v)}
 	}
 	return unknownValue(n.s + " is not evaluated")
 }
@@ -635,6 +757,11 @@ func (e *evaluator) binary(n *node) value {
 	}
 	if !b.known() {
 		return b
+	}
+	// Comparing reads both sides through, and so does . (which grow
+	// charges as well).
+	if !e.scan(a, b) {
+		return e.stopped()
 	}
 	switch n.s {
 	case ".":
@@ -693,6 +820,9 @@ func (e *evaluator) include(n *node) value {
 		return boolean(false)
 	}
 	path, ok := e.resolve(p)
+	if e.exhausted {
+		return e.stopped()
+	}
 	if !ok {
 		e.warn("%s: %s of %s: no such file (WordPress would %s); settings defined there are not seen", at, kind, path, map[bool]string{true: "stop with a fatal error", false: "warn and go on"}[strings.HasPrefix(kind, "require")])
 		return boolean(false)
@@ -708,6 +838,9 @@ func (e *evaluator) include(n *node) value {
 	}
 	f, err := e.read(path)
 	if err != nil {
+		if e.exhausted {
+			return e.stopped()
+		}
 		e.warn("%s: %s of %s: %v; settings defined there are not seen", at, kind, path, err)
 		return boolean(false)
 	}
@@ -720,6 +853,12 @@ func (e *evaluator) enter(f *phpFile) value {
 	e.stack = append(e.stack, f.path)
 	fl := e.run(f)
 	e.stack = e.stack[:len(e.stack)-1]
+	return e.result(fl, integer(1))
+}
+
+// result is the value of an included file or eval'd code that ended with
+// fl; otherwise is its value when it returned nothing.
+func (e *evaluator) result(fl flow, otherwise value) value {
 	switch fl {
 	case flowReturn:
 		v := e.returnValue
@@ -727,8 +866,9 @@ func (e *evaluator) enter(f *phpFile) value {
 		return v
 	case flowExit:
 		e.exhausted = true
+		return e.stopped()
 	}
-	return integer(1)
+	return otherwise
 }
 
 // read reads and parses a file within the bounds.
@@ -736,10 +876,30 @@ func (e *evaluator) read(path string) (*phpFile, error) {
 	if len(e.stack) >= maxIncludeDepth {
 		return nil, fmt.Errorf("more than %d files deep", maxIncludeDepth)
 	}
+	b, err := e.readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := e.parse(path, string(b), false)
+	if err != nil {
+		if e.exhausted {
+			return nil, err
+		}
+		return nil, fmt.Errorf("not PHP the sidecar can read: %v", err)
+	}
+	return f, nil
+}
+
+// readFile reads a file within the bounds: maxFiles files in all, each of
+// at most maxFileBytes, what is read charged.
+func (e *evaluator) readFile(path string) ([]byte, error) {
 	if e.reads >= maxFiles {
 		return nil, fmt.Errorf("more than %d files read", maxFiles)
 	}
 	e.reads++
+	if !e.charge(fsCost) {
+		return nil, e.budget.err
+	}
 	b, err := e.fsys.ReadFile(path)
 	if err != nil {
 		return nil, explainReadError(err)
@@ -748,10 +908,32 @@ func (e *evaluator) read(path string) (*phpFile, error) {
 	if len(b) > maxFileBytes {
 		return nil, errTooLarge
 	}
-	e.charge(len(b) / 64)
-	f, err := parsePHP(path, string(b))
+	if !e.alloc(len(b)) {
+		return nil, e.budget.err
+	}
+	return b, nil
+}
+
+// parse parses PHP source (a file's, or eval'd code when inPHP) with its
+// cost charged: the text before it is lexed, then its tokens before they
+// are parsed, then the statements and nodes made.
+func (e *evaluator) parse(path, src string, inPHP bool) (*phpFile, error) {
+	if !e.alloc(len(src)) || !e.charge(len(src)/64) {
+		return nil, e.budget.err
+	}
+	f, err := parsePHP(path, src, inPHP, func(tokens int) error {
+		if !e.elements(tokens, tokenCost) {
+			return e.budget.err
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("not PHP the sidecar can read: %v", err)
+		return nil, err
+	}
+	stmts, nodes := 0, 0
+	walk(f.stmts, func(*stmt) { stmts++ }, func(*node) { nodes++ })
+	if !e.elements(stmts, stmtCost) || !e.elements(nodes, nodeCost) {
+		return nil, e.budget.err
 	}
 	return f, nil
 }
@@ -791,7 +973,12 @@ func (e *evaluator) resolve(p string) (string, bool) {
 	return candidates[0], false
 }
 
+// exists tells whether p exists; a look at the file system is charged,
+// and nothing exists once the evaluation stopped (which the caller checks).
 func (e *evaluator) exists(p string) bool {
+	if !e.charge(fsCost) {
+		return false
+	}
 	_, err := e.fsys.Stat(p)
 	return err == nil
 }

@@ -3,8 +3,10 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // The functions and classes configuration files call, evaluated as PHP
@@ -46,6 +48,10 @@ func (e *evaluator) call(n *node) value {
 	if bad != nil {
 		return *bad
 	}
+	// A function reads its arguments through, at most.
+	if !e.scan(args...) {
+		return e.stopped()
+	}
 	arg := func(i int) value {
 		if i < len(args) {
 			return args[i]
@@ -69,6 +75,9 @@ func (e *evaluator) call(n *node) value {
 		if p == "" || strings.Contains(p, "://") {
 			return boolean(false)
 		}
+		if !e.charge(fsCost) {
+			return e.stopped()
+		}
 		fi, err := e.fsys.Stat(e.absolute(p))
 		switch name {
 		case "is_file":
@@ -80,6 +89,9 @@ func (e *evaluator) call(n *node) value {
 	case "realpath":
 		p := e.absolute(arg(0).String())
 		if !e.exists(p) {
+			if e.exhausted {
+				return e.stopped()
+			}
 			return boolean(false)
 		}
 		return str(p)
@@ -114,7 +126,11 @@ func (e *evaluator) call(n *node) value {
 		if len(args) != 1 {
 			return unknownValue("parse_url() with a component is not evaluated")
 		}
-		return parseURL(arg(0).String(), arg(0).from)
+		v := parseURL(arg(0).String(), arg(0).from)
+		if v.k == vArray && !e.elements(len(v.arr.keys), elemBytes) {
+			return e.stopped()
+		}
+		return v
 	default:
 		if v, ok := e.stringCall(name, args); ok {
 			return v
@@ -154,13 +170,14 @@ func (e *evaluator) stringCall(name string, args []value) (value, bool) {
 		}
 		return value{k: vString, s: s, from: arg(0).from}, true
 	case "strtolower", "strtoupper":
+		// A copy of the string, charged before it is made: PHP (8.2, and
+		// before in the C locale) changes ASCII letters only, so the copy
+		// is as long as the string.
 		s := arg(0).String()
-		if name == "strtolower" {
-			s = strings.ToLower(s)
-		} else {
-			s = strings.ToUpper(s)
+		if bad, ok := e.grow(len(s)); !ok {
+			return bad, true
 		}
-		return value{k: vString, s: s, from: arg(0).from}, true
+		return value{k: vString, s: asciiCase(s, name == "strtoupper"), from: arg(0).from}, true
 	case "trim", "rtrim", "ltrim":
 		cut := " \t\n\r\x00\x0B"
 		if len(args) > 1 {
@@ -183,11 +200,11 @@ func (e *evaluator) stringCall(name string, args []value) (value, bool) {
 		if arg(0).String() == "" {
 			return arg(2), true
 		}
-		s := arg(2).String()
-		if n := strings.Count(s, arg(0).String()); n*len(arg(1).String()) > maxStringBytes {
-			return unknownValue("a string longer than 1 MiB"), true
+		s, from, to := arg(2).String(), arg(0).String(), arg(1).String()
+		if bad, ok := e.grow(len(s) + strings.Count(s, from)*(len(to)-len(from))); !ok {
+			return bad, true
 		}
-		return e.strv(strings.ReplaceAll(s, arg(0).String(), arg(1).String()), arg(2).from), true
+		return value{k: vString, s: strings.ReplaceAll(s, from, to), from: arg(2).from}, true
 	case "sprintf":
 		return e.sprintf(args), true
 	case "strval":
@@ -203,11 +220,16 @@ func (e *evaluator) stringCall(name string, args []value) (value, bool) {
 		if arg(1).n != 258 {
 			return unknownValue("filter_var() with this filter is not evaluated"), true
 		}
-		switch strings.ToLower(strings.TrimSpace(arg(0).String())) {
-		case "1", "true", "on", "yes":
-			return boolean(true), true
-		case "0", "false", "off", "no", "":
-			return boolean(false), true
+		s := strings.TrimSpace(arg(0).String())
+		for _, w := range []string{"1", "true", "on", "yes"} {
+			if asciiEqualFold(s, w) {
+				return boolean(true), true
+			}
+		}
+		for _, w := range []string{"0", "false", "off", "no", ""} {
+			if asciiEqualFold(s, w) {
+				return boolean(false), true
+			}
 		}
 		if arg(2).n&134217728 != 0 {
 			return value{}, true
@@ -247,53 +269,21 @@ func (e *evaluator) callEval(n *node) value {
 		return boolean(false)
 	}
 	where := e.at(n.line)
-	f, err := parsePHP(e.cur, "<?php "+code.String())
+	// The code is parsed (and charged) as a file is, each time.
+	f, err := e.parse(e.cur, code.String(), true)
 	if err != nil {
+		if e.exhausted {
+			return e.stopped()
+		}
 		e.warn("%s: eval() of code the sidecar cannot read: %v", where, err)
 		return boolean(false)
 	}
 	// Its lines are reported as the calling line's: the code has no file.
-	for _, s := range f.stmts {
-		relineStmt(s, n.line)
-	}
+	walk(f.stmts, func(s *stmt) { s.line = n.line }, func(k *node) { k.line = n.line })
 	e.stack = append(e.stack, where)
 	fl := e.exec(f.stmts)
 	e.stack = e.stack[:len(e.stack)-1]
-	if fl == flowReturn {
-		v := e.returnValue
-		e.returnValue = value{}
-		return v
-	}
-	if fl == flowExit {
-		e.exhausted = true
-	}
-	return value{}
-}
-
-func relineStmt(s *stmt, line int) {
-	s.line = line
-	relineNode(s.x, line)
-	for _, c := range s.conds {
-		relineNode(c, line)
-	}
-	for _, b := range s.bodies {
-		for _, t := range b {
-			relineStmt(t, line)
-		}
-	}
-	for _, t := range s.body {
-		relineStmt(t, line)
-	}
-}
-
-func relineNode(n *node, line int) {
-	if n == nil {
-		return
-	}
-	n.line = line
-	for _, k := range n.kids {
-		relineNode(k, line)
-	}
+	return e.result(fl, value{})
 }
 
 // envCall is getenv('NAME'), the official image's getenv_docker('NAME',
@@ -305,6 +295,9 @@ func (e *evaluator) envCall(name string, n *node) value {
 	}
 	if len(args) == 0 {
 		return unknownValue(name + "() without a name is not evaluated")
+	}
+	if !e.scan(args...) {
+		return e.stopped()
 	}
 	v, ok := e.lookupEnv(args[0].String())
 	if ok && !v.known() {
@@ -319,13 +312,25 @@ func (e *evaluator) envCall(name string, n *node) value {
 	case "getenv_docker":
 		// NAME_FILE names a file holding the value; else NAME, even empty;
 		// else the default.
+		if bad, ok := e.grow(len(args[0].String()) + len("_FILE")); !ok {
+			return bad
+		}
 		if f, fok := e.lookupEnv(args[0].String() + "_FILE"); fok && f.truthy() {
+			// Read as an included file is: a regular file within the
+			// bounds, counted among the files read.
 			p := e.absolute(f.String())
-			e.reads++
-			e.files = append(e.files, p)
-			b, err := e.fsys.ReadFile(p)
+			if e.reads >= maxFiles {
+				return unknownValue(fmt.Sprintf("%s_FILE: more than %d files read", args[0].String(), maxFiles))
+			}
+			b, err := e.readFile(p)
 			if err != nil {
-				return unknownValue(fmt.Sprintf("%s_FILE: %v", args[0].String(), explainReadError(err)))
+				if e.exhausted {
+					return e.stopped()
+				}
+				if !slices.Contains(e.files, p) {
+					e.files = append(e.files, p)
+				}
+				return unknownValue(fmt.Sprintf("%s_FILE: %v", args[0].String(), err))
 			}
 			return value{k: vString, s: strings.TrimRight(string(b), "\r\n"), from: args[0].String() + "_FILE from the environment"}
 		}
@@ -347,12 +352,12 @@ func (e *evaluator) envCall(name string, n *node) value {
 // (CONVERT_BOOL, CONVERT_NULL, CONVERT_INT, STRIP_QUOTES).
 func envConvert(v value) value {
 	s := v.s
-	switch strings.ToLower(s) {
-	case "true":
+	switch {
+	case asciiEqualFold(s, "true"):
 		return value{k: vBool, b: true, from: v.from}
-	case "false":
+	case asciiEqualFold(s, "false"):
 		return value{k: vBool, b: false, from: v.from}
-	case "null":
+	case asciiEqualFold(s, "null"):
 		return value{from: v.from}
 	}
 	if isDigits(s) {
@@ -416,26 +421,33 @@ func parseURL(u, from string) value {
 	return value{k: vArray, arr: out}
 }
 
-// sprintf understands %s, %d and %%.
+// sprintf understands %s, %d and %%. The pieces are measured, and the
+// string charged, before it is built.
 func (e *evaluator) sprintf(args []value) value {
 	if len(args) == 0 {
 		return unknownValue("sprintf() without a format")
 	}
 	f := args[0].String()
-	var b strings.Builder
-	next := 1
+	var pieces []string
+	size, next, lit := 0, 1, 0
+	add := func(s string) bool {
+		pieces = append(pieces, s)
+		size += len(s)
+		return size <= maxStringBytes
+	}
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
-			b.WriteByte(f[i])
 			continue
 		}
 		if i+1 >= len(f) {
 			return unknownValue("sprintf() format not understood")
 		}
+		add(f[lit:i])
 		i++
+		lit = i + 1
 		switch f[i] {
 		case '%':
-			b.WriteByte('%')
+			add("%")
 		case 's', 'd':
 			if next >= len(args) {
 				return unknownValue("sprintf() with too few arguments")
@@ -445,15 +457,62 @@ func (e *evaluator) sprintf(args []value) value {
 			if f[i] == 'd' {
 				a = e.unary(&node{op: nUnary, s: "(int)", kids: []*node{{op: nLit, val: a}}})
 			}
-			b.WriteString(a.String())
+			if !add(a.String()) {
+				return unknownValue("a string longer than 1 MiB")
+			}
 		default:
 			return unknownValue("sprintf() format not understood")
 		}
-		if b.Len() > maxStringBytes {
-			return unknownValue("a string longer than 1 MiB")
+	}
+	add(f[lit:])
+	if bad, ok := e.grow(size); !ok {
+		return bad
+	}
+	return str(strings.Join(pieces, ""))
+}
+
+// asciiEqualFold is strtolower($a) === strtolower($b), without the copies.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
 		}
 	}
-	return e.strv(b.String(), "")
+	return true
+}
+
+// asciiCase is PHP's strtoupper (upper) or strtolower: ASCII letters
+// only, whatever else the bytes are. A string without such a letter is
+// given back as it is; else the one copy is made.
+func asciiCase(s string, upper bool) string {
+	from := byte('a')
+	if !upper {
+		from = 'A'
+	}
+	i := 0
+	for i < len(s) && s[i]-from >= 26 {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if b[i]-from < 26 {
+			b[i] ^= 0x20 // a and A differ in this bit alone
+		}
+	}
+	return unsafe.String(&b[0], len(b)) // b is not used again
 }
 
 // static evaluates Class::method(…) for Bedrock's Config and Dotenv.
@@ -499,6 +558,9 @@ func (e *evaluator) bedrockConfig(n *node, method string) value {
 		if e.uncertain != "" {
 			v = unknownValue(fmt.Sprintf("%s: set under a condition known only when PHP runs (%s)", at, e.uncertain))
 		}
+		if !e.elements(1, elemBytes+len(key)) {
+			return e.stopped()
+		}
 		e.bedrock.set(key, v)
 		e.bedrockAt[key] = at
 		return value{}
@@ -529,16 +591,6 @@ func (e *evaluator) bedrockConfig(n *node, method string) value {
 		return value{}
 	}
 	return unknownValue(fmt.Sprintf("Config::%s() is not evaluated", method))
-}
-
-func (a *phpArray) remove(key string) {
-	for i, k := range a.keys {
-		if k == key {
-			a.keys = append(a.keys[:i], a.keys[i+1:]...)
-			a.vals = append(a.vals[:i], a.vals[i+1:]...)
-			return
-		}
-	}
 }
 
 // dotenvCall is a Dotenv instance: where its files are and how it loads.
@@ -575,6 +627,9 @@ func (e *evaluator) dotenvCreate(n *node, method string) value {
 		v := e.eval(k)
 		if !v.known() {
 			return v
+		}
+		if v.k == vArray && !e.elements(len(v.arr.vals), elemBytes) {
+			return e.stopped()
 		}
 		switch i {
 		case 0:
@@ -618,23 +673,26 @@ func (e *evaluator) loadDotenv(d *dotenvCall, safe bool, line int) {
 	var files []file
 	for _, dir := range d.paths {
 		for _, name := range d.names {
+			if !e.alloc(len(e.cwd) + len(dir) + len(name) + 2) {
+				return
+			}
 			p := e.absolute(filepath.Join(dir, name))
 			if !e.exists(p) {
+				if e.exhausted {
+					return
+				}
 				continue
 			}
 			if e.reads >= maxFiles {
 				e.warn("%s: %s: more than %d files read; not loaded", at, p, maxFiles)
 				continue
 			}
-			e.reads++
-			b, err := e.fsys.ReadFile(p)
+			b, err := e.readFile(p)
 			if err != nil {
-				e.warn("%s: Dotenv: %s: %v; its variables are not seen", at, p, explainReadError(err))
-				continue
-			}
-			e.files = append(e.files, p)
-			if len(b) > maxFileBytes {
-				e.warn("%s: Dotenv: %s: %v", at, p, errTooLarge)
+				if e.exhausted {
+					return
+				}
+				e.warn("%s: Dotenv: %s: %v; its variables are not seen", at, p, err)
 				continue
 			}
 			files = append(files, file{p, b})
@@ -651,68 +709,84 @@ func (e *evaluator) loadDotenv(d *dotenvCall, safe bool, line int) {
 		return
 	}
 	for _, f := range files {
+		// Parsing copies the values out of the text: charged as a copy.
+		if !e.alloc(len(f.src)) || !e.charge(len(f.src)/64) {
+			return
+		}
 		entries, err := parseDotenv(f.src)
 		if err != nil {
 			e.warn("%s: Dotenv: %s: %v (Dotenv stops PHP here); its variables are not seen", at, f.path, err)
+			return
+		}
+		if !e.elements(len(entries), int(unsafe.Sizeof(dotenvEntry{}))) {
 			return
 		}
 		for _, en := range entries {
 			if !en.hasValue {
 				continue // NAME alone clears a variable: nothing to load
 			}
-			e.charge(1 + len(en.value)/64)
-			v := en.value
+			if !e.charge(1 + len(en.value)/64) {
+				return
+			}
+			v, why := en.value, ""
 			if en.interpolate {
-				v = e.interpolateDotenv(v, en.vars)
+				if v, why = e.interpolateDotenv(en.value, en.vars); e.exhausted {
+					return
+				}
 			}
 			if _, inProcess := e.getenv(en.name); inProcess && !d.mutable {
 				continue
 			}
-			e.dotenv[en.name] = envVar{v: v, at: fmt.Sprintf("%s:%d", f.path, en.line), overrides: d.mutable, uncertain: e.uncertain}
+			e.dotenv[en.name] = envVar{v: v, why: why, at: fmt.Sprintf("%s:%d", f.path, en.line), overrides: d.mutable, uncertain: e.uncertain}
 		}
 	}
 }
 
 // interpolateDotenv replaces ${NAME} at the marked offsets with the
-// variable's value as loaded so far (left as it is when unset).
-func (e *evaluator) interpolateDotenv(s string, at []int) string {
-	var b strings.Builder
-	prev := 0
+// variable's value as loaded so far (left as it is when unset). The value
+// is measured, and charged, before it is built: one longer than
+// maxStringBytes, or one that refers to a variable whose value is not
+// known, is not known, and why says why.
+func (e *evaluator) interpolateDotenv(s string, at []int) (v, why string) {
+	var pieces []string
+	size, prev := 0, 0
 	for _, i := range at {
-		if i < prev || i >= len(s) {
+		if i < prev || i >= len(s) || !strings.HasPrefix(s[i:], "${") {
 			continue
 		}
-		b.WriteString(s[prev:i])
-		prev = i
-		rest := s[i:]
-		if !strings.HasPrefix(rest, "${") {
+		// The name, then }: read once, so that a value of many ${ costs
+		// its length, not its square.
+		end := i + 2
+		for end < len(s) && dotenvRefChar(s[end]) {
+			end++
+		}
+		if end == i+2 || end == len(s) || s[end] != '}' {
 			continue
 		}
-		end := strings.IndexByte(rest, '}')
-		if end < 0 || !validDotenvRef(rest[2:end]) {
+		ref, ok := e.lookupEnv(s[i+2 : end])
+		if !ok {
 			continue
 		}
-		if v, ok := e.lookupEnv(rest[2:end]); ok && v.known() {
-			b.WriteString(v.String())
-			prev = i + end + 1
+		if !ref.known() {
+			return "", ref.s
 		}
-		if b.Len() > maxStringBytes {
-			break
+		pieces = append(pieces, s[prev:i], ref.String())
+		size += i - prev + len(ref.String())
+		prev = end + 1
+		if size > maxStringBytes {
+			return "", "longer than 1 MiB once its ${…} are replaced"
 		}
 	}
-	b.WriteString(s[prev:])
-	return b.String()
+	pieces = append(pieces, s[prev:])
+	if size += len(s) - prev; size > maxStringBytes {
+		return "", "longer than 1 MiB once its ${…} are replaced"
+	}
+	if !e.alloc(size) {
+		return "", e.stopped().s
+	}
+	return strings.Join(pieces, ""), ""
 }
 
-func validDotenvRef(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
+func dotenvRefChar(c byte) bool {
+	return c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

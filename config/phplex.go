@@ -42,33 +42,67 @@ var phpOps = []string{"===", "!==", "<=>", "**=", "...", "<<=", ">>=", "??=",
 	"==", "!=", "<>", "<=", ">=", "&&", "||", "??", "->", "::", "=>", "++", "--",
 	".=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>", "**"}
 
-// lexLimit bounds the tokens of one file: configuration files are small,
-// and the evaluator's work is bounded by what it is given.
+// lexLimit bounds the tokens of one file, those of the expressions
+// embedded in its strings counted: configuration files are small, and the
+// evaluator's work is bounded by what it is given.
 const lexLimit = 200000
 
-// phpTokens splits PHP source into tokens.
-func phpTokens(src string) ([]token, error) {
-	return lexPHP(src, 1, false)
+// lexDepthLimit bounds strings nested in the expressions embedded in
+// strings ("{$a["{$b}"]}" is two deep), which the lexer reads recursively.
+const lexDepthLimit = 32
+
+// lexer counts what lexing a file has made, and how deep in strings it is.
+type lexer struct {
+	tokens int
+	depth  int
 }
 
-// lexPHP lexes src starting on line; inPHP is true for code that is already
+// phpTokens splits PHP source into tokens; inPHP is true for code that is
+// PHP from its start (eval's), false for a file (HTML until <?php). It
+// gives the tokens made, those embedded in strings counted.
+func phpTokens(src string, inPHP bool) ([]token, int, error) {
+	lx := &lexer{}
+	toks, err := lx.lex(src, 1, inPHP)
+	return toks, lx.tokens, err
+}
+
+// openTag finds the first <?php or <?= in s: the offset and its length.
+func openTag(s string) (int, int) {
+	for off := 0; ; {
+		j := strings.Index(s[off:], "<?")
+		if j < 0 {
+			return -1, 0
+		}
+		off += j
+		switch {
+		case strings.HasPrefix(s[off:], "<?php"):
+			return off, len("<?php")
+		case strings.HasPrefix(s[off:], "<?="):
+			return off, len("<?=")
+		}
+		off += 2
+	}
+}
+
+// lex lexes src starting on line; inPHP is true for code that is already
 // PHP (an embedded expression), false for a file (HTML until <?php).
-func lexPHP(src string, line int, inPHP bool) ([]token, error) {
+func (lx *lexer) lex(src string, line int, inPHP bool) ([]token, error) {
+	if lx.depth > lexDepthLimit {
+		return nil, fmt.Errorf("line %d: strings nested more than %d deep", line, lexDepthLimit)
+	}
+	lx.depth++
+	defer func() { lx.depth-- }()
 	var toks []token
+	defer func() { lx.tokens += len(toks) }() // the nested ones are counted on their return
 	i := 0
 	for i < len(src) {
-		if len(toks) > lexLimit {
+		if lx.tokens+len(toks) > lexLimit {
 			return nil, fmt.Errorf("line %d: more than %d tokens", line, lexLimit)
 		}
 		if !inPHP {
-			j := strings.Index(src[i:], "<?php")
-			k := strings.Index(src[i:], "<?=")
-			if j < 0 && k < 0 {
+			j, n := openTag(src[i:])
+			if j < 0 {
 				break
-			}
-			n := len("<?php")
-			if j < 0 || (k >= 0 && k < j) {
-				j, n = k, len("<?=")
 			}
 			line += strings.Count(src[i:i+j], "\n")
 			i += j + n
@@ -111,7 +145,7 @@ func lexPHP(src string, line int, inPHP bool) ([]token, error) {
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %w", line, err)
 			}
-			t, err := interpolated(src[i+1:i+end], line, '"')
+			t, err := lx.interpolated(src[i+1:i+end], line, '"')
 			if err != nil {
 				return nil, err
 			}
@@ -119,7 +153,7 @@ func lexPHP(src string, line int, inPHP bool) ([]token, error) {
 			line += strings.Count(src[i:i+end+1], "\n")
 			i += end + 1
 		case strings.HasPrefix(src[i:], "<<<"):
-			t, n, err := heredoc(src[i:], line)
+			t, n, err := lx.heredoc(src[i:], line)
 			if err != nil {
 				return nil, err
 			}
@@ -206,7 +240,7 @@ func closingQuote(s string) (int, error) {
 
 // heredoc reads <<<ID … ID (or nowdoc <<<'ID'); a heredoc interpolates as a
 // double-quoted string does (its quotes are plain characters).
-func heredoc(s string, line int) (token, int, error) {
+func (lx *lexer) heredoc(s string, line int) (token, int, error) {
 	j := 3
 	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
 		j++
@@ -260,7 +294,7 @@ func heredoc(s string, line int) (token, int, error) {
 			if quote == '\'' {
 				return token{kind: tString, text: text, line: line}, n, nil
 			}
-			t, err := interpolated(text, line+1, 0)
+			t, err := lx.interpolated(text, line+1, 0)
 			return t, n, err
 		}
 		e := strings.IndexByte(s[p:], '\n')
@@ -275,7 +309,7 @@ func heredoc(s string, line int) (token, int, error) {
 // interpolated decodes the body of a double-quoted string (quote '"') or a
 // heredoc (quote 0): escapes, and embedded $var, $var->prop, $var[key] and
 // {$expression} as parts.
-func interpolated(body string, line int, quote byte) (token, error) {
+func (lx *lexer) interpolated(body string, line int, quote byte) (token, error) {
 	var parts []strPart
 	var b strings.Builder
 	flush := func() {
@@ -285,7 +319,7 @@ func interpolated(body string, line int, quote byte) (token, error) {
 		}
 	}
 	embed := func(src string) error {
-		toks, err := lexPHP(src, line, true)
+		toks, err := lx.lex(src, line, true)
 		if err != nil {
 			return err
 		}

@@ -86,10 +86,18 @@ type parser struct {
 
 const parseDepthLimit = 200
 
-func parsePHP(path, src string) (*phpFile, error) {
-	toks, err := phpTokens(src)
+// parsePHP parses src (PHP from its start when inPHP, as eval() reads
+// it); lexed, when not nil, is told how many tokens were made before the
+// parser builds anything from them, and may refuse them.
+func parsePHP(path, src string, inPHP bool, lexed func(int) error) (*phpFile, error) {
+	toks, n, err := phpTokens(src, inPHP)
 	if err != nil {
 		return nil, err
+	}
+	if lexed != nil {
+		if err := lexed(n); err != nil {
+			return nil, err
+		}
 	}
 	p := &parser{toks: toks, path: path}
 	f := &phpFile{path: path}
@@ -97,6 +105,32 @@ func parsePHP(path, src string) (*phpFile, error) {
 		f.stmts = append(f.stmts, p.statement())
 	}
 	return f, nil
+}
+
+// walk visits every statement and node of stmts, without recursion: a
+// chain of operators (a|b|c…) makes a tree as deep as it is long.
+func walk(stmts []*stmt, visitStmt func(*stmt), visitNode func(*node)) {
+	todo := append([]*stmt(nil), stmts...)
+	var nodes []*node
+	for len(todo) > 0 {
+		s := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		visitStmt(s)
+		nodes = append(append(nodes, s.x), s.conds...)
+		for _, b := range s.bodies {
+			todo = append(todo, b...)
+		}
+		todo = append(todo, s.body...)
+		for len(nodes) > 0 {
+			n := nodes[len(nodes)-1]
+			nodes = nodes[:len(nodes)-1]
+			if n == nil {
+				continue
+			}
+			visitNode(n)
+			nodes = append(nodes, n.kids...)
+		}
+	}
 }
 
 func (p *parser) peek(off int) token {
@@ -446,11 +480,18 @@ func (p *parser) ternary() *node {
 	return x
 }
 
+// coalesce reads a ?? b ?? c, which groups to the right: a loop, not a
+// recursion, however long the chain.
 func (p *parser) coalesce() *node {
-	x := p.binary(0)
-	if p.isPunct(0, "??") {
-		line := p.next().line
-		return &node{op: nBinary, line: line, s: "??", kids: []*node{x, p.coalesce()}}
+	xs := []*node{p.binary(0)}
+	var lines []int
+	for p.isPunct(0, "??") {
+		lines = append(lines, p.next().line)
+		xs = append(xs, p.binary(0))
+	}
+	x := xs[len(xs)-1]
+	for i := len(xs) - 2; i >= 0; i-- {
+		x = &node{op: nBinary, line: lines[i], s: "??", kids: []*node{xs[i], x}}
 	}
 	return x
 }

@@ -40,26 +40,86 @@ const (
 type phpArray struct {
 	keys []string
 	vals []value
+	// index finds a key of a long array without a scan, so that building
+	// or reading one costs what its length does, not its square.
+	index map[string]int
+	// size counts the elements, the nested arrays' too (a key set again
+	// is counted again); depth is 1 for an array of scalars, one more for
+	// each level of arrays inside. Both are kept as elements are set, so
+	// that bounding them walks nothing.
+	size, depth int
+}
+
+// indexFrom is the length from which an array keeps an index.
+const indexFrom = 16
+
+func (a *phpArray) find(key string) int {
+	if a.index != nil {
+		if i, ok := a.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, k := range a.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
 }
 
 func (a *phpArray) get(key string) (value, bool) {
-	for i, k := range a.keys {
-		if k == key {
-			return a.vals[i], true
-		}
+	if i := a.find(key); i >= 0 {
+		return a.vals[i], true
 	}
 	return value{}, false
 }
 
 func (a *phpArray) set(key string, v value) {
-	for i, k := range a.keys {
-		if k == key {
-			a.vals[i] = v
-			return
-		}
+	a.size++
+	d := 1
+	if v.k == vArray || v.k == vObject {
+		a.size += v.arr.size
+		d += v.arr.depth
+	}
+	a.depth = max(a.depth, d)
+	if i := a.find(key); i >= 0 {
+		a.vals[i] = v
+		return
 	}
 	a.keys = append(a.keys, key)
 	a.vals = append(a.vals, v)
+	switch {
+	case a.index != nil:
+		a.index[key] = len(a.keys) - 1
+	case len(a.keys) >= indexFrom:
+		a.index = make(map[string]int, 2*len(a.keys))
+		for i, k := range a.keys {
+			a.index[k] = i
+		}
+	}
+}
+
+func (a *phpArray) remove(key string) {
+	i := a.find(key)
+	if i < 0 {
+		return
+	}
+	a.keys = append(a.keys[:i], a.keys[i+1:]...)
+	a.vals = append(a.vals[:i], a.vals[i+1:]...)
+	if a.index != nil {
+		delete(a.index, key)
+		for j := i; j < len(a.keys); j++ {
+			a.index[a.keys[j]] = j
+		}
+	}
+}
+
+// newArray is an array of one element, as a cast makes it.
+func newArray(key string, v value) *phpArray {
+	a := &phpArray{}
+	a.set(key, v)
+	return a
 }
 
 func str(s string) value            { return value{k: vString, s: s} }

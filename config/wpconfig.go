@@ -57,23 +57,22 @@ func ReadWPConfig(path string, getenv func(string) (string, bool), fsys FS) (*WP
 	if err != nil {
 		return nil, err
 	}
-	b, err := fsys.ReadFile(abs)
-	if err != nil {
-		return nil, explainReadError(err)
-	}
-	if len(b) > maxFileBytes {
-		return nil, errTooLarge
-	}
-	f, err := parsePHP(abs, string(b))
-	if err != nil {
-		return nil, err
-	}
 	e := &evaluator{
-		fsys: fsys, getenv: getenv, cwd: filepath.Dir(abs),
+		fsys: fsys, getenv: getenv, cwd: filepath.Dir(abs), cur: abs,
 		consts: map[string]constant{}, unresolved: map[string]string{},
 		vars: map[string]value{}, varAt: map[string]string{}, funcs: map[string]bool{},
 		bedrock: &phpArray{}, bedrockAt: map[string]string{}, dotenv: map[string]envVar{},
-		seen: map[string]bool{}, files: []string{abs}, reads: 1,
+		seen: map[string]bool{},
+	}
+	// The file itself is read and parsed within the bounds of the whole
+	// reading, as what it includes is.
+	b, err := e.readFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	f, err := e.parse(abs, string(b), false)
+	if err != nil {
+		return nil, err
 	}
 	// WordPress's wp-load.php defines ABSPATH before it loads wp-config.php:
 	// the directory of wp-settings.php, here when it is beside wp-config.php

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -590,6 +591,36 @@ func FuzzReadWPConfig(f *testing.F) {
 			f.Add(string(b), "")
 		}
 	}
+	// Deep nesting, to the bounds and past them: parentheses, operator
+	// chains (which nest to the left, or to the right for ??), eval()s of
+	// chains in eval()s, arrays in arrays, blocks in blocks, strings in
+	// strings, and a .env that refers to itself.
+	deepEval := "return 1" + strings.Repeat("|1", 1500) + ";"
+	for range 3 {
+		deepEval = "return eval(" + phpQuote(deepEval) + ")" + strings.Repeat("|1", 1500) + ";"
+	}
+	var heredocs strings.Builder
+	for k := range 40 {
+		fmt.Fprintf(&heredocs, "<<<L%d\n{$x[", k)
+	}
+	for k := 39; k >= 0; k-- {
+		fmt.Fprintf(&heredocs, "]}\nL%d", k)
+	}
+	for _, main := range []string{
+		"<?php define('A', " + strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300) + ");",
+		"<?php define('A', eval(" + phpQuote(deepEval) + "));",
+		"<?php define('A', " + strings.Repeat("null ?? ", 2000) + "1); define('B', 'x'" + strings.Repeat(" . 'x'", 2000) + ");",
+		"<?php $a = " + strings.Repeat("[", 150) + strings.Repeat("]", 150) + "; define('A', $a == $a);",
+		"<?php $a = 1;\n" + strings.Repeat("$a = [$a, $a];\n", 80) + "define('A', in_array(1, $a));",
+		"<?php " + strings.Repeat("if (true) { ", 250) + "define('A', 1);" + strings.Repeat(" }", 250),
+		"<?php $x = []; define('A', " + heredocs.String() + ");",
+		"<?php $c = 'eval($c);'; eval($c); define('A', 1);",
+		"<?php $s = 'x';\n" + strings.Repeat("$s = $s . $s;\n", 22) + strings.Repeat("define('U' . __LINE__, strtoupper($s));\n", 100),
+	} {
+		f.Add(main, `<?php require 'inc.php'; eval('require "inc.php";');`)
+	}
+	f.Add(`<?php $d = Dotenv\Dotenv::createMutable(__DIR__); $d->load(); define('A', env('C'));`,
+		"A=xxxxxxxx\nB=\"${A}${A}${A}${A}${A}${A}${A}${A}\"\nC=\"${B}${B}${B}${B}${B}${B}${B}${B}\"\nA=\"${C}${C}${C}${C}${C}${C}\"\nC=\"${A}${A}${A}${A}\"")
 	f.Fuzz(func(t *testing.T, main, inc string) {
 		fsys := &mapFS{files: map[string]string{"/site/wp-config.php": main, "/site/inc.php": inc, "/site/.env": inc, "/site/wp-settings.php": ""}}
 		wc, err := ReadWPConfig("/site/wp-config.php", func(k string) (string, bool) { return k, len(k)%2 == 0 }, fsys)
@@ -612,7 +643,11 @@ func FuzzReadWPConfig(f *testing.F) {
 }
 
 func FuzzParseDotenv(f *testing.F) {
-	for _, s := range []string{"A=1\nB='two'\nC=\"th\\nree ${A}\"\n", "export A=1 # c\n", "A=\"multi\nline\"", "A=b c", "#x\n\nA", `A="\`} {
+	for _, s := range []string{"A=1\nB='two'\nC=\"th\\nree ${A}\"\n", "export A=1 # c\n", "A=\"multi\nline\"", "A=b c", "#x\n\nA", `A="\`,
+		// References in references, and quotes over many lines.
+		"A=\"" + strings.Repeat("${", 2000) + "A" + strings.Repeat("}", 2000) + "\"",
+		"A=\"" + strings.Repeat("\\\"${A}\n", 2000) + "\"\nB='" + strings.Repeat("\n", 2000) + "'",
+	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

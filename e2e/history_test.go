@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
 // TestExportImportHistory, against a real WordPress with the binlog feed:
@@ -132,6 +135,40 @@ func TestExportImportHistory(t *testing.T) {
 		t.Errorf("a second import: %s", out)
 	}
 
+	// What an import refuses whatever the flags, exiting 1, and PHP reads
+	// the row as before: an object in "php" the row does not hold (PHP
+	// would make it on reading), and values POST /options refuses (after
+	// d:INF, PHP's own route would answer 500 rest_encode_error).
+	optsFile := filepath.Join(dir, "themeopts", "themeopts_options.json")
+	saved, _ := os.ReadFile(optsFile)
+	imported := row()
+	for _, c := range []struct {
+		edits [][2]string
+		want  string
+	}{
+		{[][2]string{{`"tagline": "one"`, `"tagline": {"a": 1}`}, {`s:7:\"tagline\";s:3:\"one\";`, `s:7:\"tagline\";O:3:\"Foo\":1:{s:1:\"a\";i:1;}`}},
+			`php: "tagline" holds a PHP object (Foo) the row does not hold: objects are not imported`},
+		{[][2]string{{`"#222222"`, `"red}</style><script>alert(1)</script>"`}},
+			`Invalid value for option "accent_color": must be a hex color (#rgb, #rrggbb or #rrggbbaa) or "".`},
+		{[][2]string{{`"tagline": "one"`, `"tagline": "one", "nope": 1`}}, `Invalid value for option "nope": is not an option of the theme options configuration.`},
+		{[][2]string{{`"tagline": "one"`, `"tagline": "one", "columns": 1e700`}}, `Invalid value for option "columns": must be a number.`},
+	} {
+		os.WriteFile(optsFile, saved, 0o644)
+		for _, e := range c.edits {
+			edit("themeopts/themeopts_options.json", e[0], e[1])
+		}
+		cmd := exec.Command(fs.Bin, "import", dir, "--force", "--wp-config", fs.WPConfig, "--themeopts-config", themeoptsConfig)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if want := "wpsidecar: " + optsFile + ": " + c.want + "\n"; !errors.As(err, &exit) || exit.ExitCode() != 1 || string(out) != want {
+			t.Errorf("import --force: %v\n%s\nwant exit 1 and\n%s", err, out, want)
+		}
+		if got := row(); got != imported {
+			t.Errorf("after a refused import PHP reads\n %s\nwant\n %s", got, imported)
+		}
+	}
+	os.WriteFile(optsFile, saved, 0o644)
+
 	// The history: the import, a save through the sidecar, a change by PHP.
 	type entry struct {
 		ID        int64           `json:"id"`
@@ -243,5 +280,142 @@ func TestExportImportHistory(t *testing.T) {
 	cli("revert", strconv.FormatInt(gl[0].ID, 10))
 	if got := php(`global $wpdb; return $wpdb->get_var("SELECT title FROM {$wpdb->prefix}fieldmgr_groups WHERE group_key = 'hx_a'");`); got != "Title hx_a" {
 		t.Errorf("wpsidecar revert of the import's change: the title is %q", got)
+	}
+}
+
+// TestHistoryNamespacePermissions, on the real WordPress with the theme
+// options behind switch_themes: an administrator WordPress itself denies
+// switch_themes (WP_User::add_cap) may not read the theme options (403),
+// and the history shows them only its field groups' entries (X-WP-Total
+// counting those), no theme options entry by namespace or key, and refuses
+// to revert one (404, PHP's get_option unchanged), while a group's entry
+// reverts (security round 3, item 2).
+func TestHistoryNamespacePermissions(t *testing.T) {
+	raw, err := os.ReadFile("../proxy/themeopts/testdata/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "themeopts.json")
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(raw), `"capability": "edit_theme_options"`, `"capability": "switch_themes"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := wptest.Start(wptest.Options{SidecarArgs: []string{"--themeopts-config", cfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sidecar log:\n%s", tail(ws.SidecarLog(), 30))
+		}
+		ws.Stop()
+	})
+	admin := ws.Users["administrator"]
+	creds := basic(admin.Login, admin.ApplicationPassword)
+	must := func(a answer, status int) answer {
+		t.Helper()
+		if a.status != status {
+			t.Fatalf("%d %s, want %d", a.status, a.body, status)
+		}
+		return a
+	}
+	// The manager: an administrator denied switch_themes, by WordPress's own
+	// API, with an application password.
+	var manager struct {
+		Login     string `json:"login"`
+		Password  string `json:"password"`
+		CanManage bool   `json:"can_manage"`
+		CanSwitch bool   `json:"can_switch"`
+	}
+	ws.PHP(t, `$id = wp_insert_user(array("user_login" => "e2e_manager", "user_pass" => "pw-manager-e2e", "user_email" => "e2e_manager@example.test", "role" => "administrator"));
+		if (is_wp_error($id)) { return $id->get_error_message(); }
+		$u = get_user_by("id", $id);
+		$u->add_cap("switch_themes", false);
+		$created = WP_Application_Passwords::create_new_application_password($id, array("name" => "e2e"));
+		clean_user_cache($id);
+		return array("login" => "e2e_manager", "password" => $created[0],
+			"can_manage" => user_can($id, "manage_options"), "can_switch" => user_can($id, "switch_themes"));`, &manager)
+	if !manager.CanManage || manager.CanSwitch || manager.Password == "" {
+		t.Fatalf("the manager as WordPress sees them: %+v", manager)
+	}
+	mcreds := basic(manager.Login, manager.Password)
+
+	// A group and two saves of the theme options, by the administrator.
+	must(ask(t, ws.URL, "", http.MethodPost, "/wp-json/fieldmgr/v1/field-groups",
+		`{"group_key":"perm_g","title":"Perm","config":{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}}`, append(creds, "Content-Type", "application/json")...), 201)
+	for _, v := range []string{"UA-SECRET-1", "UA-SECRET-2"} {
+		must(ask(t, ws.URL, "", http.MethodPost, "/wp-json/themeopts/v1/options", `{"tagline":"`+v+`"}`, append(creds, "Content-Type", "application/json")...), 200)
+	}
+	tagline := func() string {
+		var out string
+		ws.PHP(t, `return get_option("themeopts_options")["tagline"];`, &out)
+		return out
+	}
+	if got := tagline(); got != "UA-SECRET-2" {
+		t.Fatalf("PHP reads the tagline %q", got)
+	}
+
+	type entry struct {
+		ID        int64  `json:"id"`
+		Namespace string `json:"namespace"`
+	}
+	list := func(c []string, query string) ([]entry, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, ws.URL+"/wp-json/wpsidecar/v1/history"+query, nil)
+		req.Header.Set(c[0], c[1])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("history%s: %d %s", query, resp.StatusCode, b)
+		}
+		var out []entry
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		var ns []string
+		for _, e := range out {
+			ns = append(ns, e.Namespace)
+		}
+		return out, strings.Join(ns, ","), resp.Header.Get("X-WP-Total")
+	}
+	all, ns, total := list(creds, "")
+	if ns != "themeopts,themeopts,fieldmgr" || total != "3" {
+		t.Fatalf("the administrator's history: %s, X-WP-Total %s", ns, total)
+	}
+	themeEntry, groupEntry := all[0].ID, all[2].ID
+
+	if a := ask(t, ws.URL, "", http.MethodGet, "/wp-json/themeopts/v1/options", "", mcreds...); a.status != 403 {
+		t.Errorf("the manager reads the theme options: %d %s", a.status, a.body)
+	}
+	for _, c := range []struct{ query, want, total string }{
+		{"", "fieldmgr", "1"},
+		{"?namespace=themeopts", "", "0"},
+		{"?key=tagline", "", "0"},
+	} {
+		if _, ns, total := list(mcreds, c.query); ns != c.want || total != c.total {
+			t.Errorf("the manager's history%s: %q, X-WP-Total %s; want %q, %s", c.query, ns, total, c.want, c.total)
+		}
+	}
+	revert := func(id int64) string {
+		return "/wp-json/wpsidecar/v1/history/" + strconv.FormatInt(id, 10) + "/revert"
+	}
+	if a := ask(t, ws.URL, "", http.MethodPost, revert(themeEntry)+"?force=true", "", mcreds...); a.status != 404 || !strings.Contains(a.body, `"code":"wpsidecar_history_not_found"`) {
+		t.Errorf("the manager reverts a theme options entry: %d %s", a.status, a.body)
+	}
+	if got := tagline(); got != "UA-SECRET-2" {
+		t.Errorf("after the manager's revert PHP reads the tagline %q", got)
+	}
+	must(ask(t, ws.URL, "", http.MethodPost, revert(groupEntry), "", mcreds...), 200)
+	var exists bool
+	ws.PHP(t, `global $wpdb; return null !== $wpdb->get_var("SELECT group_key FROM {$wpdb->prefix}fieldmgr_groups WHERE group_key = 'perm_g'");`, &exists)
+	if exists {
+		t.Error("the manager's revert of the group's creation left the group")
+	}
+	must(ask(t, ws.URL, "", http.MethodPost, revert(themeEntry), "", creds...), 200)
+	if got := tagline(); got != "UA-SECRET-1" {
+		t.Errorf("after the administrator's revert PHP reads the tagline %q", got)
 	}
 }

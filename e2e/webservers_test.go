@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +25,7 @@ import (
 // the namespaces to a sidecar whose --upstream is that same server.
 type front struct {
 	url         string // the web server
+	secret      string // the marker's secret in its recipe
 	sidecarPort int
 	sidecar     *exec.Cmd
 	log         string // the sidecar's log file
@@ -51,13 +54,13 @@ func recipe(t *testing.T, path string, sidecarPort int) string {
 	return strings.ReplaceAll(string(b), "127.0.0.1:8080", fmt.Sprintf("127.0.0.1:%d", sidecarPort))
 }
 
-// startFront starts the web server kind on a free port with its recipe, and
-// a sidecar behind it (upstream: that server; trusting it).
-func startFront(t *testing.T, kind string) *front {
+// frontConfig writes the configuration of the web server kind, listening
+// on port, with its recipe sending the namespaces to the sidecar on
+// sidecarPort and the marker's secret (none when ""), into dir; it returns
+// the command that runs the server and the one that checks the
+// configuration.
+func frontConfig(t *testing.T, kind, dir string, port, sidecarPort int, secret string) (run, check *exec.Cmd) {
 	t.Helper()
-	dir := t.TempDir()
-	os.Chmod(dir, 0o755) // Apache's workers run as www-data
-	port, sidecarPort, adminPort := freePort(t), freePort(t), freePort(t)
 	sock := filepath.Join(site.Dir, "wp", "php-fpm.sock")
 	root := os.Geteuid() == 0
 	write := func(name, content string) string {
@@ -76,6 +79,10 @@ func startFront(t *testing.T, kind string) *front {
 		if root {
 			user = "user root;"
 		}
+		// The secret as the recipe asks for it, in the http context.
+		if secret != "" {
+			secret = fmt.Sprintf(`map $host $wpsidecar_secret { default "%s"; }`, secret)
+		}
 		conf := write("nginx.conf", fmt.Sprintf(`%s
 worker_processes 1;
 pid %[2]s/nginx.pid;
@@ -90,6 +97,7 @@ http {
   fastcgi_temp_path %[2]s/fastcgi;
   uwsgi_temp_path %[2]s/uwsgi;
   scgi_temp_path %[2]s/scgi;
+  %[8]s
   include %[3]s;
   server {
     listen 127.0.0.1:%[4]d;
@@ -102,13 +110,15 @@ http {
       include /etc/nginx/fastcgi_params;
       fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
       fastcgi_param HTTPS $wpsidecar_https if_not_empty;
+      fastcgi_param HTTP_X_WPSIDECAR_PASSED "" if_not_empty;
       fastcgi_param HTTP_HOST $http_host;
       fastcgi_pass unix:%[7]s;
     }
   }
 }
-`, user, dir, up, port, site.Docroot, snippet, sock))
+`, user, dir, up, port, site.Docroot, snippet, sock, secret))
 		cmd = exec.Command("nginx", "-c", conf, "-p", dir)
+		check = exec.Command("nginx", "-t", "-c", conf, "-p", dir)
 	case "apache":
 		snippet := write("wpsidecar.conf", recipe(t, "deploy/apache/wpsidecar.conf", sidecarPort))
 		var mods strings.Builder
@@ -118,6 +128,10 @@ http {
 		user := ""
 		if root {
 			user = "User www-data\nGroup www-data"
+		}
+		// The secret as the recipe asks for it, before its Include.
+		if secret != "" {
+			secret = "Define WPSIDECAR_SECRET " + secret
 		}
 		conf := write("apache2.conf", fmt.Sprintf(`ServerRoot %[1]s
 ServerName 127.0.0.1
@@ -132,6 +146,7 @@ Listen 127.0.0.1:%[2]d
 TypesConfig /etc/mime.types
 <VirtualHost 127.0.0.1:%[2]d>
     DocumentRoot %[5]s
+    %[8]s
     Include %[6]s
     <Directory %[5]s>
         Require all granted
@@ -150,8 +165,9 @@ TypesConfig /etc/mime.types
         SetHandler "proxy:unix:%[7]s|fcgi://localhost"
     </FilesMatch>
 </VirtualHost>
-`, dir, port, mods.String(), user, site.Docroot, snippet, sock))
+`, dir, port, mods.String(), user, site.Docroot, snippet, sock, secret))
 		cmd = exec.Command("apache2", "-f", conf, "-DFOREGROUND")
+		check = exec.Command("apache2", "-t", "-f", conf)
 	case "caddy":
 		snippet := write("wpsidecar.caddy", recipe(t, "deploy/caddy/wpsidecar.caddy", sidecarPort))
 		conf := write("Caddyfile", fmt.Sprintf(`{
@@ -163,14 +179,43 @@ import %[2]s
 http://:%[3]d {
 	bind 127.0.0.1
 	root * %[4]s
-	import wpsidecar
+	import wpsidecar %[6]s
 	php_fastcgi unix/%[5]s
 	file_server
 }
-`, dir, snippet, port, site.Docroot, sock))
+`, dir, snippet, port, site.Docroot, sock, secret))
+		env := append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 		cmd = exec.Command("caddy", "run", "--config", conf, "--adapter", "caddyfile")
-		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+		check = exec.Command("caddy", "validate", "--config", conf, "--adapter", "caddyfile")
+		cmd.Env, check.Env = env, env
 	}
+	return cmd, check
+}
+
+// startFront starts the web server kind on a free port with its recipe and
+// a secret of its own for the marker, and a sidecar behind it (upstream:
+// that server; trusting it).
+func startFront(t *testing.T, kind string) *front {
+	t.Helper()
+	return startFrontWith(t, kind, randomSecret())
+}
+
+// randomSecret is a marker's secret as the recipes ask for it.
+func randomSecret() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// startFrontWith is startFront with the marker's secret given ("": none).
+func startFrontWith(t *testing.T, kind, secret string) *front {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755) // Apache's workers run as www-data
+	port, sidecarPort, adminPort := freePort(t), freePort(t), freePort(t)
+	f := &front{url: fmt.Sprintf("http://127.0.0.1:%d", port), secret: secret, sidecarPort: sidecarPort,
+		log: filepath.Join(dir, "sidecar.log"), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort)}
+	cmd, _ := frontConfig(t, kind, dir, port, sidecarPort, secret)
 	out, err := os.Create(filepath.Join(dir, kind+".out"))
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +239,6 @@ http://:%[3]d {
 			cmd.Process.Kill()
 		}
 	})
-	f := &front{url: fmt.Sprintf("http://127.0.0.1:%d", port), sidecarPort: sidecarPort, log: filepath.Join(dir, "sidecar.log"), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort)}
 	waitStarted(t, out.Name(), func() bool {
 		resp, err := http.Get(f.url + "/wp-login.php")
 		if err != nil {
@@ -308,6 +352,11 @@ func askFront(t *testing.T, base, method, target string, hdr ...string) answer {
 // server (no loop); the sidecar logs the client's own address.
 func TestWebServers(t *testing.T) {
 	auth := adminBasic()
+	probe := filepath.Join(site.Docroot, markerProbe)
+	if err := os.WriteFile(probe, []byte(`<?php echo "marker: ", isset($_SERVER["HTTP_X_WPSIDECAR_PASSED"]) ? $_SERVER["HTTP_X_WPSIDECAR_PASSED"] : "none";`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(probe) })
 	for _, kind := range []string{"nginx", "apache", "caddy"} {
 		t.Run(kind, func(t *testing.T) {
 			f := startFront(t, kind)
@@ -353,9 +402,35 @@ func TestWebServers(t *testing.T) {
 			if n := len(f.accessLines(t, "/hello-world/")) + len(f.accessLines(t, "/wp-json/wp/v2/posts/1")); n != 0 {
 				t.Errorf("%d requests that are not the sidecar's reached it", n)
 			}
-			// A client's own marker gets it PHP, as it could always ask.
-			if got := askFront(t, f.url, http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", "X-WPSidecar-Passed", "1"); got.status != 404 || !strings.Contains(got.body, `"code":"rest_no_route"`) {
-				t.Errorf("with the marker: %d %s", got.status, got.body)
+			// A client's marker changes nothing (security round 3, item 8):
+			// whatever its value, the sidecar answers as it does without one,
+			// signed in (200) or not (the sidecar's 401, not PHP's 404
+			// rest_no_route, which a shared cache keeps for the public URL;
+			// and the sidecar's throttle counts the attempt).
+			const groups = "/wp-json/fieldmgr/v1/field-groups"
+			plain := askFront(t, f.url, http.MethodGet, groups)
+			if plain.status != 401 || !strings.Contains(plain.body, `"code":"rest_forbidden"`) {
+				t.Fatalf("anonymous: %d %s", plain.status, plain.body)
+			}
+			for _, v := range []string{"1", "yes", "", f.secret[:16], f.secret + " " + f.secret, "{args.0}"} {
+				before := len(f.accessLines(t, groups))
+				if got := askFront(t, f.url, http.MethodGet, groups, "X-WPSidecar-Passed", v); got != plain {
+					t.Errorf("anonymous with the marker %q: %d %s, without it %d %s", v, got.status, got.body, plain.status, plain.body)
+				}
+				if got := askFront(t, f.url, http.MethodGet, groups, append([]string{"X-WPSidecar-Passed", v}, auth...)...); got.status != 200 {
+					t.Errorf("signed in with the marker %q: %d %s", v, got.status, got.body)
+				}
+				var lines []map[string]any
+				waitFor(t, func() bool { lines = f.accessLines(t, groups); return len(lines) >= before+2 })
+				if l := lines[len(lines)-1]; l["served_by"] != "sidecar" {
+					t.Errorf("with the marker %q: %v", v, l)
+				}
+			}
+			// PHP never sees the marker, nor its secret: a request carrying
+			// the secret (as what the sidecar passes back does) reaches PHP
+			// without it.
+			if got := askFront(t, f.url, http.MethodGet, "/"+markerProbe, "X-WPSidecar-Passed", f.secret); got.status != 200 || got.body != "marker: none" {
+				t.Errorf("what PHP sees of the marker: %d %q", got.status, got.body)
 			}
 			stopProcess(f.sidecar)
 			if kind == "nginx" {
@@ -370,9 +445,14 @@ func TestWebServers(t *testing.T) {
 	}
 }
 
+// markerProbe is a PHP file TestWebServers puts in the site's docroot: it
+// tells what PHP sees of the marker.
+const markerProbe = "wpsidecar-e2e-marker.php"
+
 // routes checks which requests the recipe sends to the sidecar: a stand-in
 // on the sidecar's address answers "sidecar" with the request line as it
-// arrived; everything else is PHP's.
+// arrived and the marker it came with (the recipe's secret, whatever the
+// client sent); everything else is PHP's.
 func (f *front) routes(t *testing.T) {
 	t.Helper()
 	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", f.sidecarPort))
@@ -380,7 +460,7 @@ func (f *front) routes(t *testing.T) {
 		t.Fatal(err)
 	}
 	stand := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "sidecar %s", r.RequestURI)
+		fmt.Fprintf(w, "sidecar %s %s", r.RequestURI, r.Header.Get("X-WPSidecar-Passed"))
 	})}
 	go stand.Serve(l)
 	defer stand.Close()
@@ -402,13 +482,45 @@ func (f *front) routes(t *testing.T) {
 		{"/wp-json/wp/v2/posts", false, nil},
 		{"/a/b/wp-json/fieldmgr/v1/field-groups", false, nil},
 		{"/hello-world/", false, nil},
-		{"/wp-json/fieldmgr/v1/field-groups", false, []string{"X-WPSidecar-Passed", "1"}},
-		{"/?rest_route=/fieldmgr/v1/field-groups", false, []string{"X-WPSidecar-Passed", "yes"}},
+		// A client's marker changes nothing; the recipe's secret is the
+		// sidecar's pass-back, PHP's.
+		{"/wp-json/fieldmgr/v1/field-groups", true, []string{"X-WPSidecar-Passed", "1"}},
+		{"/?rest_route=/fieldmgr/v1/field-groups", true, []string{"X-WPSidecar-Passed", "yes"}},
+		{"/wp-json/fieldmgr/v1/field-groups", true, []string{"X-WPSidecar-Passed", ""}},
+		{"/wp-json/fieldmgr/v1/field-groups", false, []string{"X-WPSidecar-Passed", f.secret}},
+		{"/?rest_route=/fieldmgr/v1/field-groups", false, []string{"X-WPSidecar-Passed", f.secret}},
 	}
 	for _, tt := range tests {
 		got := askFront(t, f.url, http.MethodGet, tt.target, tt.hdr...)
-		if want := "sidecar " + tt.target; (got.body == want) != tt.sidecar {
+		if want := "sidecar " + tt.target + " " + f.secret; (got.body == want) != tt.sidecar {
 			t.Errorf("%s %v: %d %.80q (to the sidecar: %v)", tt.target, tt.hdr, got.status, got.body, tt.sidecar)
 		}
+	}
+}
+
+// TestWebServersWithoutSecret: a recipe whose marker's secret was not set
+// fails closed. nginx and Apache refuse the configuration; Caddy (which
+// cannot tell an argument missing) takes no marker for the sidecar's
+// pass-back, an empty one included, so a client's marker still changes
+// nothing, and what the sidecar passes on comes back to it and is answered
+// 508, not sent round again (security round 3, item 8).
+func TestWebServersWithoutSecret(t *testing.T) {
+	for _, kind := range []string{"nginx", "apache"} {
+		_, check := frontConfig(t, kind, t.TempDir(), freePort(t), freePort(t), "")
+		out, err := check.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), map[string]string{"nginx": `unknown "wpsidecar_secret" variable`, "apache": "Define WPSIDECAR_SECRET"}[kind]) {
+			t.Errorf("%s takes the recipe without a secret: %v\n%s", kind, err, out)
+		}
+	}
+	f := startFrontWith(t, "caddy", "")
+	const groups = "/wp-json/fieldmgr/v1/field-groups"
+	plain := askFront(t, f.url, http.MethodGet, groups)
+	for _, v := range []string{"", "1", "{args.0}"} {
+		if got := askFront(t, f.url, http.MethodGet, groups, "X-WPSidecar-Passed", v); got != plain || got.status != 401 {
+			t.Errorf("caddy without a secret, the marker %q: %d %s, without it %d %s", v, got.status, got.body, plain.status, plain.body)
+		}
+	}
+	if got := askFront(t, f.url, http.MethodGet, "/wp-json/fieldmgr/v1/no-such-route"); got.status != 508 {
+		t.Errorf("caddy without a secret, a route the sidecar passes on: %d %s", got.status, got.body)
 	}
 }

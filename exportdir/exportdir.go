@@ -14,18 +14,24 @@ package exportdir
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 	"github.com/wpsidecar/wpsidecar/wpjson"
@@ -33,9 +39,20 @@ import (
 
 // Site is what export and import reach of one site.
 type Site struct {
-	DB      *store.DB
-	Groups  *store.FieldGroups
-	OptName string // the theme options row; "" when the site has none
+	DB     *store.DB
+	Groups *store.FieldGroups
+	// Themeopts is the site's theme options configuration (nil: none):
+	// the row it names is exported, and imported values are checked
+	// against it as POST /themeopts/v1/options checks them.
+	Themeopts *themeopts.Config
+}
+
+// optName is the theme options row; "" when the site has none.
+func (s Site) optName() string {
+	if s.Themeopts == nil {
+		return ""
+	}
+	return s.Themeopts.OptName
 }
 
 // groupFile is DIR/fieldmgr/<key>.json. Config is the stored JSON text as
@@ -67,8 +84,9 @@ func fileName(name string) string {
 	return strings.ReplaceAll(url.PathEscape(name), "%", "%25") + ".json"
 }
 
-// Export writes the site's groups and theme options into dir, replacing
-// the files of what is no longer stored, and tells how many it wrote.
+// Export writes the site's groups and theme options into dir, removing
+// the files the previous export there wrote of what is no longer stored,
+// and tells how many it wrote. No link out of dir is followed.
 func Export(ctx context.Context, s Site, dir string) (groups, options int, err error) {
 	list, err := s.Groups.List(ctx)
 	if err != nil {
@@ -84,10 +102,10 @@ func Export(ctx context.Context, s Site, dir string) (groups, options int, err e
 		} else {
 			f.Config, _ = json.Marshal(g.Config)
 		}
-		files[filepath.Join("fieldmgr", fileName(g.Key))] = encode(f)
+		files[path.Join("fieldmgr", fileName(g.Key))] = encode(f)
 	}
-	if s.OptName != "" {
-		raw, err := s.DB.RawOption(ctx, s.OptName)
+	if name := s.optName(); name != "" {
+		raw, err := s.DB.RawOption(ctx, name)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
@@ -95,27 +113,45 @@ func Export(ctx context.Context, s Site, dir string) (groups, options int, err e
 		default:
 			v, err := phpserial.MaybeUnserialize(raw)
 			if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-				return 0, 0, fmt.Errorf("export: option %s is not a PHP array; not exported", s.OptName)
+				return 0, 0, fmt.Errorf("export: option %s is not a PHP array; not exported", name)
 			}
-			files[filepath.Join("themeopts", fileName(s.OptName))] = encode(optionsFile{Option: s.OptName, Values: phpserial.JSON(v), PHP: raw})
+			// Its JSON is written with the references expanded.
+			if err := newBudget(ctx).walk(v); err != nil {
+				return 0, 0, fmt.Errorf("export: option %s: %w; not exported", name, err)
+			}
+			files[path.Join("themeopts", fileName(name))] = encode(optionsFile{Option: name, Values: phpserial.JSON(v), PHP: raw})
+			m.Options = append(m.Options, name)
 			options++
 		}
 	}
 	slices.Sort(m.Groups)
-	files[manifestName] = encode(m)
-	if err := writeTree(dir, files); err != nil {
+	if err := writeTree(ctx, dir, files, m); err != nil {
 		return 0, 0, err
 	}
 	return len(list), options, nil
 }
 
-// manifestName is the file that says which groups the export saw: a group
-// stored now and not among them was created since, and is not pruned
-// without --force.
+// manifestName is the file that says what the export saw and wrote: a
+// group stored now and not among its groups was created since, and is not
+// pruned without --force; the next export into the directory removes the
+// files it lists and does not write again, and no other.
 const manifestName = "export.json"
 
 type manifest struct {
-	Groups []string `json:"fieldmgr"`
+	Groups  []string `json:"fieldmgr"`
+	Options []string `json:"themeopts,omitempty"`
+}
+
+// files are the paths (under the directory) of the files m lists.
+func (m manifest) files() []string {
+	var out []string
+	for _, k := range m.Groups {
+		out = append(out, path.Join("fieldmgr", fileName(k)))
+	}
+	for _, o := range m.Options {
+		out = append(out, path.Join("themeopts", fileName(o)))
+	}
+	return out
 }
 
 // encode is v as indented JSON: the same data, the same bytes.
@@ -128,45 +164,96 @@ func encode(v any) []byte {
 	return b.Bytes()
 }
 
-// writeTree writes files (path → bytes) under dir, each by a rename so
-// that none is half-written, and removes the other .json files of the
-// subdirectories it writes to.
-func writeTree(dir string, files map[string][]byte) error {
-	for _, sub := range []string{"fieldmgr", "themeopts"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+// subdirs are where an export writes, under its directory.
+var subdirs = []string{"fieldmgr", "themeopts"}
+
+// writeTree writes files (path under dir → bytes) and the manifest m,
+// each by a rename so that none is half-written, and removes the files
+// the previous manifest lists and files does not hold. Everything is done
+// through an os.Root of dir: fieldmgr/ and themeopts/ must be directories
+// of dir, not links, and nothing outside dir is written or removed.
+func writeTree(ctx context.Context, dir string, files map[string][]byte, m manifest) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var missing []string
+	for _, sub := range subdirs {
+		ok, err := subdir(root, dir, sub)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if !ok {
+			missing = append(missing, sub)
+		}
+	}
+	for _, sub := range missing {
+		if err := root.Mkdir(sub, 0o755); err != nil {
 			return err
 		}
 	}
-	for name, b := range files {
-		path := filepath.Join(dir, name)
-		tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*")
-		if err != nil {
+	// What the previous export wrote (none known without its manifest:
+	// then nothing is removed).
+	var old manifest
+	r := &reader{ctx: ctx, root: root, dir: dir}
+	if b, err := r.file(manifestName); err == nil {
+		if strictDecode(b, &old) != nil {
+			old = manifest{}
+		}
+	}
+	names := slices.Sorted(maps.Keys(files))
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		_, err = tmp.Write(b)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(tmp.Name(), 0o644)
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), path)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
+		if err := writeFile(root, name, files[name]); err != nil {
 			return err
 		}
 	}
-	for _, sub := range []string{"fieldmgr", "themeopts"} {
-		old, _ := filepath.Glob(filepath.Join(dir, sub, "*.json"))
-		for _, p := range old {
-			if _, keep := files[filepath.Join(sub, filepath.Base(p))]; !keep {
-				if err := os.Remove(p); err != nil {
-					return err
-				}
+	for _, name := range old.files() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, keep := files[name]; keep {
+			continue
+		}
+		// Only a file: what else is there now is not the export's.
+		if st, err := root.Lstat(name); err == nil && st.Mode().IsRegular() {
+			if err := root.Remove(name); err != nil {
+				return err
 			}
 		}
+	}
+	return writeFile(root, manifestName, encode(m))
+}
+
+// writeFile writes name under root whole or not at all: into a new file
+// beside it, renamed over it (a link there is replaced, not followed).
+func writeFile(root *os.Root, name string, b []byte) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := path.Join(path.Dir(name), ".export-"+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		root.Remove(tmp)
+		return err
 	}
 	return nil
 }
@@ -196,100 +283,209 @@ type GroupWant struct {
 	invalid string
 }
 
-// hasObject tells whether v holds a PHP object anywhere.
-func hasObject(v phpserial.Value) bool {
-	if v.Kind == phpserial.Object {
-		return true
-	}
-	return slices.ContainsFunc(v.Entries, func(e phpserial.Entry) bool { return hasObject(e.Value) })
-}
-
 // OptionsWant is an options row as its file wants it.
 type OptionsWant struct {
 	Option string
-	values json.RawMessage
+	// base is the file's "php" as read (an empty array when none), within
+	// the walk's budget; values are the file's "values", in order.
+	base   phpserial.Value
+	values []optionValue
 	php    string
 	file   string
 }
 
-// Read reads dir's files; an error names the file and what is wrong, and
-// nothing is read then.
-func Read(dir string) (Files, error) {
+// optionValue is one id of an options file's "values".
+type optionValue struct {
+	id    string
+	json  []byte          // the value as compact JSON
+	value phpserial.Value // as json_decode($v, true) reads it
+}
+
+// Read reads dir's files within the bounds (MaxFileBytes, MaxDirBytes,
+// MaxFiles: regular files only, no link followed); an error names the
+// file and what is wrong, and nothing is read then.
+func Read(ctx context.Context, dir string) (Files, error) {
 	var out Files
 	if _, err := os.Stat(dir); err != nil {
 		return out, err
 	}
-	if st, err := os.Stat(filepath.Join(dir, "fieldmgr")); err == nil && st.IsDir() {
-		out.HasGroups = true
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return out, err
 	}
-	if st, err := os.Stat(filepath.Join(dir, "themeopts")); !out.HasGroups && (err != nil || !st.IsDir()) {
+	defer root.Close()
+	r := &reader{ctx: ctx, root: root, dir: dir}
+	if out.HasGroups, err = subdir(root, dir, "fieldmgr"); err != nil {
+		return out, err
+	}
+	hasOptions, err := subdir(root, dir, "themeopts")
+	if err != nil {
+		return out, err
+	}
+	if !out.HasGroups && !hasOptions {
 		return out, fmt.Errorf("%s holds no export: neither fieldmgr/ nor themeopts/ (on a network, each site's is in sites/<blog id>/)", dir)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, manifestName)); err == nil {
+	switch b, err := r.file(manifestName); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return out, err
+	default:
 		var m manifest
 		if err := strictDecode(b, &m); err != nil {
 			return out, fmt.Errorf("%s: %w", filepath.Join(dir, manifestName), err)
 		}
 		out.Exported = append([]string{}, m.Groups...)
 	}
-	paths, _ := filepath.Glob(filepath.Join(dir, "fieldmgr", "*.json"))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
+	if out.HasGroups {
+		names, err := r.jsonFiles("fieldmgr")
 		if err != nil {
 			return out, err
 		}
-		var f groupFile
-		if err := strictDecode(b, &f); err != nil {
-			return out, fmt.Errorf("%s: %w", p, err)
-		}
-		if f.Status != store.StatusActive && f.Status != store.StatusInactive {
-			return out, fmt.Errorf("%s: status: must be active or inactive", p)
-		}
-		w := GroupWant{Key: f.Key, Value: store.GroupValue{Title: f.Title, Status: f.Status}, Exported: f.Exported, file: p}
-		if _, err := fieldmgr.Validate(f.Key, f.Title, nil); err != nil {
-			return out, fmt.Errorf("%s: %s", p, message(err))
-		}
-		var text string
-		if err := json.Unmarshal(f.Config, &text); err == nil {
-			// Stored as an older writer stored it: PHP-serialized, an array
-			// of plain values (no object PHP would make on reading it).
-			w.Value.Config = text
-			if v, err := phpserial.Unserialize(text); err != nil || v.Kind != phpserial.Array || hasObject(v) {
-				w.invalid = "config: a string must be a PHP-serialized array without objects"
+		// Keys as the table's unique index compares them (a key is ASCII).
+		seen := map[string]bool{}
+		for _, n := range names {
+			w, err := readGroup(r, path.Join("fieldmgr", n))
+			if err != nil {
+				return out, err
 			}
-		} else if c, err := fieldmgr.Validate(f.Key, f.Title, f.Config); err != nil {
-			// Refused unless it is what is stored (a group another writer
-			// made, exported and imported unchanged).
-			var compact bytes.Buffer
-			json.Compact(&compact, f.Config)
-			w.Value.Config, w.invalid = compact.String(), message(err)
-		} else {
-			w.Value.Config, w.configJSON = c, true
+			if lower := strings.ToLower(w.Key); seen[lower] {
+				return out, fmt.Errorf("%s: group %q is in another file too", w.file, w.Key)
+			} else {
+				seen[lower] = true
+			}
+			out.Groups = append(out.Groups, w)
 		}
-		if slices.ContainsFunc(out.Groups, func(g GroupWant) bool { return strings.EqualFold(g.Key, f.Key) }) {
-			return out, fmt.Errorf("%s: group %q is in another file too", p, f.Key)
-		}
-		out.Groups = append(out.Groups, w)
 	}
-	paths, _ = filepath.Glob(filepath.Join(dir, "themeopts", "*.json"))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
+	if hasOptions {
+		names, err := r.jsonFiles("themeopts")
 		if err != nil {
 			return out, err
 		}
-		var f optionsFile
-		if err := strictDecode(b, &f); err != nil {
-			return out, fmt.Errorf("%s: %w", p, err)
+		for _, n := range names {
+			rel := path.Join("themeopts", n)
+			p := r.name(rel)
+			b, err := r.file(rel)
+			if err != nil {
+				return out, err
+			}
+			var f optionsFile
+			if err := strictDecode(b, &f); err != nil {
+				return out, fmt.Errorf("%s: %w", p, err)
+			}
+			if f.Option == "" {
+				return out, fmt.Errorf("%s: option: required", p)
+			}
+			w := OptionsWant{Option: f.Option, php: f.PHP, file: p}
+			if w.base, w.values, err = readOptions(ctx, f); err != nil {
+				if ctx.Err() != nil {
+					return out, ctx.Err()
+				}
+				return out, fmt.Errorf("%s: %w", p, err)
+			}
+			out.Options = append(out.Options, w)
 		}
-		if f.Option == "" {
-			return out, fmt.Errorf("%s: option: required", p)
-		}
-		if _, err := wanted(f.Values, f.PHP); err != nil {
-			return out, fmt.Errorf("%s: %w", p, err)
-		}
-		out.Options = append(out.Options, OptionsWant{Option: f.Option, values: f.Values, php: f.PHP, file: p})
 	}
 	return out, nil
+}
+
+// readGroup reads a group file.
+func readGroup(r *reader, rel string) (GroupWant, error) {
+	p := r.name(rel)
+	b, err := r.file(rel)
+	if err != nil {
+		return GroupWant{}, err
+	}
+	var f groupFile
+	if err := strictDecode(b, &f); err != nil {
+		return GroupWant{}, fmt.Errorf("%s: %w", p, err)
+	}
+	if f.Status != store.StatusActive && f.Status != store.StatusInactive {
+		return GroupWant{}, fmt.Errorf("%s: status: must be active or inactive", p)
+	}
+	w := GroupWant{Key: f.Key, Value: store.GroupValue{Title: f.Title, Status: f.Status}, Exported: f.Exported, file: p}
+	if _, err := fieldmgr.Validate(f.Key, f.Title, nil); err != nil {
+		return w, fmt.Errorf("%s: %s", p, message(err))
+	}
+	var text string
+	if err := json.Unmarshal(f.Config, &text); err == nil {
+		// Stored as an older writer stored it: PHP-serialized, an array
+		// of plain values (no object PHP would make on reading it), walked
+		// within the budget whatever its references.
+		w.Value.Config = text
+		v, err := phpserial.Unserialize(text)
+		if err != nil || v.Kind != phpserial.Array {
+			w.invalid = "config: a string must be a PHP-serialized array without objects"
+			return w, nil
+		}
+		b := newBudget(r.ctx)
+		switch err := b.walk(v); {
+		case errors.Is(err, errTooLarge):
+			w.invalid = "config: " + err.Error()
+		case err != nil:
+			return w, err
+		case b.object != "":
+			w.invalid = "config: a string must be a PHP-serialized array without objects"
+		}
+		return w, nil
+	}
+	c, err := fieldmgr.Validate(f.Key, f.Title, f.Config)
+	if err != nil {
+		// Refused unless it is what is stored (a group another writer
+		// made, exported and imported unchanged).
+		var compact bytes.Buffer
+		json.Compact(&compact, f.Config)
+		w.Value.Config, w.invalid = compact.String(), message(err)
+		return w, nil
+	}
+	w.Value.Config, w.configJSON = c, true
+	// What the routes refuse of a body besides: a number json_decode
+	// reads as INF (no JSON answer of the group could be written).
+	if v, err := phpserial.FromJSONStrict(f.Config); err == nil {
+		if at, bad := nonFinite(v, "config"); bad {
+			w.invalid = at + ": number beyond what a PHP float holds"
+		}
+	}
+	return w, nil
+}
+
+// readOptions reads an options file's "php" (an array, or an object set,
+// within the budget) and "values" (an object, each id once).
+func readOptions(ctx context.Context, f optionsFile) (phpserial.Value, []optionValue, error) {
+	base := phpserial.Value{Kind: phpserial.Array}
+	if f.PHP != "" {
+		v, err := phpserial.Unserialize(f.PHP)
+		if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
+			return base, nil, errors.New("php: not a serialized PHP array")
+		}
+		if err := newBudget(ctx).walk(v); err != nil {
+			return base, nil, fmt.Errorf("php: %w", err)
+		}
+		base = v
+	}
+	pairs, err := rawPairs(f.Values)
+	if err != nil {
+		return base, nil, fmt.Errorf("values: %w", err)
+	}
+	var out []optionValue
+	seen := map[phpserial.Key]bool{}
+	for i, p := range pairs {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return base, nil, ctx.Err()
+		}
+		if key := phpserial.StrKey(p.key); seen[key] {
+			return base, nil, fmt.Errorf("values: %q is given twice", p.key)
+		} else {
+			seen[key] = true
+		}
+		var compact bytes.Buffer
+		json.Compact(&compact, p.raw)
+		v, err := phpserial.FromJSON(p.raw)
+		if err != nil {
+			return base, nil, fmt.Errorf("values.%s: %w", p.key, err)
+		}
+		out = append(out, optionValue{id: p.key, json: compact.Bytes(), value: v})
+	}
+	return base, out, nil
 }
 
 // message is what a validation error says.
@@ -311,42 +507,6 @@ func strictDecode(b []byte, v any) error {
 		return errors.New("data after the object")
 	}
 	return nil
-}
-
-// wanted is the options row a file wants: its values in its order, an
-// id whose value reads as it did at export written back as PHP had it.
-func wanted(values json.RawMessage, php string) (string, error) {
-	base := phpserial.Value{Kind: phpserial.Array}
-	if php != "" {
-		v, err := phpserial.Unserialize(php)
-		if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-			return "", errors.New("php: not a serialized PHP array")
-		}
-		base = v
-	}
-	pairs, err := rawPairs(values)
-	if err != nil {
-		return "", fmt.Errorf("values: %w", err)
-	}
-	set := phpserial.Value{Kind: base.Kind, Class: base.Class}
-	for _, p := range pairs {
-		key := phpserial.StrKey(p.key)
-		if slices.ContainsFunc(set.Entries, func(e phpserial.Entry) bool { return e.Key == key }) {
-			return "", fmt.Errorf("values: %q is given twice", p.key)
-		}
-		var compact bytes.Buffer
-		json.Compact(&compact, p.raw)
-		if old, ok := base.Get(p.key); ok && bytes.Equal(compact.Bytes(), phpserial.JSON(old)) {
-			set.Entries = append(set.Entries, phpserial.Entry{Key: key, Value: old})
-			continue
-		}
-		v, err := phpserial.FromJSON(p.raw)
-		if err != nil {
-			return "", fmt.Errorf("values.%s: %w", p.key, err)
-		}
-		set.Entries = append(set.Entries, phpserial.Entry{Key: key, Value: v})
-	}
-	return phpserial.Serialize(set), nil
 }
 
 type rawPair struct {

@@ -10,8 +10,24 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
 )
+
+// optsConfig is the theme options configuration of the test site: ids 3,
+// empty and list of its row are not among its options (another writer
+// stored them).
+const optsConfig = `{"opt_name":"opts","sections":[{"id":"s","fields":[
+	{"id":"accent","type":"color"},{"id":"tagline","type":"text"},{"id":"columns","type":"number"},{"id":"logo","type":"media"}]}]}`
+
+func optsConf(t *testing.T) *themeopts.Config {
+	t.Helper()
+	c, err := themeopts.ParseConfig([]byte(optsConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 const row = `a:4:{s:6:"accent";s:4:"#111";i:3;a:2:{i:7;d:1;s:3:"obj";O:8:"stdClass":1:{s:1:"a";i:1;}}s:5:"empty";O:8:"stdClass":0:{}s:4:"list";a:2:{i:0;s:1:"x";i:1;d:0.5;}}`
 
@@ -27,12 +43,12 @@ func setup(t *testing.T) (exportdir.Site, *testdb.DB) {
 		}
 	}
 	tdb.SetOption(t, "opts", row)
-	return exportdir.Site{DB: db, Groups: groups, OptName: "opts"}, tdb
+	return exportdir.Site{DB: db, Groups: groups, Themeopts: optsConf(t)}, tdb
 }
 
 func plan(t *testing.T, s exportdir.Site, dir string, prune bool) exportdir.Plan {
 	t.Helper()
-	files, err := exportdir.Read(dir)
+	files, err := exportdir.Read(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +119,7 @@ func TestExportImport(t *testing.T) {
 	s.DB.ModifyOption(ctx, "opts", 61833, nil, func(raw string, _ bool) (string, error) {
 		return strings.Replace(raw, `s:4:"#222"`, `s:4:"#333"`, 1), nil
 	})
-	edit(t, filepath.Join(dir, "themeopts", "opts.json"), `"list"`, `"renamed"`)
+	edit(t, filepath.Join(dir, "themeopts", "opts.json"), `"accent": "#222",`, `"accent": "#222", "tagline": "new",`)
 	p = plan(t, s, dir, false)
 	if c := p.Conflicts(); len(c) != 1 || c[0] != "themeopts opts" {
 		t.Errorf("conflicts: %v", c)
@@ -114,7 +130,7 @@ func TestExportImport(t *testing.T) {
 	if err := apply(t, s, p, true); err != nil {
 		t.Fatal(err)
 	}
-	if raw, _ := s.DB.RawOption(ctx, "opts"); !strings.Contains(raw, `s:7:"renamed";a:2:{i:0;s:1:"x";i:1;d:0.5;}`) || !strings.Contains(raw, `#222`) {
+	if raw, _ := s.DB.RawOption(ctx, "opts"); !strings.Contains(raw, `s:6:"accent";s:4:"#222";s:7:"tagline";s:3:"new";i:3;`) {
 		t.Errorf("forced: %s", raw)
 	}
 
@@ -125,7 +141,7 @@ func TestExportImport(t *testing.T) {
 		t.Errorf("prune: %q", got)
 	}
 	os.WriteFile(filepath.Join(dir, "fieldmgr", "bad.json"), []byte(`{"key":"bad","title":"B","status":"active","config":{"type":"nope"},"exported":""}`), 0o644)
-	files, err := exportdir.Read(dir)
+	files, err := exportdir.Read(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,12 +180,12 @@ func TestImport_GroupsOthersWrote(t *testing.T) {
 	}
 	edit(t, filepath.Join(dir, "fieldmgr", "loose.json"), `"type": "post"`, `"type": "nope"`)
 	edit(t, filepath.Join(dir, "fieldmgr", "old.json"), `s:4:\"post\";}`, `O:8:\"stdClass\":0:{}}`)
-	files, _ := exportdir.Read(dir)
+	files, _ := exportdir.Read(context.Background(), dir)
 	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "loose.json: config.type") {
 		t.Errorf("a refused config: %v", err)
 	}
 	edit(t, filepath.Join(dir, "fieldmgr", "loose.json"), `"type": "nope"`, `"type": "post"`)
-	files, _ = exportdir.Read(dir)
+	files, _ = exportdir.Read(context.Background(), dir)
 	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "old.json: config: a string must be a PHP-serialized array without objects") {
 		t.Errorf("an object in a serialized config: %v", err)
 	}
@@ -187,15 +203,15 @@ func TestImport_Refusals(t *testing.T) {
 	dir := t.TempDir()
 	exportdir.Export(ctx, s, dir)
 
-	files, _ := exportdir.Read(dir)
+	files, _ := exportdir.Read(context.Background(), dir)
 	noOpts := s
-	noOpts.OptName = ""
+	noOpts.Themeopts = nil
 	if _, err := exportdir.PlanImport(ctx, noOpts, files, false); err == nil || !strings.Contains(err.Error(), "no theme options configuration") {
 		t.Errorf("an options file on a site without theme options: %v", err)
 	}
 	other := t.TempDir()
 	os.MkdirAll(filepath.Join(other, "themeopts"), 0o755)
-	files, _ = exportdir.Read(other)
+	files, _ = exportdir.Read(context.Background(), other)
 	if _, err := exportdir.PlanImport(ctx, s, files, true); err == nil || !strings.Contains(err.Error(), "no fieldmgr/") {
 		t.Errorf("--prune without fieldmgr/: %v", err)
 	}
@@ -215,7 +231,7 @@ func TestImport_Refusals(t *testing.T) {
 	}
 
 	os.WriteFile(filepath.Join(dir, "fieldmgr", "G_C.json"), []byte(`{"key":"G_C","title":"C","status":"active","config":{"type":"post","post_type":"post"},"exported":""}`), 0o644)
-	files, _ = exportdir.Read(dir)
+	files, _ = exportdir.Read(context.Background(), dir)
 	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "letter case") {
 		t.Errorf("a key in another letter case: %v", err)
 	}

@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // Plan is what an import would change.
@@ -111,6 +112,9 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		stored[strings.ToLower(g.Key)] = g
 	}
 	for _, w := range files.Groups {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
 		g, found := stored[strings.ToLower(w.Key)]
 		if found && g.Key != w.Key {
 			return p, fmt.Errorf("%s: group %q is stored as %q: keys differ only in letter case; rename the file's key or the group", w.file, w.Key, g.Key)
@@ -140,29 +144,41 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		if !files.HasGroups {
 			return p, errors.New("--prune: the directory has no fieldmgr/: pruning would delete every field group")
 		}
+		have := map[string]bool{}
+		for _, w := range files.Groups {
+			have[strings.ToLower(w.Key)] = true
+		}
+		exported := map[string]bool{}
+		for _, k := range files.Exported {
+			exported[k] = true
+		}
 		for _, g := range list {
-			if !hasGroup(files.Groups, g.Key) {
+			if !have[strings.ToLower(g.Key)] {
 				// Created since the export (or no manifest says): a conflict.
 				p.Groups = append(p.Groups, GroupStep{Key: g.Key, Op: OpDelete, Seen: store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config},
-					SeenFound: true, Conflict: !slices.Contains(files.Exported, g.Key)})
+					SeenFound: true, Conflict: !exported[g.Key]})
 			}
 		}
 	}
 	for _, o := range files.Options {
-		if o.Option != s.OptName {
-			if s.OptName == "" {
+		name := s.optName()
+		if o.Option != name {
+			if name == "" {
 				return p, fmt.Errorf("%s: the site has no theme options configuration (--themeopts-config): no options row is imported", o.file)
 			}
-			return p, fmt.Errorf("%s: option %q is not the site's theme options row (%s)", o.file, o.Option, s.OptName)
-		}
-		want, err := wanted(o.values, o.php)
-		if err != nil {
-			return p, fmt.Errorf("%s: %w", o.file, err)
+			return p, fmt.Errorf("%s: option %q is not the site's theme options row (%s)", o.file, o.Option, name)
 		}
 		raw, err := s.DB.RawOption(ctx, o.Option)
 		found := err == nil
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return p, err
+		}
+		want, err := wanted(ctx, s.Themeopts, o, raw, found)
+		if err != nil {
+			if ctx.Err() != nil {
+				return p, ctx.Err()
+			}
+			return p, fmt.Errorf("%s: %w", o.file, err)
 		}
 		if found && raw == want {
 			continue
@@ -173,8 +189,71 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 	return p, nil
 }
 
-func hasGroup(groups []GroupWant, key string) bool {
-	return slices.ContainsFunc(groups, func(g GroupWant) bool { return strings.EqualFold(g.Key, key) })
+// wanted is the options row a file wants, in its order: an id whose value
+// reads as it did at export is taken from "php", so what JSON cannot tell
+// apart survives; an edited one is json_decode'd. An id whose value is not
+// what the row (raw) stores for it now is checked as POST /options checks
+// a value (c): an id the configuration does not have, a value its field
+// does not take and a non-finite number are refused; so is a PHP object
+// (O:, C:, an enum case), in a value or as the set, whatever the flags:
+// objects are imported only where the row holds them already.
+func wanted(ctx context.Context, c *themeopts.Config, o OptionsWant, raw string, found bool) (string, error) {
+	// The row as stored, within the budget (the plan and the history
+	// compare it id by id, references expanded).
+	cur := phpserial.Value{Kind: phpserial.Array}
+	if found {
+		if v, err := phpserial.MaybeUnserialize(raw); err == nil && (v.Kind == phpserial.Array || v.Kind == phpserial.Object) {
+			if err := newBudget(ctx).walk(v); err != nil {
+				return "", fmt.Errorf("the row %s stores: %w; not imported", o.Option, err)
+			}
+			cur = v
+		}
+	}
+	set := phpserial.Value{Kind: phpserial.Array}
+	if o.base.Kind == phpserial.Object {
+		if cur.Kind != phpserial.Object || cur.Class != o.base.Class || cur.Custom || o.base.Custom {
+			return "", fmt.Errorf("php: the set is a PHP object (%s) where the row is not: objects are not imported", o.base.Class)
+		}
+		set.Kind, set.Class = o.base.Kind, o.base.Class
+	}
+	exported, stored := index(o.base), index(cur)
+	for i, iv := range o.values {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		v := iv.value
+		key := phpserial.StrKey(iv.id)
+		if old, ok := exported[key]; ok && bytes.Equal(iv.json, phpserial.JSON(old)) {
+			v = old
+		}
+		set.Entries = append(set.Entries, phpserial.Entry{Key: key, Value: v})
+		if old, ok := stored[key]; ok && phpserial.Serialize(old) == phpserial.Serialize(v) {
+			continue // as the row holds it (another writer's value, kept)
+		}
+		if class := objectIn(v); class != "" {
+			return "", fmt.Errorf("php: %q holds a PHP object (%s) the row does not hold: objects are not imported", iv.id, class)
+		}
+		if err := c.CheckValue(iv.id, v); err != nil {
+			return "", errors.New(message(err))
+		}
+	}
+	return phpserial.Serialize(set), nil
+}
+
+// index is a set's values by key, looked up as PHP would ($a["10"] finds
+// integer key 10); the first of a key that repeats, as Get finds it.
+func index(set phpserial.Value) map[phpserial.Key]phpserial.Value {
+	m := make(map[phpserial.Key]phpserial.Value, len(set.Entries))
+	for _, e := range set.Entries {
+		k := e.Key
+		if !k.IsInt {
+			k = phpserial.StrKey(k.Str)
+		}
+		if _, dup := m[k]; !dup {
+			m[k] = e.Value
+		}
+	}
+	return m
 }
 
 // sameJSON: a and b are the same JSON text but for whitespace.
@@ -198,6 +277,10 @@ func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now
 	}
 	by.Via = store.ViaImport
 	for _, g := range p.Groups {
+		// Stopped (a signal): the rows before stay written.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		check := func(cur store.FieldGroup, found bool) error {
 			if !force && (found != g.SeenFound || (found && (store.GroupValue{Title: cur.Title, Status: cur.Status, Config: cur.Config}) != g.Seen)) {
 				return fmt.Errorf("fieldmgr %s: %w", g.Key, ErrConflict)
@@ -215,6 +298,9 @@ func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now
 		}
 	}
 	for _, o := range p.Options {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		err := s.DB.ModifyOption(ctx, o.Option, dbVersion, &by, func(raw string, found bool) (string, error) {
 			if !force && (found != o.SeenFound || raw != o.Seen) {
 				return "", fmt.Errorf("themeopts %s: %w", o.Option, ErrConflict)

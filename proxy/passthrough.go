@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log"
@@ -52,8 +54,41 @@ const (
 // HeaderPassed marks a request the sidecar passes on to --upstream. The
 // recipes for a web server in front of the sidecar (deploy/nginx, apache,
 // caddy) send a request carrying it to PHP, never to the sidecar: no loop
-// when the upstream is that same server.
+// when the upstream is that same server. Its value is a secret of the web
+// server's: the recipe gives it to every request it sends to the sidecar
+// (replacing whatever the client sent), the sidecar keeps it on what it
+// passes on, and the server honours the marker only with that value, so a
+// client cannot send a request of the sidecar's to PHP by naming the
+// marker. Without one (an older recipe, no web server in front) the
+// marker is "1".
 const HeaderPassed = "X-WPSidecar-Passed"
+
+// headerLoop lists the sidecar processes that passed a request on (a
+// random token each, see loopToken): one that finds its own token on a
+// request it would pass on has seen it before, so the server in front did
+// not recognise its marker (a recipe without its secret, or one that does
+// not match), and it answers 508 instead of sending the request round
+// again, and again.
+const headerLoop = "X-WPSidecar-Loop"
+
+// loopToken is this process's token in headerLoop.
+var loopToken = func() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}()
+
+// looped tells whether this process passed r on before.
+func looped(r *http.Request) bool {
+	for _, v := range r.Header.Values(headerLoop) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.TrimSpace(t) == loopToken {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // newPassthrough builds the reverse proxy that carries every request the
 // sidecar does not answer to PHP unchanged: Host, raw path and raw query are
@@ -99,9 +134,16 @@ func newPassthrough(o upstreamOptions) http.Handler {
 			out.Host = in.Host
 			// The marker a web server in front honours (deploy/): what the
 			// sidecar passes on goes to PHP, not back to the sidecar, when
-			// --upstream is that same server. Set whatever the client sent:
-			// all it can do is what the sidecar does, reach PHP.
-			out.Header.Set(HeaderPassed, "1")
+			// --upstream is that same server. Its value is the one the
+			// server gave the request (its secret), else 1. A client that
+			// reaches the sidecar directly and names a value of its own gains
+			// nothing: the server honours only its secret.
+			passed := in.Header.Get(HeaderPassed)
+			if passed == "" {
+				passed = "1"
+			}
+			out.Header.Set(HeaderPassed, passed)
+			out.Header.Add(headerLoop, loopToken)
 			// ReverseProxy drops query parameters Go cannot parse (those
 			// with ';'); PHP reads them, so the raw query goes as it came.
 			out.URL.RawQuery = in.URL.RawQuery
@@ -120,6 +162,12 @@ func newPassthrough(o upstreamOptions) http.Handler {
 				info.body = &clientBody{ReadCloser: r.Body}
 				r.Body = info.body
 			}
+		}
+		if looped(r) {
+			zerolog.Ctx(r.Context()).Error().Str("upstream", o.URL.Redacted()).
+				Msg("a request passed on came back to the sidecar: the web server at --upstream does not recognise the marker " + HeaderPassed + " (its recipe's secret, docs/deploy/)")
+			writePlain(w, http.StatusLoopDetected, "508 Loop Detected: the request came back to the sidecar that passed it on.\n")
+			return
 		}
 		rp.ServeHTTP(w, r)
 	})

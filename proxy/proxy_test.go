@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -330,9 +331,10 @@ func TestPassthrough_ForwardedHeaders(t *testing.T) {
 				got.Get("X-Forwarded-Host") != tt.wantHost || got.Get("Forwarded") != tt.forwarded {
 				t.Errorf("XFF %q proto %q host %q fwd %q", got.Get("X-Forwarded-For"), got.Get("X-Forwarded-Proto"), got.Get("X-Forwarded-Host"), got.Get("Forwarded"))
 			}
-			// The marker recipes honour is the sidecar's, whatever the
-			// client sent.
-			if v := got.Values(HeaderPassed); len(v) != 1 || v[0] != "1" {
+			// The marker keeps the value the request came with (a web
+			// server's secret; here whatever the client sent, which gains it
+			// nothing: the server honours only its own).
+			if v := got.Values(HeaderPassed); len(v) != 1 || v[0] != "from-client" {
 				t.Errorf("%s reached PHP as %q", HeaderPassed, v)
 			}
 			if wantID := tt.trusted != nil && tt.trusted[0].Contains(netip.MustParseAddr("127.0.0.1")); (got.Get("X-Request-Id") == "from-client") != wantID {
@@ -965,5 +967,58 @@ func TestAccessLog(t *testing.T) {
 				t.Errorf("access lines: %d of 200s, %d of 502s; upstream errors %d", ok, failed, upstream)
 			}
 		})
+	}
+}
+
+// TestPassthrough_MarkerAndLoop: what the sidecar passes on carries the
+// marker with the value the web server in front gave the request (its
+// secret), 1 without one; a request passed on that comes back to the
+// sidecar (a server in front that does not recognise the marker) is
+// answered 508, not sent round again (security round 3, item 8).
+func TestPassthrough_MarkerAndLoop(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	for _, c := range []struct{ sent, want string }{{"", "1"}, {"0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"}} {
+		req, _ := http.NewRequest(http.MethodGet, f.front.URL+"/wp-json/fieldmgr/v1/field-groups", nil)
+		if c.sent != "" {
+			req.Header.Set(HeaderPassed, c.sent)
+		}
+		if resp, body := f.do(t, req); resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if v := f.rec.last(t).Header.Values(HeaderPassed); len(v) != 1 || v[0] != c.want {
+			t.Errorf("sent %q: %s reached PHP as %q, want %q", c.sent, HeaderPassed, v, c.want)
+		}
+	}
+
+	// A server in front that sends everything to the sidecar, the marker
+	// notwithstanding (it gives every request its secret, as a recipe
+	// does, but does not recognise it). It stops the loop itself after a
+	// few rounds.
+	var front string
+	var rounds atomic.Int64
+	loop := newFixture(t, fixtureOpts{upstream: func(w http.ResponseWriter, r *http.Request) {
+		if rounds.Add(1) > 5 {
+			http.Error(w, "looped", http.StatusInternalServerError)
+			return
+		}
+		req, _ := http.NewRequest(r.Method, front+r.RequestURI, nil)
+		req.Header = r.Header.Clone()
+		req.Header.Set(HeaderPassed, "the-secret")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}})
+	front = loop.front.URL
+	resp, body := loop.get(t, "/wp-json/fieldmgr/v1/no-such-route")
+	if resp.StatusCode != http.StatusLoopDetected || !strings.Contains(body, "came back to the sidecar") || rounds.Load() != 1 {
+		t.Errorf("a loop: %d %q after %d rounds; want 508 after 1", resp.StatusCode, body, rounds.Load())
+	}
+	if !strings.Contains(loop.log.String(), "does not recognise the marker") {
+		t.Errorf("no log line for the loop:\n%s", loop.log.String())
 	}
 }

@@ -299,6 +299,7 @@ build() {
   done
   say "built in $((SECONDS - t0)) s: MySQL $(mysql_version), MariaDB $(mariadb_version), PHP $(php_version), WordPress $(wp_version sid) and $(wp_version trixie) in $stacks"
   flock -u 9
+  exec 9>&- # not held open by the servers and tests started next
 }
 
 print_env() {
@@ -466,6 +467,9 @@ run_tests() {
   local host_php
   host_php="PHP $(php -r 'echo PHP_VERSION;')"
 
+  # One shared server per flavor (WPSIDECAR_TEST_DSN) for the legs on it;
+  # the tests start their private ones (testdb.StartServer) of the same
+  # flavor (WPSIDECAR_TEST_SERVER).
   local dsn
   selected db-mysql e2e-mysql && start_db mysql
   dsn="root@tcp(127.0.0.1:$db_port)/"
@@ -479,18 +483,22 @@ run_tests() {
   leg db-mariadb "database tests on $ma" "${common[@]}" WPSIDECAR_TEST_SERVER=mariadb WPSIDECAR_TEST_DSN="$dsn" -- -timeout 30m ./...
   leg e2e-mariadb "end-to-end on $wp68, $host_php (machine), $ma" "${common[@]}" WPSIDECAR_TEST_SERVER=mariadb WPSIDECAR_TEST_DSN="$dsn" \
     WPSIDECAR_TEST_WORDPRESS="$stacks/wordpress/trixie" -- -tags e2e -timeout 30m ./e2e/
+  # The companion plugin on PHP 8.4 over MariaDB, so that what fails there
+  # is PHP's (or WordPress 7.1's), not MySQL's: e2e-mysql shows MySQL's.
   leg companion-php84 "companion plugin on $wp71, $php (chroot), $ma" "${common[@]}" WPSIDECAR_TEST_SERVER=mariadb WPSIDECAR_TEST_DSN="$dsn" \
     WPSIDECAR_TEST_WORDPRESS="$stacks/wordpress/sid" WPSIDECAR_TEST_PHP=chroot -- -tags e2e -timeout 30m -run "^($companion)\$" ./e2e/
   stop_db
 
+  [ ${#legs_run[@]} -gt 0 ] || die "no leg matched STACKS_LEGS=${STACKS_LEGS:-}"
+  local i w=5 failed=0
+  for i in "${legs_run[@]}"; do [ ${#i} -le "$w" ] || w=${#i}; done
   echo
-  printf '%-80s %-6s %s\n' "stack" "result" "seconds"
-  local i failed=0
+  printf "%-${w}s  %-6s  %s\n" stack result seconds
   for i in "${!legs_run[@]}"; do
-    printf '%-80s %-6s %s\n' "${legs_run[$i]}" "${legs_result[$i]}" "${legs_secs[$i]}"
+    printf "%-${w}s  %-6s  %s\n" "${legs_run[$i]}" "${legs_result[$i]}" "${legs_secs[$i]}"
     [ "${legs_result[$i]}" = ok ] || failed=1
   done
-  [ ${#legs_run[@]} -gt 0 ] || die "no leg matched STACKS_LEGS=${STACKS_LEGS:-}"
+  say "logs in $stacks/logs"
   return $failed
 }
 

@@ -167,7 +167,7 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 		s.pub = newPublic(d.Public, s.fields, s.opts)
 	}
 	if h := db.History(); h != nil {
-		s.history = history.New(s.authn, h, s.settings)
+		s.history = history.New(s.authn, h, s.settings, s.opts)
 	}
 	return s, nil
 }

@@ -466,6 +466,13 @@ func template(flavor, root string) (string, error) {
 		if err := os.MkdirAll(cache, 0o755); err != nil {
 			return "", err
 		}
+		// What a killed test binary was making; one takes seconds.
+		old, _ := filepath.Glob(filepath.Join(cache, "*-making-*"))
+		for _, d := range old {
+			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				os.RemoveAll(d)
+			}
+		}
 		tmp, err := os.MkdirTemp(cache, flavor+"-making-")
 		if err != nil {
 			return "", err

@@ -243,7 +243,11 @@ func ConfigJSON(stored string) json.RawMessage {
 	if v.Kind == phpserial.Array && len(v.Entries) == 0 {
 		return json.RawMessage("{}")
 	}
-	return json.RawMessage(phpserial.JSON(v))
+	j, err := phpserial.EncodeJSON(v)
+	if err != nil {
+		return json.RawMessage("{}") // over phpserial.MaxJSON with its references expanded
+	}
+	return json.RawMessage(j)
 }
 
 type result struct {

@@ -1,7 +1,8 @@
 // Package history answers the wpsidecar/v1 namespace: the history of the
 // field groups and theme options, and reverting one of its entries
-// (docs/api.md §12). Only users with manage_options see it; it is never
-// public and never cached.
+// (docs/api.md §12). Only users with manage_options see it, and of it only
+// the entries of the namespaces they may read and write themselves (see
+// permitted); it is never public and never cached.
 package history
 
 import (
@@ -17,6 +18,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/phpserial"
 	"github.com/wpsidecar/wpsidecar/wpjson"
@@ -26,13 +28,16 @@ import (
 type Service struct {
 	auth     *auth.Authenticator
 	history  *store.History
-	settings store.Settings // the site's time for a group's dates, db_version for the options row's autoload
+	settings store.Settings     // the site's time for a group's dates, db_version for the options row's autoload
+	opts     *themeopts.Service // the theme options whose capability guards their entries; nil when not served
 	now      func() time.Time
 }
 
-// New returns the service of a site's history.
-func New(a *auth.Authenticator, h *store.History, settings store.Settings) *Service {
-	return &Service{auth: a, history: h, settings: settings, now: time.Now}
+// New returns the service of a site's history. opts is the site's theme
+// options service (nil when the sidecar serves none): the capability its
+// configuration names is what reading and reverting their entries takes.
+func New(a *auth.Authenticator, h *store.History, settings store.Settings, opts *themeopts.Service) *Service {
+	return &Service{auth: a, history: h, settings: settings, opts: opts, now: time.Now}
 }
 
 // Name is the namespace the service answers.
@@ -49,6 +54,37 @@ func (s *Service) Register(r *mux.Router) {
 func loggedIn(r *http.Request) bool { return auth.UserFrom(r.Context()) != nil }
 
 func capability(*http.Request) string { return "manage_options" }
+
+// An entry holds a namespace's values, before and after, and reverting it
+// writes one of them back: it is for those who may read and write that
+// namespace through its own routes, and no one else. fieldmgr/v1 takes
+// manage_options (as proxy/fieldmgr checks it); themeopts/v1 the
+// capability its configuration names, as in force now (edit_theme_options
+// unless it says otherwise; also when the sidecar serves no theme options,
+// for entries left from when it did).
+func (s *Service) namespaceCapability(namespace string) string {
+	switch namespace {
+	case store.HistoryFieldmgr:
+		return "manage_options"
+	case store.HistoryThemeopts:
+		if s.opts != nil {
+			return s.opts.Config().Capability
+		}
+		return defaultThemeoptsCapability
+	}
+	return "" // no other namespace is recorded; none is shown
+}
+
+// defaultThemeoptsCapability is what a theme options configuration takes
+// when it names no capability.
+const defaultThemeoptsCapability = "edit_theme_options"
+
+// permitted tells whether r's user may see and revert the entries of
+// namespace.
+func (s *Service) permitted(r *http.Request, namespace string) bool {
+	need := s.namespaceCapability(namespace)
+	return need != "" && auth.UserFrom(r.Context()).Can(need)
+}
 
 func (s *Service) home() (string, error) {
 	st, err := s.settings.Current()
@@ -174,9 +210,25 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := s.history.List(r.Context(), f)
-	if err != nil {
-		return err
+	// Only the namespaces the user may read: the filter narrows to them, so
+	// that the page and X-WP-Total count nothing else.
+	var allowed []string
+	for _, ns := range []string{store.HistoryFieldmgr, store.HistoryThemeopts} {
+		if s.permitted(r, ns) {
+			allowed = append(allowed, ns)
+		}
+	}
+	list, total := []store.HistoryEntry{}, 0
+	switch {
+	case f.Namespace != "" && !s.permitted(r, f.Namespace), len(allowed) == 0:
+		// Nothing to show: an empty list.
+	default:
+		if f.Namespace == "" && len(allowed) == 1 {
+			f.Namespace = allowed[0]
+		}
+		if list, total, err = s.history.List(r.Context(), f); err != nil {
+			return err
+		}
 	}
 	pages := (total + f.PerPage - 1) / f.PerPage
 	if f.Page > 1 && f.Page > pages {
@@ -247,7 +299,12 @@ func writeValue(b *bytes.Buffer, namespace string, v *string) {
 		b.WriteString("null")
 		return
 	}
-	b.Write(phpserial.JSON(pv))
+	j, err := phpserial.EncodeJSON(pv)
+	if err != nil {
+		b.WriteString("null") // over phpserial.MaxJSON with its references expanded
+		return
+	}
+	b.Write(j)
 }
 
 // handleRevert is POST /history/{id}/revert.
@@ -261,6 +318,15 @@ func (s *Service) handleRevert(w http.ResponseWriter, r *http.Request) error {
 		if force, err = strconv.ParseBool(v); err != nil {
 			return invalidParam("force", "force is not of type boolean.")
 		}
+	}
+	// An entry of a namespace the user may not write is one they cannot
+	// see either: not found, as in the list.
+	e, err := s.history.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if !s.permitted(r, e.Namespace) {
+		return errNotFound
 	}
 	st, err := s.settings.Current()
 	if err != nil {

@@ -193,6 +193,12 @@ func decodeSet(raw string, found bool) (phpserial.Value, error) {
 		return empty, errCorrupt
 	}
 	if v.Kind == phpserial.Array || (v.Kind == phpserial.Object && !v.Custom) {
+		// A set whose JSON would be over phpserial.MaxJSON (references
+		// nested: PHP's json_encode runs out of memory) cannot be shown
+		// nor written back with its answer.
+		if phpserial.CheckJSON(v) != nil {
+			return empty, errCorrupt
+		}
 		return v, nil
 	}
 	return empty, nil
@@ -307,13 +313,8 @@ func (s *Service) handleSave(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	for _, e := range body.Entries {
-		id := e.Key.String()
-		f, ok := c.Field(id)
-		if !ok {
-			return invalidOption(id, "is not an option of the theme options configuration")
-		}
-		if msg := f.check(e.Value); msg != "" {
-			return invalidOption(id, msg)
+		if err := c.CheckValue(e.Key.String(), e.Value); err != nil {
+			return err
 		}
 	}
 	set, err := s.modify(w, r, c, func(set *phpserial.Value) {
@@ -464,6 +465,21 @@ func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	wpjson.WriteRaw(w, http.StatusOK, c.raw)
+	return nil
+}
+
+// CheckValue says why POST /options refuses v as option id's value (an id
+// the configuration does not have, or a value its field's type does not
+// take: a non-finite number among them), nil when it takes it. wpsidecar
+// import checks the values it writes with it too.
+func (c *Config) CheckValue(id string, v phpserial.Value) error {
+	f, ok := c.Field(id)
+	if !ok {
+		return invalidOption(id, "is not an option of the theme options configuration")
+	}
+	if msg := f.check(v); msg != "" {
+		return invalidOption(id, msg)
+	}
 	return nil
 }
 

@@ -18,8 +18,14 @@ var ErrJSON = errors.New("phpserial: invalid JSON")
 // become arrays with their keys in order (a key that is a canonical integer
 // becomes an integer key; a repeated key keeps its first place and takes its
 // last value), integer literals become int (float when they do not fit in
-// 64 bits), other numbers float (INF beyond a float's range, as in PHP),
-// lists arrays with keys 0..n-1. Nesting is limited to MaxDepth.
+// 64 bits), other numbers float, lists arrays with keys 0..n-1. Nesting is
+// limited to MaxDepth.
+//
+// A number beyond a float's range is what PHP makes of it: 1e700 (or 400
+// nines) is INF, -1e700 -INF, 1e-700 0; Serialize writes d:INF; as PHP's
+// serialize(json_decode(...)) does. It is not refused here: json_encode
+// refuses INF (a REST route answers rest_encode_error) and JSON writes it
+// as null, so callers that store numbers refuse non-finite ones themselves.
 func FromJSON(data []byte) (Value, error) { return readJSON(data, false) }
 
 // FromJSONStrict reads JSON keeping it as sent, for data stored as JSON

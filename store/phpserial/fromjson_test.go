@@ -3,6 +3,7 @@ package phpserial
 import (
 	"errors"
 	"math"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,36 @@ func TestFromJSON_BeyondFloat(t *testing.T) {
 	}
 }
 
+// TestFromJSON_AsPHPReadsIt: numbers at a float's edges serialize as
+// serialize(json_decode($j, true)) does in PHP (FuzzFromJSON's 1e700:
+// d:INF;), and JSON writes the infinities as null.
+func TestFromJSON_AsPHPReadsIt(t *testing.T) {
+	php, err := exec.LookPath("php")
+	if err != nil {
+		t.Fatal("php: not found (Debian's php-cli: scripts/install-deps.sh)")
+	}
+	for _, in := range []string{`1e700`, `-1e700`, `1e-700`, `-1e-700`, `[1e700,1]`, `{"a":1E400}`, strings.Repeat("9", 400),
+		"-" + strings.Repeat("9", 400), `1e308`, `1.7976931348623157e308`, `1.7976931348623159e308`, `4.9e-324`, `2e-324`,
+		`9223372036854775807`, `9223372036854775808`, `-9223372036854775809`} {
+		out, err := exec.Command(php, "-r", `echo serialize(json_decode($argv[1], true));`, "--", in).Output()
+		if err != nil {
+			t.Fatalf("php: %v", err)
+		}
+		v, err := FromJSON([]byte(in))
+		if err != nil {
+			t.Errorf("FromJSON(%.20s): %v; PHP %s", in, err, out)
+			continue
+		}
+		if got := Serialize(v); got != string(out) {
+			t.Errorf("FromJSON(%.20s) serialized = %s, PHP %s", in, got, out)
+		}
+	}
+	v, _ := FromJSON([]byte(`[1e700,-1e700,1]`))
+	if got := string(JSON(v)); got != `[null,null,1]` {
+		t.Errorf("JSON = %s", got)
+	}
+}
+
 // FuzzFromJSON: no panics; what is read renders back to JSON that reads
 // to the same value.
 func FuzzFromJSON(f *testing.F) {
@@ -64,7 +95,12 @@ func FuzzFromJSON(f *testing.F) {
 		if err != nil {
 			return
 		}
-		w, err := FromJSON(JSON(v))
+		j, err := EncodeJSON(v)
+		var m jsonSizer
+		if err != nil || int64(len(j)) != m.size(v) || string(j) != string(JSON(v)) {
+			t.Fatalf("FromJSON(%q): EncodeJSON = %s, %v", in, j, err)
+		}
+		w, err := FromJSON(j)
 		if err != nil {
 			t.Fatalf("JSON(FromJSON(%q)) = %s does not read back: %v", in, JSON(v), err)
 		}
@@ -75,11 +111,15 @@ func FuzzFromJSON(f *testing.F) {
 }
 
 // normalizeJSON is what survives a trip through JSON: a float with an
-// integral value prints without a fraction and reads back as an int, and
-// an empty object prints as [].
+// integral value prints without a fraction and reads back as an int, an
+// infinity (a number beyond a float's range, as json_decode reads it) prints
+// as null, and an empty object prints as [].
 func normalizeJSON(v Value) Value {
 	switch v.Kind {
 	case Float:
+		if math.IsInf(v.Float, 0) {
+			return Value{Kind: Null}
+		}
 		if s := FormatFloat(v.Float, 'e'); !strings.ContainsAny(s, ".e") {
 			if w, err := jsonNumber(s); err == nil {
 				return w

@@ -1,7 +1,16 @@
 // Package phpserial reads and writes PHP's serialize() format as WordPress
 // stores it (maybe_serialize/maybe_unserialize), keeping the order of array
-// keys. Objects and references are read as plain data: nothing is ever
-// instantiated or executed. Corrupt input is an error, never a panic.
+// keys. Objects are read as plain data: nothing is ever instantiated or
+// executed. Corrupt input is an error, never a panic.
+//
+// References (R: and r:) stay references. A value read through one shares
+// the referenced value's data (its Entries) instead of copying it, and
+// remembers which reference it is, so that Serialize writes R:/r: back as PHP
+// does: what PHP serialized reads and writes back byte for byte, and a row
+// whose references nest (an array holding the same array twice, forty deep)
+// costs what its bytes cost, not 2^40 copies. Walks that must expand the
+// references (JSON) measure the expanded size first, each shared value once,
+// and refuse what is larger than MaxJSON (see EncodeJSON).
 package phpserial
 
 import (
@@ -45,9 +54,22 @@ type Value struct {
 	Class string
 	// Custom marks a C: (Serializable) object, whose payload is Str.
 	Custom bool
-	// Entries are an array's or object's elements in order.
+	// Entries are an array's or object's elements in order. A value read
+	// through a reference shares them with the value it refers to.
 	Entries []Entry
+
+	// ref is the PHP reference (R:) the value belongs to, obj the identity
+	// of an object (r:); both are set only by Unserialize, on data holding
+	// references. cyclic marks a reference to an array or object that was
+	// still being read (a value inside itself): its data reads as null.
+	ref, obj *cell
+	cyclic   bool
 }
+
+// cell is the identity of one PHP reference set or one object. members
+// counts a reference set's places below the top level, once read: PHP
+// writes R: only for a reference held in two places or more.
+type cell struct{ members int32 }
 
 // Entry is one key => value pair.
 type Entry struct {
@@ -178,22 +200,54 @@ func Unserialize(data string) (Value, error) {
 		return Value{}, fmt.Errorf("%w: %d bytes is over the limit", ErrSyntax, len(data))
 	}
 	// Values are numbered for r:/R: only when the data can hold one.
+	var v Value
 	d := &decoder{s: data, track: strings.Contains(data, "r:") || strings.Contains(data, "R:")}
-	v, err := d.value(0)
-	if err != nil {
+	if err := d.value(0, &v); err != nil {
 		return Value{}, err
 	}
 	if d.i != len(d.s) {
 		return Value{}, d.fail("trailing bytes")
 	}
+	if d.refs {
+		countMembers(v, map[sharedEntries]bool{})
+	}
 	return v, nil
 }
 
+// countMembers counts the places below v that hold each reference, once
+// each: the places of entries that references share are the same places.
+// A place overwritten by a repeated key, or inside a value that was, is no
+// longer one.
+func countMembers(v Value, seen map[sharedEntries]bool) {
+	if len(v.Entries) == 0 {
+		return
+	}
+	at := sharedEntries{at: &v.Entries[0], n: len(v.Entries)}
+	if seen[at] {
+		return
+	}
+	seen[at] = true
+	for _, e := range v.Entries {
+		if e.Value.ref != nil {
+			e.Value.ref.members++
+		}
+		countMembers(e.Value, seen)
+	}
+}
+
+// A decoder reads each value straight into its place (the top-level
+// result or an entry of its array), and numbers the places as PHP numbers
+// values for r:/R:, so that a reference marks the value it refers to where
+// it is, and the values read through it share that value's data.
 type decoder struct {
 	s     string
 	i     int
 	track bool
-	slots []Value // values in the order PHP numbers them for r:/R:
+	slots []*Value // the places of values in the order PHP numbers them
+	refs  bool     // whether an R: was read
+	// finished are arrays and objects as they were when finished, by
+	// identity, once a reference to one still open was read.
+	finished map[*cell]Value
 }
 
 func (d *decoder) fail(what string) error {
@@ -248,6 +302,19 @@ func (d *decoder) intUntil(c byte) (int64, error) {
 	return n, nil
 }
 
+// refUntil reads the number of an r: or R:, digits only as PHP reads it.
+func (d *decoder) refUntil(c byte) (int64, error) {
+	t, err := d.until(c)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || t == "" || t[0] < '0' || t[0] > '9' {
+		return 0, d.fail("bad reference " + strconv.Quote(t))
+	}
+	return n, nil
+}
+
 // lenString reads `len:"bytes"` and returns the bytes.
 func (d *decoder) lenString() (string, error) {
 	n, err := d.intUntil(':')
@@ -271,141 +338,224 @@ func (d *decoder) lenString() (string, error) {
 	return t, nil
 }
 
-func (d *decoder) value(depth int) (Value, error) {
+// value reads one value into *dst.
+func (d *decoder) value(depth int, dst *Value) error {
 	if depth > MaxDepth {
-		return Value{}, d.fail("nested too deeply")
+		return d.fail("nested too deeply")
 	}
 	if d.i+1 >= len(d.s) {
-		return Value{}, d.fail("unexpected end")
+		return d.fail("unexpected end")
 	}
 	tag := d.s[d.i]
 	if tag == 'N' {
 		d.i++
 		if err := d.expect(';'); err != nil {
-			return Value{}, err
+			return err
 		}
-		return d.push(Value{Kind: Null}), nil
+		return d.put(dst, Value{Kind: Null})
 	}
 	d.i++
 	if err := d.expect(':'); err != nil {
-		return Value{}, err
+		return err
 	}
 	switch tag {
 	case 'b':
 		t, err := d.until(';')
 		if err != nil {
-			return Value{}, err
+			return err
 		}
 		if t != "0" && t != "1" {
-			return Value{}, d.fail("bad boolean")
+			return d.fail("bad boolean")
 		}
-		return d.push(Value{Kind: Bool, Bool: t == "1"}), nil
+		return d.put(dst, Value{Kind: Bool, Bool: t == "1"})
 	case 'i':
 		n, err := d.phpInt(';')
 		if err != nil {
-			return Value{}, err
+			return err
 		}
-		return d.push(Value{Kind: Int, Int: n}), nil
+		return d.put(dst, Value{Kind: Int, Int: n})
 	case 'd':
 		t, err := d.until(';')
 		if err != nil {
-			return Value{}, err
+			return err
 		}
 		f, err := parseFloat(t)
 		if err != nil {
-			return Value{}, d.fail("bad float " + strconv.Quote(t))
+			return d.fail("bad float " + strconv.Quote(t))
 		}
-		return d.push(Value{Kind: Float, Float: f, FloatText: t}), nil
+		return d.put(dst, Value{Kind: Float, Float: f, FloatText: t})
 	case 's':
 		t, err := d.lenString()
 		if err != nil {
-			return Value{}, err
+			return err
 		}
 		if err := d.expect(';'); err != nil {
-			return Value{}, err
+			return err
 		}
-		return d.push(Value{Kind: String, Str: t}), nil
+		return d.put(dst, Value{Kind: String, Str: t})
 	case 'E':
 		t, err := d.lenString()
 		if err != nil {
-			return Value{}, err
+			return err
 		}
 		if err := d.expect(';'); err != nil {
-			return Value{}, err
+			return err
 		}
 		if !strings.Contains(t, ":") {
-			return Value{}, d.fail("enum without case")
+			return d.fail("enum without case")
 		}
-		return d.push(Value{Kind: Enum, Str: t}), nil
+		return d.put(dst, Value{Kind: Enum, Str: t, obj: d.identity()})
 	case 'a':
-		slot := d.reserve()
-		v := Value{Kind: Array}
+		d.open(dst, false)
 		entries, err := d.entries(depth, true)
 		if err != nil {
-			return Value{}, err
+			return err
 		}
-		v.Entries = entries
-		d.fill(slot, v)
-		return v, nil
+		d.close(dst, Value{Kind: Array, Entries: entries})
+		return nil
 	case 'O':
 		class, err := d.lenString()
 		if err != nil {
-			return Value{}, err
+			return err
 		}
 		if err := d.expect(':'); err != nil {
-			return Value{}, err
+			return err
 		}
-		slot := d.reserve()
+		d.open(dst, true)
 		entries, err := d.entries(depth, false)
 		if err != nil {
-			return Value{}, err
+			return err
 		}
-		v := Value{Kind: Object, Class: class, Entries: entries}
-		d.fill(slot, v)
-		return v, nil
+		d.close(dst, Value{Kind: Object, Class: class, Entries: entries})
+		return nil
 	case 'C':
-		class, err := d.lenString()
-		if err != nil {
-			return Value{}, err
-		}
-		if err := d.expect(':'); err != nil {
-			return Value{}, err
-		}
-		n, err := d.intUntil(':')
-		if err != nil {
-			return Value{}, err
-		}
-		if n < 0 || n > int64(len(d.s)-d.i) {
-			return Value{}, d.fail("payload length out of range")
-		}
-		if err := d.expect('{'); err != nil {
-			return Value{}, err
-		}
-		if d.i+int(n) > len(d.s) {
-			return Value{}, d.fail("payload runs past the end")
-		}
-		payload := d.s[d.i : d.i+int(n)]
-		d.i += int(n)
-		if err := d.expect('}'); err != nil {
-			return Value{}, err
-		}
-		return d.push(Value{Kind: Object, Class: class, Custom: true, Str: payload}), nil
+		return d.custom(dst)
 	case 'r', 'R':
-		n, err := d.intUntil(';')
-		if err != nil {
-			return Value{}, err
-		}
-		if n < 1 || n > int64(len(d.slots)) {
-			return Value{}, d.fail("reference to an unknown value")
-		}
-		v := d.slots[n-1] // a copy: references are read as data
-		if tag == 'r' {
-			d.push(v)
-		}
-		return v, nil
+		return d.reference(tag, dst)
 	}
 	d.i -= 2
-	return Value{}, d.fail(fmt.Sprintf("unknown type %q", tag))
+	return d.fail(fmt.Sprintf("unknown type %q", tag))
+}
+
+// custom reads a C: value (a class's own serialization) into *dst.
+func (d *decoder) custom(dst *Value) error {
+	class, err := d.lenString()
+	if err != nil {
+		return err
+	}
+	if err := d.expect(':'); err != nil {
+		return err
+	}
+	n, err := d.intUntil(':')
+	if err != nil {
+		return err
+	}
+	if n < 0 || n > int64(len(d.s)-d.i) {
+		return d.fail("payload length out of range")
+	}
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	if d.i+int(n) > len(d.s) {
+		return d.fail("payload runs past the end")
+	}
+	payload := d.s[d.i : d.i+int(n)]
+	d.i += int(n)
+	if err := d.expect('}'); err != nil {
+		return err
+	}
+	return d.put(dst, Value{Kind: Object, Class: class, Custom: true, Str: payload, obj: d.identity()})
+}
+
+// reference reads an r: or R: value into *dst.
+func (d *decoder) reference(tag byte, dst *Value) error {
+	at, err := d.refUntil(';')
+	if err != nil {
+		return err
+	}
+	// A value that refers to its own place is refused, as PHP does.
+	if at < 1 || at > int64(len(d.slots)) || d.slots[at-1] == dst {
+		return d.fail("reference to an unknown value")
+	}
+	p := d.slots[at-1]
+	// What p holds: an array or object read while it was open is the
+	// whole of it once it is finished.
+	v := *p
+	if v.cyclic {
+		if d.finished == nil {
+			d.finished = map[*cell]Value{} // see close
+		}
+		if whole, ok := d.finished[v.obj]; ok && v.obj != nil {
+			v = whole
+		} else if whole, ok := d.finished[v.ref]; ok && v.ref != nil {
+			v = whole
+		}
+	}
+	if tag == 'r' {
+		// r: is the same object again (PHP refuses it for anything
+		// else), a new value of its own, outside p's reference.
+		if p.obj == nil {
+			return d.fail("r: to a value that is not an object")
+		}
+		v.ref = nil
+		return d.put(dst, v)
+	}
+	// R: makes p and dst one PHP reference; dst shares p's data.
+	if p.ref == nil {
+		p.ref = &cell{}
+		d.refs = true
+	}
+	v.ref = p.ref
+	*dst = v
+	return nil
+}
+
+// put stores a value read whole and numbers its place.
+func (d *decoder) put(dst *Value, v Value) error {
+	*dst = v
+	if d.track {
+		d.slots = append(d.slots, dst)
+	}
+	return nil
+}
+
+// open numbers an array's or object's place before its elements, as PHP
+// does; a reference to it from within reads as null (cyclic), or as the
+// object itself when it is one.
+func (d *decoder) open(dst *Value, object bool) {
+	*dst = Value{cyclic: true}
+	if d.track {
+		if object {
+			dst.obj = d.identity()
+		}
+		d.slots = append(d.slots, dst)
+	}
+}
+
+// close stores the finished array or object, keeping what references to
+// it made of its place while it was read.
+func (d *decoder) close(dst *Value, v Value) {
+	v.ref, v.obj = dst.ref, dst.obj
+	*dst = v
+	// Once a reference found an array or object open, each is kept
+	// whole as it is finished, for a reference to that reference from
+	// outside it (inside, it is null, or the data would hold itself).
+	if d.finished != nil {
+		if v.obj != nil {
+			d.finished[v.obj] = v
+		}
+		if v.ref != nil {
+			d.finished[v.ref] = v
+		}
+	}
+}
+
+// identity is a new object's identity, for r: to find it again.
+func (d *decoder) identity() *cell {
+	if !d.track {
+		return nil
+	}
+	return &cell{}
 }
 
 // entries reads `n:{key;value…}` of an array (keys int or string) or an
@@ -423,14 +573,12 @@ func (d *decoder) entries(depth int, array bool) ([]Entry, error) {
 	if err := d.expect('{'); err != nil {
 		return nil, err
 	}
+	// At most n entries: the array never grows past its capacity, so each
+	// value is read into a place that stays where it is.
 	entries := make([]Entry, 0, n)
 	var at map[Key]int // where each key is, once a key repeats
 	for k := int64(0); k < n; k++ {
 		key, err := d.key(array)
-		if err != nil {
-			return nil, err
-		}
-		v, err := d.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
@@ -442,14 +590,22 @@ func (d *decoder) entries(depth int, array bool) ([]Entry, error) {
 				at[e.Key] = i
 			}
 		}
-		if i, ok := at[key]; ok {
-			entries[i].Value = v
-			continue
+		i, repeated := at[key]
+		if repeated {
+			// The new value takes the old one's place, as in PHP: a
+			// number that named the old value names the place, so now
+			// the new value (or, while it is read, the value itself).
+			entries[i].Value = Value{}
+		} else {
+			i = len(entries)
+			if at != nil {
+				at[key] = i
+			}
+			entries = append(entries, Entry{Key: key})
 		}
-		if at != nil {
-			at[key] = len(entries)
+		if err := d.value(depth+1, &entries[i].Value); err != nil {
+			return nil, err
 		}
-		entries = append(entries, Entry{Key: key, Value: v})
 	}
 	if err := d.expect('}'); err != nil {
 		return nil, err
@@ -499,29 +655,6 @@ func (d *decoder) key(array bool) (Key, error) {
 	}
 	d.i -= 2
 	return Key{}, d.fail("key is not an integer or string")
-}
-
-func (d *decoder) push(v Value) Value {
-	if d.track {
-		d.slots = append(d.slots, v)
-	}
-	return v
-}
-
-// reserve numbers a container before its elements, as PHP does.
-func (d *decoder) reserve() int {
-	if !d.track {
-		return -1
-	}
-	d.slots = append(d.slots, Value{})
-	return len(d.slots) - 1
-}
-
-// fill puts a finished container in its reserved place.
-func (d *decoder) fill(slot int, v Value) {
-	if slot >= 0 {
-		d.slots[slot] = v
-	}
 }
 
 func parseFloat(t string) (float64, error) {

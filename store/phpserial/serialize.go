@@ -1,20 +1,68 @@
 package phpserial
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
 )
 
 // Serialize encodes v as PHP's serialize() does. A float read by
-// Unserialize is written back with the text it was read with.
+// Unserialize is written back with the text it was read with, and a
+// reference read by Unserialize is written back as a reference (R: or r:,
+// numbered as PHP numbers them), so that what PHP serialized comes back byte
+// for byte and the output is never larger than the data it holds. A value
+// changed since it was read through a reference (other entries, other
+// scalar) is written whole, not as a reference to data it no longer holds.
 func Serialize(v Value) string {
-	var b strings.Builder
-	write(&b, v)
-	return b.String()
+	s := serializer{}
+	s.write(v, true)
+	return s.b.String()
 }
 
-func write(b *strings.Builder, v Value) {
+type serializer struct {
+	b    strings.Builder
+	n    int // the number PHP gives the value being written
+	seen map[*cell]written
+}
+
+// written is where a reference or an object was first written, and what.
+type written struct {
+	n int
+	v Value
+}
+
+// write follows php_var_serialize_intern and php_add_var_hash: every value
+// is numbered; a reference held in two places or more, and an object, is
+// written whole the first time and as R:n (a reference, which takes no
+// number) or r:n (the same object) after. The top-level value is not a
+// reference (serialize() takes it by value).
+func (s *serializer) write(v Value, top bool) {
+	s.n++
+	isRef := !top && v.ref != nil && v.ref.members > 1
+	key := v.obj
+	if key == nil && isRef {
+		key = v.ref
+	}
+	if key != nil {
+		if w, ok := s.seen[key]; ok && (v.cyclic || same(w.v, v)) {
+			if isRef {
+				s.n--
+				s.b.WriteString("R:")
+			} else {
+				s.b.WriteString("r:")
+			}
+			s.b.WriteString(strconv.Itoa(w.n))
+			s.b.WriteByte(';')
+			return
+		} else if !ok && !v.cyclic {
+			if s.seen == nil {
+				s.seen = map[*cell]written{}
+			}
+			s.seen[key] = written{n: s.n, v: v}
+		}
+	}
+	b := &s.b
 	switch v.Kind {
 	case Null:
 		b.WriteString("N;")
@@ -44,7 +92,7 @@ func write(b *strings.Builder, v Value) {
 		b.WriteByte(';')
 	case Array:
 		b.WriteString("a:")
-		writeEntries(b, v.Entries)
+		s.writeEntries(v.Entries)
 	case Object:
 		if v.Custom {
 			writeLenString(b, 'C', v.Class)
@@ -57,8 +105,18 @@ func write(b *strings.Builder, v Value) {
 		}
 		writeLenString(b, 'O', v.Class)
 		b.WriteByte(':')
-		writeEntries(b, v.Entries)
+		s.writeEntries(v.Entries)
 	}
+}
+
+// same tells whether b is still the data a was: the same scalar, or the
+// same entries (shared, not equal).
+func same(a, b Value) bool {
+	if a.Kind != b.Kind || a.Bool != b.Bool || a.Int != b.Int || math.Float64bits(a.Float) != math.Float64bits(b.Float) ||
+		a.Str != b.Str || a.FloatText != b.FloatText || a.Class != b.Class || a.Custom != b.Custom || len(a.Entries) != len(b.Entries) {
+		return false
+	}
+	return len(a.Entries) == 0 || &a.Entries[0] == &b.Entries[0]
 }
 
 func writeLenString(b *strings.Builder, tag byte, s string) {
@@ -70,7 +128,8 @@ func writeLenString(b *strings.Builder, tag byte, s string) {
 	b.WriteByte('"')
 }
 
-func writeEntries(b *strings.Builder, entries []Entry) {
+func (s *serializer) writeEntries(entries []Entry) {
+	b := &s.b
 	b.WriteString(strconv.Itoa(len(entries)))
 	b.WriteString(":{")
 	for _, e := range entries {
@@ -82,7 +141,7 @@ func writeEntries(b *strings.Builder, entries []Entry) {
 			writeLenString(b, 's', e.Key.Str)
 			b.WriteByte(';')
 		}
-		write(b, e.Value)
+		s.write(e.Value, false)
 	}
 	b.WriteByte('}')
 }
@@ -100,18 +159,27 @@ func FormatFloat(f float64, expChar byte) string {
 	case math.IsInf(f, -1):
 		return "-INF"
 	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // -d.ddde±xx
-	mant, exp, _ := strings.Cut(e, "e")
-	x, _ := strconv.Atoi(exp)
+	return string(appendFloat(nil, f, expChar))
+}
+
+// appendFloat appends FormatFloat(f, expChar) of a finite f to dst.
+func appendFloat(dst []byte, f float64, expChar byte) []byte {
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'e', -1, 64) // -d.ddde±xx
+	at := bytes.LastIndexByte(dst[start:], 'e') + start
+	x, _ := strconv.Atoi(string(dst[at+1:]))
 	if x < -4 || x >= 17 {
-		if !strings.Contains(mant, ".") {
-			mant += ".0"
+		dst = dst[:at]
+		if bytes.IndexByte(dst[start:], '.') < 0 {
+			dst = append(dst, '.', '0')
 		}
-		sign := "+"
+		dst = append(dst, expChar)
 		if x < 0 {
-			sign, x = "-", -x
+			dst, x = append(dst, '-'), -x
+		} else {
+			dst = append(dst, '+')
 		}
-		return mant + string(expChar) + sign + strconv.Itoa(x)
+		return strconv.AppendInt(dst, int64(x), 10)
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	return strconv.AppendFloat(dst[:start], f, 'f', -1, 64)
 }

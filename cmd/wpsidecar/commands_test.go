@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+)
+
+// TestCommands_StopAndExit: the binary's import stops on SIGTERM or
+// SIGINT wherever it is — here at start-up, reading a theme options
+// configuration that is a pipe nobody writes to — exiting 1 and saying
+// so; an import of a config whose references nest (PHP-made, 1.2 kB) ends
+// at once, exiting 1 and naming the bound.
+func TestCommands_StopAndExit(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "wpsidecar")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	tdb := testdb.New(t)
+	db := tdb.Store(t)
+	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
+	groups.EnsureTable(context.Background())
+	wpConfig := filepath.Join(t.TempDir(), "wp-config.php")
+	os.WriteFile(wpConfig, []byte(`<?php
+define( 'DB_NAME', '`+tdb.Name+`' );
+define( 'DB_USER', 'root' );
+define( 'DB_PASSWORD', '' );
+define( 'DB_HOST', '`+testdb.ServerConfig(t).Addr+`' );
+$table_prefix = 'wp_';
+`), 0o644)
+	config, _ := filepath.Abs("../../proxy/themeopts/testdata/config.json")
+	fifo := filepath.Join(t.TempDir(), "config.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nested, err := exec.Command("php", "-r", `$a = ["type" => "post"]; for ($i = 0; $i < 60; $i++) { $b = [&$a, &$a]; unset($a); $a = $b; unset($b); } echo serialize($a);`).Output()
+	if err != nil {
+		t.Fatalf("php -r: %v", err)
+	}
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "fieldmgr"), 0o755)
+	b, _ := json.Marshal(map[string]string{"key": "nest", "title": "N", "status": "active", "config": string(nested), "exported": ""})
+	os.WriteFile(filepath.Join(dir, "fieldmgr", "nest.json"), b, 0o644)
+
+	for _, c := range []struct {
+		name       string
+		config     string
+		signal     syscall.Signal // 0: none
+		wantCode   int
+		wantStderr string
+	}{
+		{"SIGTERM at start-up", fifo, syscall.SIGTERM, 1, "wpsidecar: import interrupted: terminated signal received\n"},
+		{"SIGINT at start-up", fifo, syscall.SIGINT, 1, "wpsidecar: import interrupted: interrupt signal received\n"},
+		{"nested references", config, 0, 1, "wpsidecar: " + filepath.Join(dir, "fieldmgr", "nest.json") + ": config: over 32 MiB with its references expanded\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, "import", "--dry-run", "--wp-config", wpConfig, "--themeopts-config", c.config, dir)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if c.signal != 0 {
+				time.Sleep(time.Second) // blocked on the pipe by then
+				cmd.Process.Signal(c.signal)
+			}
+			select {
+			case err := <-done:
+				var exit *exec.ExitError
+				code := 0
+				if errors.As(err, &exit) {
+					code = exit.ExitCode()
+				}
+				if code != c.wantCode || stderr.String() != c.wantStderr || stdout.Len() != 0 {
+					t.Errorf("exit %d, want %d\nstderr %q\n  want %q\nstdout %q", code, c.wantCode, stderr.String(), c.wantStderr, stdout.String())
+				}
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Errorf("still running 20 s on (stderr %q)", stderr.String())
+			}
+		})
+	}
+}
