@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // dropinMark is in the header of the Redis Object Cache drop-in
@@ -49,11 +50,16 @@ func dropinPath(wpPath string, wc *WPConfig) string {
 }
 
 func isDropin(path string) bool {
-	f, err := os.Open(path)
+	// Not blocking on a pipe or device put in its place: start-up would
+	// hang, deaf to SIGTERM.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	head := make([]byte, 4096)
 	n, _ := f.Read(head)
 	return strings.Contains(string(head[:n]), dropinMark)

@@ -5,9 +5,11 @@ package reload
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -42,9 +44,12 @@ func Open[T any](path, what string, parse func([]byte) (*T, error), loaded func(
 	return f, nil
 }
 
+// maxFileBytes bounds a configuration file: far above any real one.
+const maxFileBytes = 8 << 20
+
 func (f *File[T]) read() (*T, error) {
 	f.stamp = stampOf(f.path)
-	b, err := os.ReadFile(f.path)
+	b, err := readRegular(f.path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.what, err)
 	}
@@ -109,4 +114,31 @@ func stampOf(path string) fileStamp {
 		return fileStamp{}
 	}
 	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
+}
+
+// readRegular reads a regular file of at most maxFileBytes. A pipe, a
+// device or a directory is refused before it is read (a FIFO would block
+// start-up, and SIGTERM with it); the open does not block, and the read
+// stops past the bound whatever the file became meanwhile.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if fi.Size() > maxFileBytes {
+		return nil, fmt.Errorf("%s is over %d bytes", path, maxFileBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err == nil && len(b) > maxFileBytes {
+		err = fmt.Errorf("%s is over %d bytes", path, maxFileBytes)
+	}
+	return b, err
 }
