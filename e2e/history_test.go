@@ -158,6 +158,7 @@ func TestExportImportHistory(t *testing.T) {
 			edit("themeopts/themeopts_options.json", e[0], e[1])
 		}
 		cmd := exec.Command(fs.Bin, "import", dir, "--force", "--wp-config", fs.WPConfig, "--themeopts-config", themeoptsConfig)
+		cmd.Env = []string{} // the site's configuration only, as cli above
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if want := "wpsidecar: " + optsFile + ": " + c.want + "\n"; !errors.As(err, &exit) || exit.ExitCode() != 1 || string(out) != want {
