@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +17,9 @@ import (
 )
 
 // TestCommands_StopAndExit: the binary's import stops on SIGTERM or
-// SIGINT wherever it is — here at start-up, reading a theme options
-// configuration that is a pipe nobody writes to — exiting 1 and saying
-// so; an import of a config whose references nest (PHP-made, 1.2 kB) ends
+// SIGINT wherever it is — here waiting on a database that never answers —
+// exiting 1 and saying so; a theme options configuration that is a pipe
+// is refused at once; an import of a config whose references nest (PHP-made, 1.2 kB) ends
 // at once, exiting 1 and naming the bound.
 func TestCommands_StopAndExit(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "wpsidecar")
@@ -37,6 +38,23 @@ define( 'DB_PASSWORD', '' );
 define( 'DB_HOST', '`+testdb.ServerConfig(t).Addr+`' );
 $table_prefix = 'wp_';
 `), 0o644)
+	// A database that takes the connection and never answers.
+	silent, lerr := net.Listen("tcp", "127.0.0.1:0")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	silentConfig := filepath.Join(t.TempDir(), "wp-config.php")
+	os.WriteFile(silentConfig, []byte("<?php\ndefine( 'DB_NAME', 'x' );\ndefine( 'DB_USER', 'root' );\ndefine( 'DB_HOST', '"+silent.Addr().String()+"' );\n"), 0o644)
 	config, _ := filepath.Abs("../../proxy/themeopts/testdata/config.json")
 	fifo := filepath.Join(t.TempDir(), "config.json")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -57,14 +75,21 @@ $table_prefix = 'wp_';
 		signal     syscall.Signal // 0: none
 		wantCode   int
 		wantStderr string
+		wp         string // wp-config.php, when not the site's
 	}{
+		{"SIGTERM while the database does not answer", config, syscall.SIGTERM, 1, "wpsidecar: import interrupted: terminated signal received\n", silentConfig},
+		{"SIGINT while the database does not answer", config, syscall.SIGINT, 1, "wpsidecar: import interrupted: interrupt signal received\n", silentConfig},
 		// A pipe for a configuration is refused before anything waits on it.
-		{"a pipe at start-up", fifo, syscall.SIGTERM, 1, "wpsidecar: theme options configuration: " + fifo + " is not a regular file (p---------)\n"},
-		{"nested references", config, 0, 1, "wpsidecar: " + filepath.Join(dir, "fieldmgr", "nest.json") + ": config: over 32 MiB with its references expanded\n"},
+		{"a pipe at start-up", fifo, syscall.SIGTERM, 1, "wpsidecar: theme options configuration: " + fifo + " is not a regular file (p---------)\n", ""},
+		{"nested references", config, 0, 1, "wpsidecar: " + filepath.Join(dir, "fieldmgr", "nest.json") + ": config: over 32 MiB with its references expanded\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			cmd := exec.Command(bin, "import", "--dry-run", "--wp-config", wpConfig, "--themeopts-config", c.config, dir)
+			wp := wpConfig
+			if c.wp != "" {
+				wp = c.wp
+			}
+			cmd := exec.Command(bin, "import", "--dry-run", "--wp-config", wp, "--themeopts-config", c.config, dir)
 			cmd.Env = []string{} // the site's configuration only (not the tests' WPSIDECAR_TEST_* variables)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
