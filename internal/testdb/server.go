@@ -103,7 +103,10 @@ func StartServerWith(t testing.TB, o ServerOptions) *Server {
 	if root == "" {
 		s.bin, s.dir = hostMariadbd(), t.TempDir()
 		install := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+filepath.Join(s.dir, "data"),
-			"--user="+currentUser(), "--auth-root-authentication-method=normal", "--skip-test-db")
+			"--user="+currentUser(), "--auth-root-authentication-method=normal", "--skip-test-db",
+			// Its own temporary files: two servers initialising at once in
+			// a shared /tmp trip over each other's.
+			"--tmpdir="+s.dir)
 		if out, err := install.CombinedOutput(); err != nil {
 			t.Fatalf("testdb: mariadb-install-db: %v\n%s", err, out)
 		}
