@@ -44,14 +44,14 @@ fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzReadWPConfig -fuzztime 30s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
-	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
+	$(GO) test ./phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s
 	$(GO) test ./store -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzClientIP -fuzztime 15s
 	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
 	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
-	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
+	$(GO) test ./phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
 	$(GO) test ./proxy/themeopts -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
 	$(GO) test ./proxy/themeopts -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 // Bounds of what export and import read and walk (docs/api.md §13): a

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/exportdir"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // exported is the test site and a fresh export of it.

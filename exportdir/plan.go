@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // Plan is what an import would change.

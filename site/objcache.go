@@ -7,7 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/store/objcache"
+	"github.com/wpsidecar/wpsidecar/objcache"
 )
 
 // OpenObjectCache connects to the site's Redis object cache. A cache that

@@ -13,10 +13,10 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/multisite"
 	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
 
 // TestPurgeOf: a change's purge names its site's tags as the site's answers

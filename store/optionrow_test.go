@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // db_versions of WordPress 6.1 (also 6.2) and 7.1.

@@ -32,12 +32,12 @@ import (
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/logging"
+	"github.com/wpsidecar/wpsidecar/multisite"
+	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/openapi"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
-	"github.com/wpsidecar/wpsidecar/store/objcache"
 )
 
 // run reads the configuration, builds everything, serves until ctx ends and

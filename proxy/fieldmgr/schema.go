@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // setting is one per-type setting of a field definition: its JSON type and,

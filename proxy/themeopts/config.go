@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // Config is the theme options ("framework") configuration file

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 // FuzzCheckValue: any request body, read as json_decode reads it, checked

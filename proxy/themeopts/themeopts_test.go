@@ -16,9 +16,9 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 const (

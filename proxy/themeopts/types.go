@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 // fieldTypes is the one table of field types: each checks a value as

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
+	"github.com/wpsidecar/wpsidecar/multisite"
 )
 
 // networkTables makes WordPress's network tables in tdb and fills them.

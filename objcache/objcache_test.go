@@ -14,8 +14,8 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/testredis"
+	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/objcache"
 )
 
 func newCache(t *testing.T, o objcache.Options) *objcache.Redis {

@@ -4,7 +4,7 @@
 // serialize(unserialize(s)) and json_encode(unserialize(s)) under a 128M
 // memory_limit (a fatal error there is recorded, not thrown).
 //
-//   php store/phpserial/testdata/refs.php > store/phpserial/testdata/refs.json
+//   php phpserial/testdata/refs.php > phpserial/testdata/refs.json
 
 // nest is the issue's value: $b=[$a]; $b[1]=&$b[0]; $a=$b; n times.
 function nest($n, $leaf = 'x') {
