@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -145,7 +146,7 @@ func (d *Detector) pollGroups(ctx context.Context) error {
 func (d *Detector) pollOptions(ctx context.Context) error {
 	name := d.optName()
 	raw, err := d.db.RawOption(ctx, name)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err != nil && !errors.Is(err, wpsidecar.ErrNotFound) {
 		return err
 	}
 	if d.optBase && d.optSeen == name {

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -84,9 +85,9 @@ type Touched struct {
 // HistoryChange is what one transaction changed of one site's groups (in
 // the Groups table) and theme options row (OptName).
 type HistoryChange struct {
-	Groups  []store.ItemChange
+	Groups  []wpsidecar.Item
 	OptName string
-	Options []store.ItemChange
+	Options []wpsidecar.Item
 	When    time.Time // the commit, as the log dates it (to the second)
 }
 
@@ -520,7 +521,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 			return store.FieldGroup{Title: col(row, "title"), Status: col(row, "status"), Config: col(row, "config")}
 		}
 		for i := 0; i < len(e.Rows); i += step(t) {
-			var c store.ItemChange
+			var c wpsidecar.Item
 			var changed bool
 			switch {
 			case update && i+1 < len(e.Rows):

@@ -24,6 +24,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/multisite"
@@ -352,12 +353,12 @@ func (c *cmd) importDir(ctx context.Context, sites []site.Stored, dir string) er
 
 // author is who the command's writes are by in the history: the system
 // user running it, as "cli:<name>".
-func author() store.Author {
+func author() wpsidecar.Author {
 	login := "cli"
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		login += ":" + u.Username
 	}
-	return store.Author{Login: login}
+	return wpsidecar.Author{Login: login}
 }
 
 func (c *cmd) history(ctx context.Context, sites []site.Stored) error {
@@ -415,9 +416,9 @@ func (c *cmd) revert(ctx context.Context, s site.Stored, id int64) error {
 	}
 	rv := store.Revert{By: author(), Now: st.LocalTime(time.Now()), DBVersion: st.DBVersion, Force: c.f.force}
 	switch err := s.DB.History().Revert(ctx, id, rv); {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, wpsidecar.ErrNotFound):
 		return fmt.Errorf("history entry %d: not found", id)
-	case errors.Is(err, store.ErrChanged):
+	case errors.Is(err, wpsidecar.ErrChanged):
 		return fmt.Errorf("history entry %d: the value has changed since; --force reverts it anyway", id)
 	case err != nil:
 		return err

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // stored is the theme options row of the test site.
@@ -35,7 +35,7 @@ func newSite(t *testing.T) testSite {
 	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
 	ctx := context.Background()
 	groups.EnsureTable(ctx)
-	if err := groups.Create(ctx, "g_a", "T g_a", `{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}`, "2026-01-01 00:00:00", store.Author{}); err != nil {
+	if err := groups.Create(ctx, "g_a", "T g_a", `{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}`, "2026-01-01 00:00:00", wpsidecar.Author{}); err != nil {
 		t.Fatal(err)
 	}
 	tdb.SetOption(t, "themeopts_options", stored)

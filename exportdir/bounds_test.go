@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // exported is the test site and a fresh export of it.
@@ -268,8 +268,8 @@ func TestExport_RemovesOnlyItsFiles(t *testing.T) {
 	// g_a's file a link now (to a file of mine), g_b and the row deleted.
 	os.Remove(filepath.Join(dir, "fieldmgr", "g_a.json"))
 	os.Symlink(filepath.Join(other, "target.json"), filepath.Join(dir, "fieldmgr", "g_a.json"))
-	s.Groups.Delete(ctx, "g_a", nil, store.Author{})
-	s.Groups.Delete(ctx, "g_b", nil, store.Author{})
+	s.Groups.Delete(ctx, "g_a", nil, wpsidecar.Author{})
+	s.Groups.Delete(ctx, "g_b", nil, wpsidecar.Author{})
 	s.DB.SQL().Exec("DELETE FROM wp_options WHERE option_name = 'opts'")
 	// The manifest a link to a file of mine.
 	os.Rename(filepath.Join(dir, "export.json"), filepath.Join(other, "export.json"))
@@ -472,7 +472,7 @@ func TestImport_Cancelled(t *testing.T) {
 	if err != nil || len(p.Groups) != 1 {
 		t.Fatalf("plan: %v %v", p.Lines(), err)
 	}
-	if err := exportdir.Apply(ctx, s, p, false, store.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833); !errors.Is(err, context.Canceled) {
+	if err := exportdir.Apply(ctx, s, p, false, wpsidecar.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833); !errors.Is(err, context.Canceled) {
 		t.Errorf("apply: %v", err)
 	}
 	if g, _ := s.Groups.Get(context.Background(), "g_a"); g.Title != "T g_a" {

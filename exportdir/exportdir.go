@@ -30,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
@@ -107,7 +108,7 @@ func Export(ctx context.Context, s Site, dir string) (groups, options int, err e
 	if name := s.optName(); name != "" {
 		raw, err := s.DB.RawOption(ctx, name)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, wpsidecar.ErrNotFound):
 		case err != nil:
 			return 0, 0, err
 		default:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -45,7 +46,7 @@ type OptionsStep struct {
 	Want      string
 	Seen      string
 	SeenFound bool
-	Changes   []store.ItemChange
+	Changes   []wpsidecar.Item
 	Conflict  bool
 }
 
@@ -170,7 +171,7 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		}
 		raw, err := s.DB.RawOption(ctx, o.Option)
 		found := err == nil
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err != nil && !errors.Is(err, wpsidecar.ErrNotFound) {
 			return p, err
 		}
 		want, err := wanted(ctx, s.Themeopts, o, raw, found)
@@ -271,11 +272,11 @@ var ErrConflict = errors.New("changed in the database since the export (--force 
 // what the site's update_option would leave (dbVersion, the site's
 // db_version: store.ModifyOption). With conflicts and no force, nothing is
 // written.
-func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now string, dbVersion int64) error {
+func Apply(ctx context.Context, s Site, p Plan, force bool, by wpsidecar.Author, now string, dbVersion int64) error {
 	if c := p.Conflicts(); len(c) > 0 && !force {
 		return fmt.Errorf("%s: %w", strings.Join(c, ", "), ErrConflict)
 	}
-	by.Via = store.ViaImport
+	by.Via = wpsidecar.ViaImport
 	for _, g := range p.Groups {
 		// Stopped (a signal): the rows before stay written.
 		if err := ctx.Err(); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // FieldGroup is a row of the field-group table. Config is the config
@@ -27,10 +29,6 @@ const (
 	StatusActive   = "active"
 	StatusInactive = "inactive"
 )
-
-// ErrDuplicate: a group with that key (compared case-insensitively, as the
-// unique index does) exists.
-var ErrDuplicate = errors.New("duplicate key")
 
 // FieldGroups is the field-group table.
 type FieldGroups struct {
@@ -110,16 +108,16 @@ func (f *FieldGroups) Get(ctx context.Context, key string) (FieldGroup, error) {
 		return FieldGroup{}, fmt.Errorf("store: field group: %w", err)
 	}
 	if !found {
-		return FieldGroup{}, ErrNotFound
+		return FieldGroup{}, wpsidecar.ErrNotFound
 	}
 	return g, nil
 }
 
 // Create inserts a new active group; now is the site's local time.
-func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string, by Author) error {
+func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string, by wpsidecar.Author) error {
 	return f.change(ctx, "create field group", key, by, func(q querier, _ FieldGroup, found bool) error {
 		if found {
-			return ErrDuplicate
+			return wpsidecar.ErrDuplicate
 		}
 		return exec(ctx, q, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)",
 			key, title, config, now, now)
@@ -129,7 +127,7 @@ func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string
 // Update sets the title and/or config (nil leaves a value as it is) and
 // moves updated_at. check, when not nil, decides on the row as read under
 // the lock (its error is returned as is, nothing written).
-func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(FieldGroup) error, by Author) error {
+func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(FieldGroup) error, by wpsidecar.Author) error {
 	set := []string{"updated_at = ?"}
 	args := []any{now}
 	if title != nil {
@@ -147,7 +145,7 @@ func (f *FieldGroups) Update(ctx context.Context, key string, title, config *str
 }
 
 // Delete removes the group for good; check as for Update.
-func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGroup) error, by Author) error {
+func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGroup) error, by wpsidecar.Author) error {
 	return f.change(ctx, "delete field group", key, by, existing(check, func(q querier, _ FieldGroup) error {
 		return exec(ctx, q, "DELETE FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key)
 	}))
@@ -156,7 +154,7 @@ func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGr
 // Toggle flips the status and returns the new one; concurrent toggles are
 // serialised by the row lock, so each sees the status its own flip made.
 // check as for Update.
-func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error, by Author) (next string, err error) {
+func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error, by wpsidecar.Author) (next string, err error) {
 	err = f.change(ctx, "toggle field group", key, by, existing(check, func(q querier, g FieldGroup) error {
 		next = StatusInactive
 		if g.Status != StatusActive {
@@ -170,7 +168,7 @@ func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(Fi
 // Put makes the group what v says — created (with now as both dates),
 // changed (updated_at now) or left alone when it already is — after check
 // approved the row as read under the lock (found false when missing).
-func (f *FieldGroups) Put(ctx context.Context, key string, v GroupValue, now string, check func(g FieldGroup, found bool) error, by Author) error {
+func (f *FieldGroups) Put(ctx context.Context, key string, v GroupValue, now string, check func(g FieldGroup, found bool) error, by wpsidecar.Author) error {
 	return f.change(ctx, "put field group", key, by, func(q querier, g FieldGroup, found bool) error {
 		if err := check(g, found); err != nil {
 			return err
@@ -209,7 +207,7 @@ type querier interface {
 func existing(check func(FieldGroup) error, write func(querier, FieldGroup) error) func(querier, FieldGroup, bool) error {
 	return func(q querier, g FieldGroup, found bool) error {
 		if !found {
-			return ErrNotFound
+			return wpsidecar.ErrNotFound
 		}
 		if check != nil {
 			if err := check(g); err != nil {
@@ -226,7 +224,7 @@ func existing(check func(FieldGroup) error, write func(querier, FieldGroup) erro
 // It runs in READ COMMITTED so that reading a missing row takes no gap
 // lock: of two creators, the second waits on the first's insert and fails
 // with a duplicate key.
-func (f *FieldGroups) change(ctx context.Context, what, key string, by Author, write func(q querier, g FieldGroup, found bool) error) error {
+func (f *FieldGroups) change(ctx context.Context, what, key string, by wpsidecar.Author, write func(q querier, g FieldGroup, found bool) error) error {
 	defer f.forget()
 	hist := f.db.History()
 	return f.db.onPrimary(ctx, func(conn *sql.Conn) error {
@@ -249,7 +247,7 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by Author, w
 			var me *mysql.MySQLError
 			switch {
 			case errors.As(err, &me) && me.Number == 1062:
-				return ErrDuplicate
+				return wpsidecar.ErrDuplicate
 			case errors.As(err, &failed):
 				return fmt.Errorf("store: %s: %w", what, classify(failed.error))
 			}
@@ -260,7 +258,7 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by Author, w
 			return err
 		}
 		if c, changed := DiffGroup(key, before, found, after, exists); changed {
-			if err := hist.record(ctx, tx, HistoryFieldmgr, f.table, by, []ItemChange{c}); err != nil {
+			if err := hist.record(ctx, tx, HistoryFieldmgr, f.table, by, []wpsidecar.Item{c}); err != nil {
 				return err
 			}
 		}

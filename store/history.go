@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
@@ -27,33 +28,6 @@ const (
 	HistoryFieldmgr  = "fieldmgr"
 	HistoryThemeopts = "themeopts"
 )
-
-// How a change was made (HistoryEntry.Via).
-const (
-	ViaREST   = "rest"
-	ViaImport = "import"
-	ViaRevert = "revert"
-	ViaBinlog = "binlog"
-)
-
-// LoginPHP is the login recorded for changes the sidecar did not make.
-const LoginPHP = "php"
-
-// Author is who makes a write, as the history records it.
-type Author struct {
-	UserID    int64
-	Login     string
-	Via       string // ViaREST, ViaImport or ViaRevert
-	RequestID string
-}
-
-// ItemChange is one group's or one option id's before and after: nil
-// where it did not exist. A group's value is its GroupValue JSON, an
-// option id's its value as PHP serializes it.
-type ItemChange struct {
-	Key           string
-	Before, After *string
-}
 
 // HistoryEntry is a row of the history.
 type HistoryEntry struct {
@@ -110,30 +84,30 @@ func optionIDs(raw string) (map[string]string, []string) {
 
 // DiffOptions is what changed, id by id, between two stored options sets:
 // changed or added ids in the new order, then removed ones.
-func DiffOptions(before, after string) []ItemChange {
+func DiffOptions(before, after string) []wpsidecar.Item {
 	ov, oo := optionIDs(before)
 	nv, no := optionIDs(after)
-	var out []ItemChange
+	var out []wpsidecar.Item
 	for _, id := range no {
 		a := nv[id]
 		if b, ok := ov[id]; !ok {
-			out = append(out, ItemChange{Key: id, After: &a})
+			out = append(out, wpsidecar.Item{Key: id, After: &a})
 		} else if b != a {
-			out = append(out, ItemChange{Key: id, Before: &b, After: &a})
+			out = append(out, wpsidecar.Item{Key: id, Before: &b, After: &a})
 		}
 	}
 	for _, id := range oo {
 		if _, ok := nv[id]; !ok {
 			b := ov[id]
-			out = append(out, ItemChange{Key: id, Before: &b})
+			out = append(out, wpsidecar.Item{Key: id, Before: &b})
 		}
 	}
 	return out
 }
 
 // DiffGroup is a group's change: found tells whether it existed.
-func DiffGroup(key string, before FieldGroup, hadBefore bool, after FieldGroup, hasAfter bool) (ItemChange, bool) {
-	c := ItemChange{Key: key}
+func DiffGroup(key string, before FieldGroup, hadBefore bool, after FieldGroup, hasAfter bool) (wpsidecar.Item, bool) {
+	c := wpsidecar.Item{Key: key}
 	if hadBefore {
 		c.Before = groupValue(before)
 	}
@@ -187,7 +161,7 @@ const historyColumns = "id, namespace, object, item_key, before_value, after_val
 
 // record adds entries within the writer's transaction. The table is
 // created beforehand, outside it: DDL would commit the transaction.
-func (h *History) record(ctx context.Context, tx querier, namespace, object string, by Author, changes []ItemChange) error {
+func (h *History) record(ctx context.Context, tx querier, namespace, object string, by wpsidecar.Author, changes []wpsidecar.Item) error {
 	if h == nil || len(changes) == 0 {
 		return nil
 	}
@@ -212,7 +186,7 @@ func nullable(s *string) any {
 // RecordSeen adds the changes another writer committed at when, as the
 // binlog feed saw them. origin names the change in the log: every
 // instance may record it, the table keeps it once.
-func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time, namespace, object string, changes []ItemChange) error {
+func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time, namespace, object string, changes []wpsidecar.Item) error {
 	if err := h.ensure(ctx, h.db.sql); err != nil {
 		return err
 	}
@@ -221,7 +195,7 @@ func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time,
 		// Another instance may have recorded it: that is no error, any
 		// other is.
 		_, err := h.db.sql.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_login, via, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id",
-			namespace, object, []byte(c.Key), nullable(c.Before), nullable(c.After), LoginPHP, ViaBinlog, origin+"#"+strconv.Itoa(i), now)
+			namespace, object, []byte(c.Key), nullable(c.Before), nullable(c.After), wpsidecar.LoginPHP, wpsidecar.ViaBinlog, origin+"#"+strconv.Itoa(i), now)
 		if err != nil {
 			return fmt.Errorf("store: history: %w", classify(err))
 		}
@@ -309,11 +283,11 @@ func scanEntry(s interface{ Scan(...any) error }) (HistoryEntry, error) {
 	return e, err
 }
 
-// Get returns one entry; ErrNotFound when there is none.
+// Get returns one entry; wpsidecar.ErrNotFound when there is none.
 func (h *History) Get(ctx context.Context, id int64) (HistoryEntry, error) {
 	e, err := scanEntry(h.db.sql.QueryRowContext(ctx, "SELECT "+historyColumns+" FROM `"+h.table+"` WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) || missingTable(err) {
-		return HistoryEntry{}, ErrNotFound
+		return HistoryEntry{}, wpsidecar.ErrNotFound
 	}
 	if err != nil {
 		return HistoryEntry{}, fmt.Errorf("store: history: %w", classify(err))
@@ -370,13 +344,6 @@ func (h *History) deleteBatches(ctx context.Context, cond string, arg any) (int6
 	}
 }
 
-// ErrChanged: the value is no longer what the entry left it at.
-var ErrChanged = errors.New("changed since")
-
-// ErrUnrevertable: the entry cannot be written back (its value, or the
-// options row it belongs to, is no longer one PHP can read as such).
-var ErrUnrevertable = errors.New("cannot be reverted")
-
 // errNothing: a forced revert finds nothing to do.
 var errNothing = errors.New("nothing to revert")
 
@@ -385,26 +352,26 @@ var errNothing = errors.New("nothing to revert")
 // it writes (ModifyOption), and force to write even when the value changed
 // since the entry.
 type Revert struct {
-	By        Author
+	By        wpsidecar.Author
 	Now       string
 	DBVersion int64
 	Force     bool
 }
 
 // Revert writes entry id's "before" back, through the same writes as
-// every other (recorded in turn). ErrChanged, with nothing written, when
+// every other (recorded in turn). wpsidecar.ErrChanged, with nothing written, when
 // the current value is not the entry's "after" and rv.Force is not set.
 func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 	e, err := h.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	rv.By.Via = ViaRevert
+	rv.By.Via = wpsidecar.ViaRevert
 	switch e.Namespace {
 	case HistoryFieldmgr:
 		groups, err := h.db.FieldGroups(e.Object)
 		if err != nil {
-			return fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
+			return fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
 		}
 		check := func(g FieldGroup, found bool) error {
 			var cur *string
@@ -412,7 +379,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 				cur = groupValue(g)
 			}
 			if !rv.Force && !equalPtr(cur, e.After) {
-				return ErrChanged
+				return wpsidecar.ErrChanged
 			}
 			return nil
 		}
@@ -426,7 +393,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 		}
 		v, err := ParseGroupValue(*e.Before)
 		if err != nil {
-			return fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
+			return fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
 		}
 		return groups.Put(ctx, e.Key, v, rv.Now, check, rv.By)
 	case HistoryThemeopts:
@@ -435,7 +402,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 			if found {
 				v, err := phpserial.MaybeUnserialize(raw)
 				if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-					return "", fmt.Errorf("store: option %q is not an array: %w", e.Object, ErrUnrevertable)
+					return "", fmt.Errorf("store: option %q is not an array: %w", e.Object, wpsidecar.ErrUnrevertable)
 				}
 				set = v
 			} else if e.Before == nil {
@@ -449,7 +416,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 					cur = &s
 				}
 				if !equalPtr(cur, e.After) {
-					return "", ErrChanged
+					return "", wpsidecar.ErrChanged
 				}
 			}
 			switch {
@@ -458,7 +425,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 			case e.Before != nil:
 				v, err := phpserial.Unserialize(*e.Before)
 				if err != nil {
-					return "", fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
+					return "", fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
 				}
 				if at >= 0 {
 					set.Entries[at].Value = v
@@ -473,5 +440,5 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 		}
 		return err
 	}
-	return fmt.Errorf("store: history entry %d has namespace %q: %w", id, e.Namespace, ErrUnrevertable)
+	return fmt.Errorf("store: history entry %d has namespace %q: %w", id, e.Namespace, wpsidecar.ErrUnrevertable)
 }

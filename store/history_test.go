@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -40,7 +41,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	_, db, groups := historyStore(t)
 	ctx := context.Background()
 	h := db.History()
-	by := store.Author{UserID: 7, Login: "ann", Via: store.ViaREST, RequestID: "r1"}
+	by := wpsidecar.Author{UserID: 7, Login: "ann", Via: wpsidecar.ViaREST, RequestID: "r1"}
 	now := "2026-01-01 00:00:00"
 
 	if err := groups.Create(ctx, "g1", "One", `{"type":"post"}`, now, by); err != nil {
@@ -116,7 +117,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	if raw, _ := db.RawOption(ctx, "opts"); raw != `a:1:{s:1:"a";i:1;}` {
 		t.Errorf("after the revert: %s", raw)
 	}
-	if err := h.Revert(ctx, list[1].ID, rv); !errors.Is(err, store.ErrChanged) {
+	if err := h.Revert(ctx, list[1].ID, rv); !errors.Is(err, wpsidecar.ErrChanged) {
 		t.Errorf("second revert: %v", err)
 	}
 	// Revert the removal of b: it comes back, exactly (a float).
@@ -130,11 +131,11 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	if err := h.Revert(ctx, list[6].ID, store.Revert{By: by, Now: now, Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := groups.Get(ctx, "g1"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := groups.Get(ctx, "g1"); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("the group after reverting its creation: %v", err)
 	}
 	latest, _, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1})
-	if latest[0].Via != store.ViaRevert || latest[0].After != nil {
+	if latest[0].Via != wpsidecar.ViaRevert || latest[0].After != nil {
 		t.Errorf("the revert's own entry: %+v", latest[0])
 	}
 	if err := h.Revert(ctx, latest[0].ID, rv); err != nil {
@@ -143,7 +144,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	if g, err := groups.Get(ctx, "g1"); err != nil || g.Title != "Uno" || g.Status != "inactive" {
 		t.Errorf("the group back: %+v %v", g, err)
 	}
-	if err := h.Revert(ctx, 999999, rv); !errors.Is(err, store.ErrNotFound) {
+	if err := h.Revert(ctx, 999999, rv); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("no such entry: %v", err)
 	}
 
@@ -166,7 +167,7 @@ func TestHistory_NoTableYet(t *testing.T) {
 	if err != nil || n != 0 || len(l) != 0 {
 		t.Errorf("%v %d %v", l, n, err)
 	}
-	if _, err := db.History().Get(context.Background(), 1); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.History().Get(context.Background(), 1); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("get: %v", err)
 	}
 }

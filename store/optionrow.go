@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
@@ -81,7 +82,7 @@ func (db *DB) OptionPiggyback(name string, dst *string, found *bool) *Piggyback 
 }
 
 // RawOption reads one option's value as stored, without get_option's
-// filters; ErrNotFound when the row is missing.
+// filters; wpsidecar.ErrNotFound when the row is missing.
 func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 	var v string
 	var found bool
@@ -89,7 +90,7 @@ func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("store: option %q: %w", name, err)
 	}
 	if !found {
-		return "", ErrNotFound
+		return "", wpsidecar.ErrNotFound
 	}
 	return v, nil
 }
@@ -111,7 +112,7 @@ func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 // (retries pause a short random while). When by is not nil the row is the
 // theme options set and its ids' changes are recorded in the history, by
 // that author.
-func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by *Author, modify func(value string, found bool) (string, error)) error {
+func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by *wpsidecar.Author, modify func(value string, found bool) (string, error)) error {
 	var err error
 	for attempt := 1; attempt <= 20; attempt++ {
 		err = db.modifyOption(ctx, name, dbVersion, by, modify)
@@ -127,11 +128,11 @@ func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by
 	return err
 }
 
-func (db *DB) modifyOption(ctx context.Context, name string, dbVersion int64, by *Author, modify func(string, bool) (string, error)) error {
+func (db *DB) modifyOption(ctx context.Context, name string, dbVersion int64, by *wpsidecar.Author, modify func(string, bool) (string, error)) error {
 	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, dbVersion, by, modify) })
 }
 
-func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, dbVersion int64, by *Author, modify func(string, bool) (string, error)) error {
+func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, dbVersion int64, by *wpsidecar.Author, modify func(string, bool) (string, error)) error {
 	var hist *History
 	if by != nil {
 		if hist = db.History(); hist != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -68,7 +69,7 @@ func TestModifyOption_CreatesKeepsAutoloadAndWritesNothingOnError(t *testing.T) 
 	if v, _ := optionRow(t, tdb, "themeopts_options"); v != `a:0:{}` {
 		t.Errorf("row after failed modify = %q", v)
 	}
-	if _, err := db.RawOption(ctx, "never_created"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.RawOption(ctx, "never_created"); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("never_created: %v", err)
 	}
 }

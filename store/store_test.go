@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -32,8 +33,8 @@ func TestOption(t *testing.T) {
 		{"blogdescription", "ends with a slash/", nil},
 		{"  unicode  ", "Grüße 🎉", nil},
 		{"UNICODE", "Grüße 🎉", nil}, // option_name is case-insensitive, as in WordPress
-		{"missing_option", "", store.ErrNotFound},
-		{"   ", "", store.ErrNotFound},
+		{"missing_option", "", wpsidecar.ErrNotFound},
+		{"   ", "", wpsidecar.ErrNotFound},
 	}
 	for _, tt := range tests {
 		got, err := db.Option(context.Background(), tt.name)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testvectors"
 	"github.com/wpsidecar/wpsidecar/phpserial"
@@ -39,10 +40,10 @@ func TestUserForAuth(t *testing.T) {
 	if u, err := db.UserForAuth(ctx, "shared@example.test", true, nil, keys...); err != nil || u.ID != other || u.Matched != "email" {
 		t.Errorf("by e-mail: %+v %v", u, err)
 	}
-	if _, err := db.UserForAuth(ctx, "shared@example.test", false, nil, keys...); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "shared@example.test", false, nil, keys...); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("e-mail not allowed: %v", err)
 	}
-	if _, err := db.UserForAuth(ctx, "nobody", true, nil); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "nobody", true, nil); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("unknown: %v", err)
 	}
 	_ = mailer
@@ -190,7 +191,7 @@ func TestPiggyback(t *testing.T) {
 	if _, err := groups.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := groups.Create(ctx, "g1", "T", "{}", "2026-01-01 00:00:00", store.Author{}); err != nil {
+	if err := groups.Create(ctx, "g1", "T", "{}", "2026-01-01 00:00:00", wpsidecar.Author{}); err != nil {
 		t.Fatal(err)
 	}
 	pb = groups.ListPiggyback(&list)
@@ -203,7 +204,7 @@ func TestPiggyback(t *testing.T) {
 	var g store.FieldGroup
 	found := false
 	pb = groups.GetPiggyback("g1", &g, &found)
-	if _, err := db.UserForAuth(ctx, "nobody", false, pb); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "nobody", false, pb); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Fatal(err)
 	}
 	if done, err := pb.Done(); !done || err != nil || !found || g.Title != "T" {

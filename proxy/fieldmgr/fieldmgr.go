@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/phpserial"
@@ -395,12 +396,12 @@ func ifMatch(r *http.Request) func(store.FieldGroup) error {
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		return store.ErrNotFound
+		return wpsidecar.ErrNotFound
 	}
 	var g store.FieldGroup
 	if p := prefetchedFrom(r); p != nil {
 		if !p.found {
-			return store.ErrNotFound
+			return wpsidecar.ErrNotFound
 		}
 		g = p.group
 	} else {
@@ -459,7 +460,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		return store.ErrNotFound
+		return wpsidecar.ErrNotFound
 	}
 	body, err := readBody(r)
 	if err != nil {
@@ -498,7 +499,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		return store.ErrNotFound
+		return wpsidecar.ErrNotFound
 	}
 	if err := s.groups.Delete(r.Context(), key, ifMatch(r), auth.AuthorOf(r)); err != nil {
 		return err
@@ -511,7 +512,7 @@ func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		return store.ErrNotFound
+		return wpsidecar.ErrNotFound
 	}
 	now, err := s.localNow()
 	if err != nil {
@@ -590,9 +591,9 @@ var (
 // If-Match, faults) the REST server's renderer answers.
 func answerOf(err error) error {
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, wpsidecar.ErrNotFound):
 		return errNotFound
-	case errors.Is(err, store.ErrDuplicate):
+	case errors.Is(err, wpsidecar.ErrDuplicate):
 		return errDuplicate
 	}
 	return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
@@ -133,11 +134,11 @@ var (
 
 func answerOf(err error) error {
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, wpsidecar.ErrNotFound):
 		return errNotFound
-	case errors.Is(err, store.ErrChanged):
+	case errors.Is(err, wpsidecar.ErrChanged):
 		return errChanged
-	case errors.Is(err, store.ErrDuplicate), errors.Is(err, store.ErrUnrevertable):
+	case errors.Is(err, wpsidecar.ErrDuplicate), errors.Is(err, wpsidecar.ErrUnrevertable):
 		return errUnrevertable
 	}
 	return err

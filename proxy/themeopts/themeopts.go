@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/phpserial"
@@ -170,7 +171,7 @@ func (s *Service) stored(r *http.Request, optName string) (raw string, found boo
 		}
 	}
 	raw, err = s.db.RawOption(r.Context(), optName)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, wpsidecar.ErrNotFound) {
 		return "", false, nil
 	}
 	return raw, err == nil, err
@@ -242,7 +243,7 @@ func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag s
 	c := s.Config()
 	raw, err := s.db.RawOption(ctx, c.OptName)
 	found := err == nil
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, wpsidecar.ErrNotFound) {
 		err = nil
 	}
 	if err != nil {
