@@ -49,11 +49,11 @@ fuzz:
 	$(GO) test ./store -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzClientIP -fuzztime 15s
-	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
-	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
+	$(GO) test ./fieldgroup -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
+	$(GO) test ./fieldgroup -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
 	$(GO) test ./phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
-	$(GO) test ./proxy/themeopts -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
-	$(GO) test ./proxy/themeopts -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
+	$(GO) test ./themeopt -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
+	$(GO) test ./themeopt -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
 
 demo:
 	scripts/demo.sh

@@ -29,9 +29,9 @@ import (
 	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/proxy/history"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // Names are the commands this package runs.
@@ -199,25 +199,25 @@ type cmd struct {
 	network bool // every site of a network: each in a directory of its own
 	// themeopts are the sites' theme options configurations by blog id (0
 	// on a single site; nil: none).
-	themeopts map[int64]*themeopts.Config
+	themeopts map[int64]*themeopt.Config
 }
 
 // themeoptsOf are the theme options configurations of sites, as the
 // server would serve them (site.StoredSites knows only their rows' names):
 // an import checks values against them.
-func themeoptsOf(ctx context.Context, cfg *config.Config, db *store.DB, sites []site.Stored) (map[int64]*themeopts.Config, error) {
+func themeoptsOf(ctx context.Context, cfg *config.Config, db *store.DB, sites []site.Stored) (map[int64]*themeopt.Config, error) {
 	var reloads []func() error
 	t, err := site.OpenThemeopts(cfg, zerolog.Nop(), func(func(context.Context)) {}, &reloads)
 	if err != nil {
 		return nil, err
 	}
-	of := func(ms *multisite.Site) *themeopts.Config {
+	of := func(ms *multisite.Site) *themeopt.Config {
 		if f := t.Of(ms); f != nil {
 			return f.Current()
 		}
 		return nil
 	}
-	out := map[int64]*themeopts.Config{}
+	out := map[int64]*themeopt.Config{}
 	if !cfg.Multisite {
 		out[0] = of(nil)
 		return out, nil

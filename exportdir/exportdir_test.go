@@ -11,8 +11,8 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // optsConfig is the theme options configuration of the test site: ids 3,
@@ -21,9 +21,9 @@ import (
 const optsConfig = `{"opt_name":"opts","sections":[{"id":"s","fields":[
 	{"id":"accent","type":"color"},{"id":"tagline","type":"text"},{"id":"columns","type":"number"},{"id":"logo","type":"media"}]}]}`
 
-func optsConf(t *testing.T) *themeopts.Config {
+func optsConf(t *testing.T) *themeopt.Config {
 	t.Helper()
-	c, err := themeopts.ParseConfig([]byte(optsConfig))
+	c, err := themeopt.ParseConfig([]byte(optsConfig))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,15 +8,15 @@ import (
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar/proxy/public"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // Command is `wpsidecar openapi [--themeopts-config F]
 // [--public-routes F]`: the site's OpenAPI description on stdout, each
 // configured option's value schema and each public route's answer (the
 // files may also be named by WPSIDECAR_THEMEOPTS_CONFIG and
-// WPSIDECAR_PUBLIC_ROUTES).
-func Command(args, environ []string, stdout, stderr io.Writer) error {
+// WPSIDECAR_PUBLIC_ROUTES). api are the namespaces described.
+func Command(api []Namespace, args, environ []string, stdout, stderr io.Writer) error {
 	env := map[string]string{}
 	for _, kv := range environ {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -34,7 +34,7 @@ func Command(args, environ []string, stdout, stderr io.Writer) error {
 	if *topts != "" {
 		b, err := os.ReadFile(*topts)
 		if err == nil {
-			site.Themeopts, err = themeopts.ParseConfig(b)
+			site.Themeopts, err = themeopt.ParseConfig(b)
 		}
 		if err != nil {
 			return fmt.Errorf("openapi: themeopts-config: %w", err)
@@ -49,6 +49,6 @@ func Command(args, environ []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("openapi: public-routes: %w", err)
 		}
 	}
-	_, err := stdout.Write(Document(site))
+	_, err := stdout.Write(Document(api, site))
 	return err
 }

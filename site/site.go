@@ -29,6 +29,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // site is what the sidecar answers one site with: its settings, its
@@ -57,7 +58,7 @@ func (s *Site) OptName() string {
 
 // Themeopts is the site's theme options configuration in force (nil
 // without one).
-func (s *Site) Themeopts() *themeopts.Config {
+func (s *Site) Themeopts() *themeopt.Config {
 	if s.opts == nil {
 		return nil
 	}
@@ -127,7 +128,7 @@ type Deps struct {
 // view of the database, and starts its settings watcher. The settings
 // are read once before it returns, so that a site's first request does
 // not find them unread.
-func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.File[themeopts.Config]) (*Site, error) {
+func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.File[themeopt.Config]) (*Site, error) {
 	log := d.Logger
 	if id > 0 {
 		log = log.With().Int64("blog_id", id).Logger()
@@ -209,17 +210,17 @@ func (d *Deps) Wait() {
 // (or the single site's) and those of sites with their own, each opened,
 // watched and reloaded once however many sites share it.
 type Themeopts struct {
-	all   *reload.File[themeopts.Config] // nil: none
+	all   *reload.File[themeopt.Config] // nil: none
 	sites []config.ThemeoptsSite
-	files map[string]*reload.File[themeopts.Config] // by path
+	files map[string]*reload.File[themeopt.Config] // by path
 }
 
 // OpenThemeopts opens every configuration file, watched in the background
 // and reloaded on SIGHUP (reloads).
 func OpenThemeopts(cfg *config.Config, logger zerolog.Logger, background func(func(context.Context)), reloads *[]func() error) (*Themeopts, error) {
-	t := &Themeopts{sites: cfg.ThemeoptsSites, files: map[string]*reload.File[themeopts.Config]{}}
+	t := &Themeopts{sites: cfg.ThemeoptsSites, files: map[string]*reload.File[themeopt.Config]{}}
 	log := logger.With().Str("component", "themeopts").Logger()
-	open := func(path string) (*reload.File[themeopts.Config], error) {
+	open := func(path string) (*reload.File[themeopt.Config], error) {
 		if f, ok := t.files[path]; ok {
 			return f, nil
 		}
@@ -254,7 +255,7 @@ func (t *Themeopts) Any() bool { return len(t.files) > 0 }
 
 // Of is the configuration of a site: its own (by blog id, domain, or
 // domain and path), else the network's.
-func (t *Themeopts) Of(s *multisite.Site) *reload.File[themeopts.Config] {
+func (t *Themeopts) Of(s *multisite.Site) *reload.File[themeopt.Config] {
 	if s != nil {
 		id := strconv.FormatInt(s.ID, 10)
 		for _, o := range t.sites {
@@ -268,8 +269,8 @@ func (t *Themeopts) Of(s *multisite.Site) *reload.File[themeopts.Config] {
 
 // openThemeoptsFile reads a theme options configuration file, for one site or
 // several (the sites of a network that share it).
-func openThemeoptsFile(path string, log zerolog.Logger) (*reload.File[themeopts.Config], error) {
-	return reload.Open(path, "theme options configuration", themeopts.ParseConfig, func(c *themeopts.Config, ev *zerolog.Event) *zerolog.Event {
+func openThemeoptsFile(path string, log zerolog.Logger) (*reload.File[themeopt.Config], error) {
+	return reload.Open(path, "theme options configuration", themeopt.ParseConfig, func(c *themeopt.Config, ev *zerolog.Event) *zerolog.Event {
 		return ev.Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode)
 	}, log)
 }

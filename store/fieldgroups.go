@@ -10,25 +10,12 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 )
 
-// FieldGroup is a row of the field-group table. Config is the config
-// object as stored: JSON text with the client's key order, or PHP
-// serialized from an older writer (see Config).
-type FieldGroup struct {
-	Key       string
-	Title     string
-	Config    string
-	Status    string
-	CreatedAt string // "YYYY-MM-DD HH:MM:SS", site time
-	UpdatedAt string
-}
-
-// Field-group statuses.
-const (
-	StatusActive   = "active"
-	StatusInactive = "inactive"
-)
+// FieldGroup is a row of the field-group table, by the name change
+// detection (changes/feed.go) still uses for fieldgroup.Group.
+type FieldGroup = fieldgroup.Group
 
 // FieldGroups is the field-group table.
 type FieldGroups struct {
@@ -72,23 +59,23 @@ func (f *FieldGroups) EnsureTable(ctx context.Context) (bool, error) {
 // DATETIME columns come as "YYYY-MM-DD HH:MM:SS" text (no parseTime), the contract's form.
 const groupColumns = "group_key, title, config, status, created_at, updated_at"
 
-func scanGroup(s interface{ Scan(...any) error }) (FieldGroup, error) {
-	var g FieldGroup
+func scanGroup(s interface{ Scan(...any) error }) (fieldgroup.Group, error) {
+	var g fieldgroup.Group
 	err := s.Scan(&g.Key, &g.Title, &g.Config, &g.Status, &g.CreatedAt, &g.UpdatedAt)
 	return g, err
 }
 
 // List returns every group in creation order.
-func (f *FieldGroups) List(ctx context.Context) ([]FieldGroup, error) {
-	var out []FieldGroup
+func (f *FieldGroups) List(ctx context.Context) ([]fieldgroup.Group, error) {
+	var out []fieldgroup.Group
 	if err := f.db.readAlone(ctx, f.ListPiggyback(&out)); err != nil {
 		return nil, fmt.Errorf("store: field groups: %w", err)
 	}
 	return out, nil
 }
 
-func scanGroups(rows *sql.Rows) ([]FieldGroup, error) {
-	out := []FieldGroup{}
+func scanGroups(rows *sql.Rows) ([]fieldgroup.Group, error) {
+	out := []fieldgroup.Group{}
 	for rows.Next() {
 		g, err := scanGroup(rows)
 		if err != nil {
@@ -101,21 +88,21 @@ func scanGroups(rows *sql.Rows) ([]FieldGroup, error) {
 
 // Get returns the group whose key is exactly key (case-sensitive, although
 // the column's collation is not).
-func (f *FieldGroups) Get(ctx context.Context, key string) (FieldGroup, error) {
-	var g FieldGroup
+func (f *FieldGroups) Get(ctx context.Context, key string) (fieldgroup.Group, error) {
+	var g fieldgroup.Group
 	var found bool
 	if err := f.db.readAlone(ctx, f.GetPiggyback(key, &g, &found)); err != nil {
-		return FieldGroup{}, fmt.Errorf("store: field group: %w", err)
+		return fieldgroup.Group{}, fmt.Errorf("store: field group: %w", err)
 	}
 	if !found {
-		return FieldGroup{}, wpsidecar.ErrNotFound
+		return fieldgroup.Group{}, wpsidecar.ErrNotFound
 	}
 	return g, nil
 }
 
 // Create inserts a new active group; now is the site's local time.
 func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string, by wpsidecar.Author) error {
-	return f.change(ctx, "create field group", key, by, func(q querier, _ FieldGroup, found bool) error {
+	return f.change(ctx, "create field group", key, by, func(q querier, _ fieldgroup.Group, found bool) error {
 		if found {
 			return wpsidecar.ErrDuplicate
 		}
@@ -127,7 +114,7 @@ func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string
 // Update sets the title and/or config (nil leaves a value as it is) and
 // moves updated_at. check, when not nil, decides on the row as read under
 // the lock (its error is returned as is, nothing written).
-func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(FieldGroup) error, by wpsidecar.Author) error {
+func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(fieldgroup.Group) error, by wpsidecar.Author) error {
 	set := []string{"updated_at = ?"}
 	args := []any{now}
 	if title != nil {
@@ -139,14 +126,14 @@ func (f *FieldGroups) Update(ctx context.Context, key string, title, config *str
 		args = append(args, *config)
 	}
 	args = append(args, key, key)
-	return f.change(ctx, "update field group", key, by, existing(check, func(q querier, _ FieldGroup) error {
+	return f.change(ctx, "update field group", key, by, existing(check, func(q querier, _ fieldgroup.Group) error {
 		return exec(ctx, q, "UPDATE `"+f.table+"` SET "+strings.Join(set, ", ")+" WHERE group_key = ? AND BINARY group_key = ?", args...)
 	}))
 }
 
 // Delete removes the group for good; check as for Update.
-func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGroup) error, by wpsidecar.Author) error {
-	return f.change(ctx, "delete field group", key, by, existing(check, func(q querier, _ FieldGroup) error {
+func (f *FieldGroups) Delete(ctx context.Context, key string, check func(fieldgroup.Group) error, by wpsidecar.Author) error {
+	return f.change(ctx, "delete field group", key, by, existing(check, func(q querier, _ fieldgroup.Group) error {
 		return exec(ctx, q, "DELETE FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key)
 	}))
 }
@@ -154,11 +141,11 @@ func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGr
 // Toggle flips the status and returns the new one; concurrent toggles are
 // serialised by the row lock, so each sees the status its own flip made.
 // check as for Update.
-func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error, by wpsidecar.Author) (next string, err error) {
-	err = f.change(ctx, "toggle field group", key, by, existing(check, func(q querier, g FieldGroup) error {
-		next = StatusInactive
-		if g.Status != StatusActive {
-			next = StatusActive
+func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(fieldgroup.Group) error, by wpsidecar.Author) (next string, err error) {
+	err = f.change(ctx, "toggle field group", key, by, existing(check, func(q querier, g fieldgroup.Group) error {
+		next = fieldgroup.StatusInactive
+		if g.Status != fieldgroup.StatusActive {
+			next = fieldgroup.StatusActive
 		}
 		return exec(ctx, q, "UPDATE `"+f.table+"` SET status = ?, updated_at = ? WHERE group_key = ? AND BINARY group_key = ?", next, now, key, key)
 	}))
@@ -168,8 +155,8 @@ func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(Fi
 // Put makes the group what v says — created (with now as both dates),
 // changed (updated_at now) or left alone when it already is — after check
 // approved the row as read under the lock (found false when missing).
-func (f *FieldGroups) Put(ctx context.Context, key string, v GroupValue, now string, check func(g FieldGroup, found bool) error, by wpsidecar.Author) error {
-	return f.change(ctx, "put field group", key, by, func(q querier, g FieldGroup, found bool) error {
+func (f *FieldGroups) Put(ctx context.Context, key string, v fieldgroup.Value, now string, check func(g fieldgroup.Group, found bool) error, by wpsidecar.Author) error {
+	return f.change(ctx, "put field group", key, by, func(q querier, g fieldgroup.Group, found bool) error {
 		if err := check(g, found); err != nil {
 			return err
 		}
@@ -204,8 +191,8 @@ type querier interface {
 
 // existing is a change of a group that must exist, after check (when not
 // nil) approved it.
-func existing(check func(FieldGroup) error, write func(querier, FieldGroup) error) func(querier, FieldGroup, bool) error {
-	return func(q querier, g FieldGroup, found bool) error {
+func existing(check func(fieldgroup.Group) error, write func(querier, fieldgroup.Group) error) func(querier, fieldgroup.Group, bool) error {
+	return func(q querier, g fieldgroup.Group, found bool) error {
 		if !found {
 			return wpsidecar.ErrNotFound
 		}
@@ -224,7 +211,7 @@ func existing(check func(FieldGroup) error, write func(querier, FieldGroup) erro
 // It runs in READ COMMITTED so that reading a missing row takes no gap
 // lock: of two creators, the second waits on the first's insert and fails
 // with a duplicate key.
-func (f *FieldGroups) change(ctx context.Context, what, key string, by wpsidecar.Author, write func(q querier, g FieldGroup, found bool) error) error {
+func (f *FieldGroups) change(ctx context.Context, what, key string, by wpsidecar.Author, write func(q querier, g fieldgroup.Group, found bool) error) error {
 	defer f.forget()
 	hist := f.db.History()
 	return f.db.onPrimary(ctx, func(conn *sql.Conn) error {
@@ -257,8 +244,8 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by wpsidecar
 		if err != nil {
 			return err
 		}
-		if c, changed := DiffGroup(key, before, found, after, exists); changed {
-			if err := hist.record(ctx, tx, HistoryFieldmgr, f.table, by, []wpsidecar.Item{c}); err != nil {
+		if c, changed := fieldgroup.Diff(key, before, found, after, exists); changed {
+			if err := hist.record(ctx, tx, wpsidecar.FieldGroups, f.table, by, []wpsidecar.Item{c}); err != nil {
 				return err
 			}
 		}
@@ -270,13 +257,13 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by wpsidecar
 }
 
 // lockedGet reads the group under a row lock held until tx ends.
-func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (FieldGroup, bool, error) {
+func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (fieldgroup.Group, bool, error) {
 	g, err := scanGroup(tx.QueryRowContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ? FOR UPDATE", key, key))
 	if errors.Is(err, sql.ErrNoRows) {
-		return FieldGroup{}, false, nil
+		return fieldgroup.Group{}, false, nil
 	}
 	if err != nil {
-		return FieldGroup{}, false, fmt.Errorf("store: field group: %w", classify(err))
+		return fieldgroup.Group{}, false, fmt.Errorf("store: field group: %w", classify(err))
 	}
 	return g, true, nil
 }
@@ -287,22 +274,22 @@ func (f *FieldGroups) forget() { f.db.memo.Forget(Changed{Groups: true}) }
 
 // ListPiggyback is List as a ride-along read (see Piggyback): the groups
 // land in *dst.
-func (f *FieldGroups) ListPiggyback(dst *[]FieldGroup) *Piggyback {
+func (f *FieldGroups) ListPiggyback(dst *[]fieldgroup.Group) *Piggyback {
 	return &Piggyback{kind: kindGroup, key: "list\x00" + f.table,
 		query: "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id",
 		read:  func(rows *sql.Rows) (any, error) { return scanGroups(rows) },
-		take:  func(v any) { *dst = v.([]FieldGroup) }}
+		take:  func(v any) { *dst = v.([]fieldgroup.Group) }}
 }
 
 // groupRow is one group, or not found.
 type groupRow struct {
-	g     FieldGroup
+	g     fieldgroup.Group
 	found bool
 }
 
 // GetPiggyback is Get as a ride-along read: the group lands in *dst, or
 // *found stays false.
-func (f *FieldGroups) GetPiggyback(key string, dst *FieldGroup, found *bool) *Piggyback {
+func (f *FieldGroups) GetPiggyback(key string, dst *fieldgroup.Group, found *bool) *Piggyback {
 	return &Piggyback{kind: kindGroup, key: "group\x00" + f.table + "\x00" + key,
 		query: "SELECT " + groupColumns + " FROM `" + f.table + "` WHERE group_key = ? AND BINARY group_key = ?", args: []any{key, key},
 		read: func(rows *sql.Rows) (any, error) {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,7 +13,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // The history keeps, per site, every change to the field groups and the
@@ -23,10 +24,11 @@ import (
 // (RecordSeen). Its table, {prefix}wpsidecar_history, is created on
 // first use.
 
-// Namespaces of history entries.
+// HistoryFieldmgr and HistoryThemeopts are the namespaces by the names
+// the binlog feed's recording (site/history.go) still uses.
 const (
-	HistoryFieldmgr  = "fieldmgr"
-	HistoryThemeopts = "themeopts"
+	HistoryFieldmgr  = wpsidecar.FieldGroups
+	HistoryThemeopts = wpsidecar.ThemeOptions
 )
 
 // HistoryEntry is a row of the history.
@@ -46,75 +48,14 @@ type HistoryEntry struct {
 	DateGMT   string // "YYYY-MM-DD HH:MM:SS"
 }
 
-// GroupValue is what the history keeps of a field group: what a revert
-// writes back (the dates are the table's own).
-type GroupValue struct {
-	Title  string `json:"title"`
-	Status string `json:"status"`
-	Config string `json:"config"`
-}
+// DiffOptions is themeopt.Diff, by the name change detection (changes)
+// still calls it.
+func DiffOptions(before, after string) []wpsidecar.Item { return themeopt.Diff(before, after) }
 
-func groupValue(g FieldGroup) *string {
-	b, _ := json.Marshal(GroupValue{Title: g.Title, Status: g.Status, Config: g.Config})
-	s := string(b)
-	return &s
-}
-
-// ParseGroupValue reads a history value of a field group.
-func ParseGroupValue(s string) (GroupValue, error) {
-	var v GroupValue
-	err := json.Unmarshal([]byte(s), &v)
-	return v, err
-}
-
-// optionIDs are a stored options set's ids, each with its value as PHP
-// serializes it, and their order; a row that is not an array or object
-// has none.
-func optionIDs(raw string) (map[string]string, []string) {
-	values, order := map[string]string{}, []string{}
-	if v, err := phpserial.MaybeUnserialize(raw); err == nil && (v.Kind == phpserial.Array || v.Kind == phpserial.Object) {
-		for _, e := range v.Entries {
-			id := e.Key.String()
-			values[id] = phpserial.Serialize(e.Value)
-			order = append(order, id)
-		}
-	}
-	return values, order
-}
-
-// DiffOptions is what changed, id by id, between two stored options sets:
-// changed or added ids in the new order, then removed ones.
-func DiffOptions(before, after string) []wpsidecar.Item {
-	ov, oo := optionIDs(before)
-	nv, no := optionIDs(after)
-	var out []wpsidecar.Item
-	for _, id := range no {
-		a := nv[id]
-		if b, ok := ov[id]; !ok {
-			out = append(out, wpsidecar.Item{Key: id, After: &a})
-		} else if b != a {
-			out = append(out, wpsidecar.Item{Key: id, Before: &b, After: &a})
-		}
-	}
-	for _, id := range oo {
-		if _, ok := nv[id]; !ok {
-			b := ov[id]
-			out = append(out, wpsidecar.Item{Key: id, Before: &b})
-		}
-	}
-	return out
-}
-
-// DiffGroup is a group's change: found tells whether it existed.
+// DiffGroup is fieldgroup.Diff, by the name change detection (changes)
+// still calls it.
 func DiffGroup(key string, before FieldGroup, hadBefore bool, after FieldGroup, hasAfter bool) (wpsidecar.Item, bool) {
-	c := wpsidecar.Item{Key: key}
-	if hadBefore {
-		c.Before = groupValue(before)
-	}
-	if hasAfter {
-		c.After = groupValue(after)
-	}
-	return c, !equalPtr(c.Before, c.After)
+	return fieldgroup.Diff(key, before, hadBefore, after, hasAfter)
 }
 
 func equalPtr(a, b *string) bool {
@@ -161,14 +102,14 @@ const historyColumns = "id, namespace, object, item_key, before_value, after_val
 
 // record adds entries within the writer's transaction. The table is
 // created beforehand, outside it: DDL would commit the transaction.
-func (h *History) record(ctx context.Context, tx querier, namespace, object string, by wpsidecar.Author, changes []wpsidecar.Item) error {
+func (h *History) record(ctx context.Context, tx querier, namespace wpsidecar.Namespace, object string, by wpsidecar.Author, changes []wpsidecar.Item) error {
 	if h == nil || len(changes) == 0 {
 		return nil
 	}
 	now := time.Now().UTC().Format(time.DateTime)
 	for _, c := range changes {
 		_, err := tx.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			namespace, object, []byte(c.Key), nullable(c.Before), nullable(c.After), by.UserID, by.Login, by.Via, by.RequestID, now)
+			string(namespace), object, []byte(c.Key), nullable(c.Before), nullable(c.After), by.UserID, by.Login, by.Via, by.RequestID, now)
 		if err != nil {
 			return fmt.Errorf("store: history: %w", classify(err))
 		}
@@ -186,7 +127,7 @@ func nullable(s *string) any {
 // RecordSeen adds the changes another writer committed at when, as the
 // binlog feed saw them. origin names the change in the log: every
 // instance may record it, the table keeps it once.
-func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time, namespace, object string, changes []wpsidecar.Item) error {
+func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time, namespace wpsidecar.Namespace, object string, changes []wpsidecar.Item) error {
 	if err := h.ensure(ctx, h.db.sql); err != nil {
 		return err
 	}
@@ -195,7 +136,7 @@ func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time,
 		// Another instance may have recorded it: that is no error, any
 		// other is.
 		_, err := h.db.sql.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_login, via, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id",
-			namespace, object, []byte(c.Key), nullable(c.Before), nullable(c.After), wpsidecar.LoginPHP, wpsidecar.ViaBinlog, origin+"#"+strconv.Itoa(i), now)
+			string(namespace), object, []byte(c.Key), nullable(c.Before), nullable(c.After), wpsidecar.LoginPHP, wpsidecar.ViaBinlog, origin+"#"+strconv.Itoa(i), now)
 		if err != nil {
 			return fmt.Errorf("store: history: %w", classify(err))
 		}
@@ -367,16 +308,17 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 		return err
 	}
 	rv.By.Via = wpsidecar.ViaRevert
-	switch e.Namespace {
-	case HistoryFieldmgr:
+	switch wpsidecar.Namespace(e.Namespace) {
+	case wpsidecar.FieldGroups:
 		groups, err := h.db.FieldGroups(e.Object)
 		if err != nil {
 			return fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
 		}
-		check := func(g FieldGroup, found bool) error {
+		check := func(g fieldgroup.Group, found bool) error {
 			var cur *string
 			if found {
-				cur = groupValue(g)
+				s := g.Value().JSON()
+				cur = &s
 			}
 			if !rv.Force && !equalPtr(cur, e.After) {
 				return wpsidecar.ErrChanged
@@ -384,19 +326,19 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 			return nil
 		}
 		if e.Before == nil {
-			return groups.change(ctx, "revert field group", e.Key, rv.By, func(q querier, g FieldGroup, found bool) error {
+			return groups.change(ctx, "revert field group", e.Key, rv.By, func(q querier, g fieldgroup.Group, found bool) error {
 				if err := check(g, found); err != nil || !found {
 					return err
 				}
 				return exec(ctx, q, "DELETE FROM `"+groups.table+"` WHERE group_key = ? AND BINARY group_key = ?", e.Key, e.Key)
 			})
 		}
-		v, err := ParseGroupValue(*e.Before)
+		v, err := fieldgroup.ParseValue(*e.Before)
 		if err != nil {
 			return fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
 		}
 		return groups.Put(ctx, e.Key, v, rv.Now, check, rv.By)
-	case HistoryThemeopts:
+	case wpsidecar.ThemeOptions:
 		err := h.db.ModifyOption(ctx, e.Object, rv.DBVersion, &rv.By, func(raw string, found bool) (string, error) {
 			set := phpserial.Value{Kind: phpserial.Array}
 			if found {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -107,7 +108,7 @@ func TestMemo(t *testing.T) {
 	if _, err := groups.Toggle(ctx, "g1", "2026-01-02 00:00:00", nil, wpsidecar.Author{}); err != nil {
 		t.Fatal(err)
 	}
-	if g, err := groups.Get(ctx, "g1"); err != nil || g.Status != store.StatusInactive {
+	if g, err := groups.Get(ctx, "g1"); err != nil || g.Status != fieldgroup.StatusInactive {
 		t.Errorf("own group write: %+v %v", g, err)
 	}
 

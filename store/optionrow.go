@@ -12,6 +12,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // WordPress's options.autoload rules changed in 6.6, which left
@@ -174,7 +175,7 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, d
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
 	}
 	if hist != nil {
-		if err := hist.record(ctx, tx, HistoryThemeopts, name, *by, DiffOptions(current, next)); err != nil {
+		if err := hist.record(ctx, tx, wpsidecar.ThemeOptions, name, *by, themeopt.Diff(current, next)); err != nil {
 			return err
 		}
 	}

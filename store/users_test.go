@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testvectors"
 	"github.com/wpsidecar/wpsidecar/phpserial"
@@ -179,7 +180,7 @@ func TestPiggyback(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var list []store.FieldGroup
+	var list []fieldgroup.Group
 	pb := groups.ListPiggyback(&list)
 	// The table does not exist yet: the lookup still works, the ride-along reports it.
 	if u, err := db.UserForAuth(ctx, "rider", false, pb); err != nil || u.Login != "rider" {
@@ -201,7 +202,7 @@ func TestPiggyback(t *testing.T) {
 	if done, err := pb.Done(); !done || err != nil || len(list) != 1 || list[0].Key != "g1" {
 		t.Errorf("ride-along: done=%v err=%v list=%+v", done, err, list)
 	}
-	var g store.FieldGroup
+	var g fieldgroup.Group
 	found := false
 	pb = groups.GetPiggyback("g1", &g, &found)
 	if _, err := db.UserForAuth(ctx, "nobody", false, pb); !errors.Is(err, wpsidecar.ErrNotFound) {

@@ -36,6 +36,9 @@ import (
 	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/openapi"
 	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/proxy/history"
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -48,7 +51,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		return proxy.Probe(ctx, args[1:], stdout)
 	}
 	if len(args) > 0 && args[0] == "openapi" {
-		return openapi.Command(args[1:], environ, stdout, stderr)
+		return openapi.Command(api(), args[1:], environ, stdout, stderr)
 	}
 	if len(args) > 0 && slices.Contains(command.Names, args[0]) {
 		return command.Run(ctx, args[0], args[1:], command.Env{Environ: environ, Stdout: stdout, Stderr: stderr})
@@ -430,7 +433,13 @@ func (s *sidecar) openapi() []byte {
 	if s.deps.Public != nil {
 		site.Public = s.deps.Public.Current()
 	}
-	return openapi.Document(site)
+	return openapi.Document(api(), site)
+}
+
+// api is what the OpenAPI description shows: each namespace's route table.
+func api() []openapi.Namespace {
+	return []openapi.Namespace{{Name: "fieldmgr/v1", Routes: fieldmgr.Routes()}, {Name: "themeopts/v1", Routes: themeopts.Routes()},
+		{Name: "wpsidecar/v1", Routes: history.Routes()}}
 }
 
 // status is what /readyz says besides readiness.

@@ -18,10 +18,10 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -29,15 +29,20 @@ import (
 type Service struct {
 	auth     *auth.Authenticator
 	history  *store.History
-	settings store.Settings     // the site's time for a group's dates, db_version for the options row's autoload
-	opts     *themeopts.Service // the theme options whose capability guards their entries; nil when not served
+	settings store.Settings // the site's time for a group's dates, db_version for the options row's autoload
+	opts     ThemeOptions   // the theme options whose capability guards their entries
 	now      func() time.Time
 }
 
+// ThemeOptions are a site's theme options as the history needs them: the
+// configuration in force, nil when the sidecar serves none
+// (proxy/themeopts' Service, whose nil is none).
+type ThemeOptions interface{ Config() *themeopt.Config }
+
 // New returns the service of a site's history. opts is the site's theme
-// options service (nil when the sidecar serves none): the capability its
+// options (nil when the sidecar serves none): the capability its
 // configuration names is what reading and reverting their entries takes.
-func New(a *auth.Authenticator, h *store.History, settings store.Settings, opts *themeopts.Service) *Service {
+func New(a *auth.Authenticator, h *store.History, settings store.Settings, opts ThemeOptions) *Service {
 	return &Service{auth: a, history: h, settings: settings, opts: opts, now: time.Now}
 }
 
@@ -64,21 +69,19 @@ func capability(*http.Request) string { return "manage_options" }
 // unless it says otherwise; also when the sidecar serves no theme options,
 // for entries left from when it did).
 func (s *Service) namespaceCapability(namespace string) string {
-	switch namespace {
-	case store.HistoryFieldmgr:
+	switch wpsidecar.Namespace(namespace) {
+	case wpsidecar.FieldGroups:
 		return "manage_options"
-	case store.HistoryThemeopts:
+	case wpsidecar.ThemeOptions:
 		if s.opts != nil {
-			return s.opts.Config().Capability
+			if c := s.opts.Config(); c != nil {
+				return c.Capability
+			}
 		}
-		return defaultThemeoptsCapability
+		return themeopt.DefaultCapability
 	}
 	return "" // no other namespace is recorded; none is shown
 }
-
-// defaultThemeoptsCapability is what a theme options configuration takes
-// when it names no capability.
-const defaultThemeoptsCapability = "edit_theme_options"
 
 // permitted tells whether r's user may see and revert the entries of
 // namespace.
@@ -161,7 +164,7 @@ func Filter(q map[string][]string) (store.HistoryFilter, error) {
 	}
 	f := store.HistoryFilter{Page: 1, PerPage: 10}
 	if v, ok := get("namespace"); ok {
-		if v != store.HistoryFieldmgr && v != store.HistoryThemeopts {
+		if ns := wpsidecar.Namespace(v); ns != wpsidecar.FieldGroups && ns != wpsidecar.ThemeOptions {
 			return f, invalidParam("namespace", "namespace is not one of fieldmgr, themeopts.")
 		}
 		f.Namespace = v
@@ -214,9 +217,9 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	// Only the namespaces the user may read: the filter narrows to them, so
 	// that the page and X-WP-Total count nothing else.
 	var allowed []string
-	for _, ns := range []string{store.HistoryFieldmgr, store.HistoryThemeopts} {
-		if s.permitted(r, ns) {
-			allowed = append(allowed, ns)
+	for _, ns := range wpsidecar.Namespaces {
+		if s.permitted(r, string(ns)) {
+			allowed = append(allowed, string(ns))
 		}
 	}
 	list, total := []store.HistoryEntry{}, 0
@@ -280,8 +283,8 @@ func writeValue(b *bytes.Buffer, namespace string, v *string) {
 		b.WriteString("null")
 		return
 	}
-	if namespace == store.HistoryFieldmgr {
-		g, err := store.ParseGroupValue(*v)
+	if wpsidecar.Namespace(namespace) == wpsidecar.FieldGroups {
+		g, err := fieldgroup.ParseValue(*v)
 		if err != nil {
 			b.WriteString("null")
 			return
@@ -291,7 +294,7 @@ func writeValue(b *bytes.Buffer, namespace string, v *string) {
 		b.WriteString(`,"status":`)
 		phpserial.JSONString(b, g.Status)
 		b.WriteString(`,"config":`)
-		b.Write(fieldmgr.ConfigJSON(g.Config))
+		b.Write(fieldgroup.ConfigJSON(g.Config))
 		b.WriteByte('}')
 		return
 	}

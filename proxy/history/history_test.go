@@ -24,6 +24,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -97,7 +98,7 @@ func TestHistory_NamespacePermissions(t *testing.T) {
 	}
 	cfgPath := filepath.Join(t.TempDir(), "themeopts.json")
 	os.WriteFile(cfgPath, []byte(strings.Replace(string(raw), `"capability": "edit_theme_options"`, `"capability": "switch_themes"`, 1)), 0o644)
-	cfg, err := reload.Open(cfgPath, "theme options configuration", themeopts.ParseConfig, func(_ *themeopts.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	cfg, err := reload.Open(cfgPath, "theme options configuration", themeopt.ParseConfig, func(_ *themeopt.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

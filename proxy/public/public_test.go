@@ -17,6 +17,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -57,7 +58,7 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	}
 	fields := fieldmgr.New(site.Auth, groups, site.Settings, zerolog.Nop())
 	cfg, _ := filepath.Abs("../themeopts/testdata/config.json")
-	optsFile, err := reload.Open(cfg, "theme options configuration", themeopts.ParseConfig, func(_ *themeopts.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	optsFile, err := reload.Open(cfg, "theme options configuration", themeopt.ParseConfig, func(_ *themeopt.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

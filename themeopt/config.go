@@ -1,15 +1,26 @@
-package themeopts
+// Package themeopt holds the theme options' model and rules, apart from
+// HTTP and SQL: the configuration file (docs/api.md §3) and its field
+// types, what a value of each type may be, the value schemas the OpenAPI
+// description shows, and what changed between two saved sets. The REST
+// handlers (proxy/themeopts), the files (exportdir) and the contract
+// (openapi) use it; it imports no net/http.
+package themeopt
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 )
+
+// DefaultCapability is what a configuration takes when it names no
+// capability.
+const DefaultCapability = "edit_theme_options"
 
 // Config is the theme options ("framework") configuration file
 // (docs/api.md §3), checked.
@@ -21,11 +32,13 @@ type Config struct {
 	// Fields in configuration order, and by id.
 	Fields []*Field
 	byID   map[string]*Field
-	// raw is the file's JSON, compacted: GET /config answers it as it is,
-	// with etag.
-	raw  []byte
-	etag string
+	// raw is the file's JSON, compacted: GET /config answers it as it is.
+	raw []byte
 }
+
+// JSON is the configuration file's JSON, compacted (GET /config answers
+// it). It is shared: not to be modified.
+func (c *Config) JSON() []byte { return c.raw }
 
 // Section is one section of the configuration.
 type Section struct {
@@ -77,7 +90,7 @@ func ParseConfig(b []byte) (*Config, error) {
 	}
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	c := &Config{byID: map[string]*Field{}, Capability: "edit_theme_options"}
+	c := &Config{byID: map[string]*Field{}, Capability: DefaultCapability}
 
 	if !decodeString(file.OptName, &c.OptName) || strings.TrimSpace(c.OptName) != c.OptName || c.OptName == "" || len(c.OptName) > 191 {
 		bad("opt_name: must be a non-empty option name of at most 191 bytes without surrounding spaces")
@@ -128,7 +141,6 @@ func ParseConfig(b []byte) (*Config, error) {
 		return nil, err
 	}
 	c.raw = raw.Bytes()
-	c.etag = httpcond.ETag("themeopts:config", string(c.raw))
 	return c, nil
 }
 
@@ -187,4 +199,24 @@ func parseField(raw json.RawMessage, at string) (*Field, []string) {
 // decodeString decodes a JSON string; false for anything else or nothing.
 func decodeString(raw json.RawMessage, dst *string) bool {
 	return raw != nil && json.Unmarshal(raw, dst) == nil && raw[0] == '"'
+}
+
+// CheckValue says why POST /options refuses v as option id's value (an id
+// the configuration does not have, or a value its field's type does not
+// take: a non-finite number among them), nil when it takes it. wpsidecar
+// import checks the values it writes with it too. An error is a
+// *wpsidecar.Invalid: "Invalid value for option "id": what is wrong."
+func (c *Config) CheckValue(id string, v phpserial.Value) error {
+	f, ok := c.Field(id)
+	if !ok {
+		return invalidOption(id, "is not an option of the theme options configuration")
+	}
+	if msg := f.check(v); msg != "" {
+		return invalidOption(id, msg)
+	}
+	return nil
+}
+
+func invalidOption(id, msg string) error {
+	return &wpsidecar.Invalid{Message: "Invalid value for option " + strconv.Quote(id) + ": " + msg + "."}
 }

@@ -1,4 +1,4 @@
-package themeopts
+package themeopt
 
 import (
 	"math"

@@ -1,18 +1,17 @@
-package fieldmgr
+package fieldgroup
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // node is a JSON value as the client sent it: object keys in order, {}
@@ -20,7 +19,9 @@ import (
 // read strictly (a key given twice is refused).
 type node = phpserial.Value
 
-func parseJSON(data []byte) (node, error) {
+// ParseJSON reads JSON as the namespace reads a body: strictly (a key
+// given twice is refused), object keys in order, {} and [] told apart.
+func ParseJSON(data []byte) (phpserial.Value, error) {
 	n, err := phpserial.FromJSONStrict(data)
 	if err != nil {
 		return node{}, errors.New(strings.TrimPrefix(err.Error(), phpserial.ErrJSON.Error()+": "))
@@ -33,10 +34,10 @@ func isObject(n node) bool { return n.Kind == phpserial.Object }
 // jsonOf is n as compact JSON, as stored and answered.
 func jsonOf(n node) string { return string(phpserial.JSON(n)) }
 
-// beyondFloat finds a number PHP's json_decode would read as INF: stored,
+// BeyondFloat finds a number PHP's json_decode would read as INF: stored,
 // it would make every later JSON answer of the group fail
-// (rest_encode_error). It names the first one's path.
-func beyondFloat(n node, path string) (string, bool) {
+// (rest_encode_error). It names the first one's path below path.
+func BeyondFloat(n phpserial.Value, path string) (string, bool) {
 	switch {
 	case n.Kind == phpserial.Float:
 		return path, math.IsInf(n.Float, 0)
@@ -46,13 +47,13 @@ func beyondFloat(n node, path string) (string, bool) {
 			if path != "" {
 				p = path + "." + p
 			}
-			if p, bad := beyondFloat(e.Value, p); bad {
+			if p, bad := BeyondFloat(e.Value, p); bad {
 				return p, true
 			}
 		}
 	case n.Kind == phpserial.Array:
 		for i, e := range n.Entries {
-			if p, bad := beyondFloat(e.Value, fmt.Sprintf("%s[%d]", path, i)); bad {
+			if p, bad := BeyondFloat(e.Value, fmt.Sprintf("%s[%d]", path, i)); bad {
 				return p, true
 			}
 		}
@@ -72,17 +73,19 @@ var (
 	positions   = []string{"normal", "side", "advanced"}
 )
 
-// defaultConfig is the config of a group created without one.
-const defaultConfig = `{"type":"post","post_type":"post","position":"normal","fields":{}}`
+// DefaultConfig is the config of a group created without one.
+const DefaultConfig = `{"type":"post","post_type":"post","position":"normal","fields":{}}`
 
-// invalid is a client mistake, answered 400 with its message.
+// invalid is a value the rules refuse; fieldmgr/v1 answers it 400 with
+// its message.
 func invalid(format string, a ...any) error {
-	return &wpjson.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, a...), Bare: true}
+	return &wpsidecar.Invalid{Message: fmt.Sprintf(format, a...)}
 }
 
-// validateConfig checks a config object and returns it as compact JSON to
-// store, keys in the order sent, an empty fields list as {}.
-func validateConfig(n node) (string, error) {
+// ValidateConfig checks a config object and returns it as compact JSON to
+// store, keys in the order sent, an empty fields list as {}. An error is
+// a *wpsidecar.Invalid naming what is wrong.
+func ValidateConfig(n phpserial.Value) (string, error) {
 	if !isObject(n) {
 		return "", invalid("config: must be an object")
 	}
@@ -205,8 +208,9 @@ func checkType(v node, s setting) error {
 	return nil
 }
 
-// validTitle: a non-empty string of at most 255 characters.
-func validTitle(n node) (string, error) {
+// ValidateTitle checks a title, a non-empty string of at most 255
+// characters, and gives it. An error is a *wpsidecar.Invalid.
+func ValidateTitle(n phpserial.Value) (string, error) {
 	if n.Kind != phpserial.String {
 		return "", invalid("title: must be a string")
 	}
@@ -220,23 +224,32 @@ func validTitle(n node) (string, error) {
 	return title, nil
 }
 
+// ValidateKey checks a group's key: 1-191 characters of A-Z, a-z, 0-9, _
+// and -. An error is a *wpsidecar.Invalid.
+func ValidateKey(key string) error {
+	if !groupKeyRe.MatchString(key) {
+		return invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	return nil
+}
+
 // Validate checks a group as POST /field-groups checks one — its key, its
 // title, its config (JSON; nil: not checked) — and gives the config as it
-// would be stored. An error is a *wpjson.Error whose message names what is
-// wrong.
+// would be stored. An error is a *wpsidecar.Invalid whose message names
+// what is wrong.
 func Validate(key, title string, config []byte) (string, error) {
-	if !groupKeyRe.MatchString(key) {
-		return "", invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -")
+	if err := ValidateKey(key); err != nil {
+		return "", err
 	}
-	if _, err := validTitle(node{Kind: phpserial.String, Str: title}); err != nil {
+	if _, err := ValidateTitle(node{Kind: phpserial.String, Str: title}); err != nil {
 		return "", err
 	}
 	if config == nil {
 		return "", nil
 	}
-	n, err := parseJSON(config)
+	n, err := ParseJSON(config)
 	if err != nil {
 		return "", invalid("config: %v", err)
 	}
-	return validateConfig(n)
+	return ValidateConfig(n)
 }

@@ -1,11 +1,10 @@
-package fieldmgr
+package fieldgroup
 
 import (
 	"bytes"
 	"encoding/json"
 
 	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 )
 
 // setting is one per-type setting of a field definition: its JSON type and,
@@ -57,8 +56,10 @@ var typeByName = func() map[string]*fieldType {
 	return m
 }()
 
-// schemasJSON is the body of GET /field-schemas, keys in table order; it
-// never changes, so it is rendered once.
+// SchemasJSON is the body of GET /field-schemas, keys in table order. It
+// never changes, so it is rendered once and shared: not to be modified.
+func SchemasJSON() []byte { return schemasJSON }
+
 var schemasJSON = func() []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -90,5 +91,21 @@ var schemasJSON = func() []byte {
 	return b.Bytes()
 }()
 
-// schemasETag tags the field schemas, which are the program's, not stored.
-var schemasETag = httpcond.ETag("fieldmgr:schemas", string(schemasJSON))
+// DefinitionSchemas are the JSON Schemas of a field definition, one per
+// field type, from the table that validates them.
+func DefinitionSchemas() map[string]any {
+	out := map[string]any{}
+	for _, t := range fieldTypes {
+		props := map[string]any{"type": map[string]any{"const": t.name}, "label": map[string]any{"type": "string", "minLength": 1}}
+		for _, st := range t.settings {
+			p := map[string]any{"type": st.typ}
+			if st.enum != nil {
+				p["enum"] = st.enum
+			}
+			props[st.name] = p
+		}
+		out[t.name] = map[string]any{"title": t.label, "type": "object", "required": []string{"type", "label"},
+			"properties": props, "additionalProperties": false}
+	}
+	return out
+}

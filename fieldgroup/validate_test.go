@@ -1,11 +1,11 @@
-package fieldmgr
+package fieldgroup
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/wpjson"
+	"github.com/wpsidecar/wpsidecar"
 )
 
 func FuzzValidateConfig(f *testing.F) {
@@ -14,12 +14,12 @@ func FuzzValidateConfig(f *testing.F) {
 	f.Add(`{"type":"user","fields":{"x":{"type":"image","label":"I","return_format":"id"}},"z":[1,{"a":null}]}`)
 	f.Add(`[{"type":`)
 	f.Fuzz(func(t *testing.T, in string) {
-		n, err := parseJSON([]byte(in))
+		n, err := ParseJSON([]byte(in))
 		if err != nil {
 			return
 		}
-		out, err := validateConfig(n)
-		var v *wpjson.Error
+		out, err := ValidateConfig(n)
+		var v *wpsidecar.Invalid
 		if err != nil {
 			if !errors.As(err, &v) {
 				t.Fatalf("%q: error %v is not a client error", in, err)
@@ -27,11 +27,11 @@ func FuzzValidateConfig(f *testing.F) {
 			return
 		}
 		// What is accepted is stored as JSON that validates again unchanged.
-		n2, err := parseJSON([]byte(out))
+		n2, err := ParseJSON([]byte(out))
 		if err != nil {
 			t.Fatalf("%q stored as invalid JSON %q", in, out)
 		}
-		again, err := validateConfig(n2)
+		again, err := ValidateConfig(n2)
 		if err != nil || again != out {
 			t.Fatalf("%q stored as %q, which re-validates as %q, %v", in, out, again, err)
 		}
@@ -43,11 +43,11 @@ func FuzzParseJSON(f *testing.F) {
 	f.Add(`{"a":1,"a":2}`)
 	f.Add(strings.Repeat("[", 100) + strings.Repeat("]", 100))
 	f.Fuzz(func(t *testing.T, in string) {
-		n, err := parseJSON([]byte(in))
+		n, err := ParseJSON([]byte(in))
 		if err != nil {
 			return
 		}
-		m, err := parseJSON([]byte(jsonOf(n)))
+		m, err := ParseJSON([]byte(jsonOf(n)))
 		if err != nil || jsonOf(m) != jsonOf(n) {
 			t.Fatalf("%q -> %q does not read back", in, jsonOf(n))
 		}

@@ -1,4 +1,4 @@
-package themeopts
+package themeopt
 
 import (
 	"os"
@@ -7,11 +7,15 @@ import (
 	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
+// testConfig is the configuration the tests of the REST routes, the
+// commands and the end-to-end suite serve: every field type, with defaults.
+const testConfig = "../proxy/themeopts/testdata/config.json"
+
 // FuzzCheckValue: any request body, read as json_decode reads it, checked
 // against every field of the test configuration: no panics, and a value
 // that passes serializes and reads back unchanged.
 func FuzzCheckValue(f *testing.F) {
-	b, err := os.ReadFile("testdata/config.json")
+	b, err := os.ReadFile(testConfig)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -46,7 +50,7 @@ func FuzzCheckValue(f *testing.F) {
 // FuzzParseConfig: any configuration file is accepted or refused with an
 // error, never a panic.
 func FuzzParseConfig(f *testing.F) {
-	b, _ := os.ReadFile("testdata/config.json")
+	b, _ := os.ReadFile(testConfig)
 	f.Add(b)
 	f.Add([]byte(`{"opt_name":"x","sections":[{"id":"s","fields":[{"id":"f","type":"select","options":{"a":"A"},"default":"b"}]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
