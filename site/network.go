@@ -15,6 +15,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -38,7 +39,7 @@ type Network struct {
 type networkSite struct {
 	once   sync.Once
 	site   atomic.Pointer[Site] // set once built
-	routes *proxy.SiteRoutes
+	routes *rest.Routes
 }
 
 // NewNetwork serves main (site 1, built already) and the other sites of
@@ -53,7 +54,7 @@ func NewNetwork(watcher *store.NetworkWatcher, deps *Deps, db *store.DB, main *S
 
 // serve has the network's sites answered through h, site 1 by mainRoutes.
 // It is called once, before the first request.
-func (n *Network) Serve(h *proxy.Handler, mainRoutes *proxy.SiteRoutes) {
+func (n *Network) Serve(h *proxy.Handler, mainRoutes *rest.Routes) {
 	n.h = h
 	e := n.sites[1]
 	e.once.Do(func() { e.routes = mainRoutes })
@@ -64,7 +65,7 @@ func (n *Network) Serve(h *proxy.Handler, mainRoutes *proxy.SiteRoutes) {
 // finds no site, or a site WordPress blocks (archived, spam, deleted: PHP
 // answers those, and lets super admins in), goes to PHP, which answers it
 // as WordPress does; so does everything before the map is first read.
-func (n *Network) Route(r *http.Request) (*proxy.SiteRoutes, string) {
+func (n *Network) Route(r *http.Request) (*rest.Routes, string) {
 	m, err := n.watcher.Current()
 	if err != nil {
 		return nil, ""

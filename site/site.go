@@ -28,6 +28,7 @@ import (
 	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
@@ -75,10 +76,10 @@ func (s *Site) Settings() *store.SettingsWatcher { return s.settings }
 func (s *Site) Groups() *store.FieldGroups { return s.groups }
 
 // rest is what the router needs of the site's settings.
-func (s *Site) REST() proxy.Site {
-	return proxy.SiteFunc(func() (proxy.SiteREST, error) {
+func (s *Site) REST() rest.Site {
+	return rest.SiteFunc(func() (rest.SiteREST, error) {
 		st, err := s.settings.Current()
-		return proxy.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
+		return rest.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
 }
 
@@ -175,18 +176,18 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 
 // routes are the site's routes on h. On a network, the cache tags of every
 // answer name the site.
-func (s *Site) Routes(h *proxy.Handler) (*proxy.SiteRoutes, error) { return h.NewSite(s.Options()) }
+func (s *Site) Routes(h *proxy.Handler) (*rest.Routes, error) { return h.NewSite(s.Options()) }
 
 // Options are what the router answers the site with.
-func (s *Site) Options() proxy.SiteOptions {
-	namespaces := []proxy.Namespace{s.fields}
+func (s *Site) Options() rest.SiteOptions {
+	namespaces := []rest.Namespace{s.fields}
 	if s.opts != nil {
 		namespaces = append(namespaces, s.opts)
 	}
 	if s.history != nil {
 		namespaces = append(namespaces, s.history)
 	}
-	return proxy.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)}
+	return rest.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)}
 }
 
 // siteTable is the field-group table as db's site names it: the
@@ -309,7 +310,7 @@ type public struct {
 	h    *publicroutes.Handler
 }
 
-func (p *public) handler() proxy.Public {
+func (p *public) handler() rest.Public {
 	if p == nil {
 		return nil
 	}

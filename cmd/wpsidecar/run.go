@@ -39,6 +39,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/history"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -394,7 +395,7 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 	if s.sites.Network != nil {
 		// A site's routes are made on the handler: the network routes once
 		// it exists, before the first request.
-		opts.Sites = func(r *http.Request) (*proxy.SiteRoutes, string) { return s.sites.Network.Route(r) }
+		opts.Sites = func(r *http.Request) (*rest.Routes, string) { return s.sites.Network.Route(r) }
 	}
 	handler, err := proxy.New(opts)
 	if err != nil {

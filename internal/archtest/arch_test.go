@@ -109,6 +109,7 @@ func TestImports(t *testing.T) {
 		{"reload", []string{""}},
 		{"store", []string{"proxy", "auth", "changes", "site", "config", "cmd"}},
 		{"proxy", []string{"store", "auth", "changes", "site", "config", "cmd"}},
+		{"rest", []string{"proxy", "store", "auth", "changes", "site", "config", "cmd", "reload"}},
 		{"proxy/themeopts", []string{"config", "site", "changes", "cmd", "reload"}},
 		{"proxy/public", []string{"config", "site", "changes", "cmd", "reload"}},
 		{"proxy/fieldmgr", []string{"config", "site", "changes", "cmd"}},

@@ -547,7 +547,7 @@ func readBody(r *http.Request) (phpserial.Value, error) {
 
 var (
 	errMediaType = &wpjson.Error{Status: http.StatusUnsupportedMediaType, Message: "The request body must be JSON (Content-Type: application/json).", Bare: true}
-	errTooLarge  = &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Message: "The request body is too large.", Bare: true}
+	errTooLarge  = wpjson.ErrTooLarge.AsBare()
 	bodyErrors   = wpjson.BodyErrors{MediaType: errMediaType, TooLarge: errTooLarge, Unread: invalid("body: could not be read")}
 )
 

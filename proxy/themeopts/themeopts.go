@@ -100,7 +100,7 @@ func Routes() []wpjson.Route { return (&Service{}).routes() }
 // answers (docs/api.md §3).
 func (s *Service) routes() []wpjson.Route {
 	body := []wpjson.ErrorDoc{{Status: http.StatusBadRequest, Code: "rest_invalid_json"}, {Status: http.StatusBadRequest, Code: "themeopts_invalid_body"},
-		{Status: http.StatusUnsupportedMediaType, Code: "themeopts_unsupported_media_type"}, {Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large"}}
+		{Status: http.StatusUnsupportedMediaType, Code: "themeopts_unsupported_media_type"}, {Status: http.StatusRequestEntityTooLarge, Code: wpjson.ErrTooLarge.Code}}
 	corrupt := wpjson.ErrorDoc{Status: http.StatusInternalServerError, Code: "themeopts_corrupt_option"}
 	return []wpjson.Route{
 		{Path: "/options", Handlers: []wpjson.MethodHandler{
@@ -509,7 +509,7 @@ func answerOf(err error) error {
 
 var (
 	errMediaType = &wpjson.Error{Status: http.StatusUnsupportedMediaType, Code: "themeopts_unsupported_media_type", Message: "The request body must be JSON (Content-Type: application/json)."}
-	errTooLarge  = &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."}
+	errTooLarge  = wpjson.ErrTooLarge
 	errNotObject = &wpjson.Error{Status: http.StatusBadRequest, Code: "themeopts_invalid_body", Message: "The request body must be a JSON object."}
 	errBadJSON   = &wpjson.Error{Status: http.StatusBadRequest, Code: "rest_invalid_json", Message: "Invalid JSON body passed."}
 )

@@ -1,4 +1,4 @@
-package proxy
+package rest
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // request at all. The request PHP gets, when the sidecar does not answer,
 // is always the original. prefix is the site's path on a subdirectory
 // network ("/blog2"), which the route follows: it is not part of the view.
-func (s *SiteRoutes) restView(r *http.Request, prefix string) *http.Request {
+func (s *Routes) restView(r *http.Request, prefix string) *http.Request {
 	path := r.URL.EscapedPath()
 	if prefix != "" {
 		if len(path) < len(prefix) || !strings.EqualFold(path[:len(prefix)], prefix) {
@@ -125,7 +125,7 @@ func routeTemplates(r *mux.Router) [][]string {
 // the first route template it matches case-insensitively; variables keep
 // the case they were sent in. A route no template matches is returned as
 // it is (and goes to PHP).
-func (s *SiteRoutes) canonicalRoute(route string) string {
+func (s *Routes) canonicalRoute(route string) string {
 	segs := strings.Split(strings.TrimPrefix(route, "/"), "/")
 next:
 	for _, t := range s.templates {

@@ -1,14 +1,12 @@
-package proxy
+package rest
 
 import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"testing"
 
 	"github.com/gorilla/mux"
-	"github.com/rs/zerolog"
 )
 
 // taggedNS answers GET /tagged with cache tags shared between answers, as
@@ -41,21 +39,16 @@ func (taggedPublic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // routes' — while the shared header values stay as they were; without a
 // prefix nothing changes.
 func TestSiteTags(t *testing.T) {
-	rec := newRecorder(t, nil)
-	u, _ := url.Parse(rec.srv.URL)
-	var routes *SiteRoutes
-	h, err := New(Options{Upstream: u, UpstreamTimeout: 5e9, UpstreamDial: 1e9, Log: zerolog.Nop(),
-		Sites: func(r *http.Request) (*SiteRoutes, string) { return routes, "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var routes *Routes
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { routes.Serve(w, r, "") })
 	for _, c := range []struct {
 		prefix, cacheTag, surrogate, publicTag string
 	}{
 		{"site2:", "site2:ns,site2:ns:a%20b", "site2:ns site2:ns:a%20b", "site2:pub"},
 		{"", "ns,ns:a%20b", "ns ns:a%20b", "pub"},
 	} {
-		routes, err = h.NewSite(SiteOptions{Site: &settings{}, Namespaces: []Namespace{taggedNS{}}, Public: taggedPublic{}, TagPrefix: c.prefix})
+		var err error
+		routes, err = New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Namespaces: []Namespace{taggedNS{}}, Public: taggedPublic{}, TagPrefix: c.prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,17 +100,11 @@ func (cachedPublic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // X-HTTP-Method-Override chose another method gets one no cache keeps
 // (security round 2, item 1: an empty 204 served to every GET).
 func TestPublic_MethodOverrideNotStorable(t *testing.T) {
-	rec := newRecorder(t, nil)
-	u, _ := url.Parse(rec.srv.URL)
-	var routes *SiteRoutes
-	h, err := New(Options{Upstream: u, UpstreamTimeout: 5e9, UpstreamDial: 1e9, Log: zerolog.Nop(),
-		Sites: func(r *http.Request) (*SiteRoutes, string) { return routes, "" }})
+	routes, err := New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Public: cachedPublic{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if routes, err = h.NewSite(SiteOptions{Site: &settings{}, Public: cachedPublic{}}); err != nil {
-		t.Fatal(err)
-	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { routes.Serve(w, r, "") })
 	for _, c := range []struct {
 		method, target, override string
 		status                   int

@@ -1,4 +1,4 @@
-package proxy
+package rest
 
 import (
 	"bytes"
@@ -12,54 +12,49 @@ import (
 	"strings"
 )
 
-// restGlobals applies the query parameters WordPress's REST server honours
-// on every route (WP_REST_Server::serve_request and rest_post_dispatch):
-// _jsonp (checked before anything else), _fields, _envelope and _pretty.
-// Without them the answer passes untouched; with them it is buffered and
-// reshaped, and its ETag names the shape (so a cache never takes one shape
-// for another) while If-None-Match and If-Match with such a tag still
-// reach the handler as the tag of the data.
-func restGlobals(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g := readGlobals(r.URL.RawQuery)
-		if g.jsonp != "" && !jsonpCallback.MatchString(g.jsonp) {
-			// Not WordPress's error shape: serve_request writes only code and message.
-			w.Header().Set("Content-Type", "application/javascript; charset=UTF-8")
-			w.WriteHeader(http.StatusBadRequest)
-			w.Write([]byte(`{"code":"rest_callback_invalid","message":"Invalid JSONP callback function."}`))
-			return
-		}
-		if !g.any() {
-			next.ServeHTTP(w, r)
-			return
-		}
-		suffix := g.tagSuffix() + `"`
-		if v := r.Header.Get("If-None-Match"); v != "" {
-			// Only a tag of this shape names what the client holds.
-			tags := strings.Split(v, ",")
-			for i, tag := range tags {
-				tag = strings.TrimSpace(tag)
-				if base, ok := strings.CutSuffix(tag, suffix); ok {
-					tags[i] = base + `"`
-				} else if tag != "*" {
-					tags[i] = `"-"`
-				}
+// badCallback answers a _jsonp callback wp_check_jsonp_callback refuses.
+// It is written here rather than by wpjson: it is no WP_Error of a route
+// but serve_request's own json_error (code and message only, as
+// JavaScript), which it writes before any route runs.
+func badCallback(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/javascript; charset=UTF-8")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write([]byte(`{"code":"rest_callback_invalid","message":"Invalid JSONP callback function."}`))
+}
+
+// conditionals has r's If-None-Match and If-Match name the data, not this
+// shape of it.
+func (g globals) conditionals(r *http.Request) {
+	suffix := g.tagSuffix() + `"`
+	if v := r.Header.Get("If-None-Match"); v != "" {
+		// Only a tag of this shape names what the client holds.
+		tags := strings.Split(v, ",")
+		for i, tag := range tags {
+			tag = strings.TrimSpace(tag)
+			if base, ok := strings.CutSuffix(tag, suffix); ok {
+				tags[i] = base + `"`
+			} else if tag != "*" {
+				tags[i] = `"-"`
 			}
-			r.Header.Set("If-None-Match", strings.Join(tags, ", "))
 		}
-		if v := r.Header.Get("If-Match"); v != "" {
-			// A write is conditional on the data: either tag names it.
-			r.Header.Set("If-Match", strings.ReplaceAll(v, suffix, `"`))
-		}
-		rec := &bufferedWriter{header: w.Header(), status: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		g.shape(w, rec)
-	})
+		r.Header.Set("If-None-Match", strings.Join(tags, ", "))
+	}
+	if v := r.Header.Get("If-Match"); v != "" {
+		// A write is conditional on the data: either tag names it.
+		r.Header.Set("If-Match", strings.ReplaceAll(v, suffix, `"`))
+	}
 }
 
 // jsonpCallback is wp_check_jsonp_callback: letters, digits, _ and . only.
 var jsonpCallback = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
 
+// globals are the query parameters WordPress's REST server honours on
+// every route (WP_REST_Server::serve_request and rest_post_dispatch):
+// _jsonp (checked before anything else), _fields, _envelope and _pretty.
+// Without them the answer passes untouched; with them it is buffered and
+// reshaped (answer, in writers.go), and its ETag names the shape (so a
+// cache never takes one shape for another) while If-None-Match and
+// If-Match with such a tag still reach the handler as the tag of the data.
 type globals struct {
 	fields        []string
 	envelope      bool
@@ -199,25 +194,4 @@ func writeString(b *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
 	b.Truncate(b.Len() - 1) // Encode's newline
-}
-
-// bufferedWriter keeps a handler's answer for restGlobals to reshape.
-type bufferedWriter struct {
-	header http.Header
-	status int
-	wrote  bool
-	body   bytes.Buffer
-}
-
-func (b *bufferedWriter) Header() http.Header { return b.header }
-
-func (b *bufferedWriter) WriteHeader(status int) {
-	if !b.wrote {
-		b.status, b.wrote = status, true
-	}
-}
-
-func (b *bufferedWriter) Write(p []byte) (int, error) {
-	b.WriteHeader(http.StatusOK)
-	return b.body.Write(p)
 }

@@ -1,4 +1,4 @@
-package proxy
+package rest
 
 import (
 	"context"
@@ -25,12 +25,13 @@ const (
 	cookieAge  = 60 // seconds: enough for the replicas to catch up
 )
 
-// readYourWrites wraps a request to the sidecar's routes: its writes are
-// noted, its reads wait for the commit it names.
-func (h *Handler) readYourWrites(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
-	c := h.opts.Consistency
+// readYourWrites prepares a request to the sidecar's routes: its reads
+// wait for the commit it names, its writes are noted, and receipt names
+// their commit on the answer's head (nil without Consistency).
+func (s *Routes) readYourWrites(r *http.Request) (_ *http.Request, receipt func(http.Header)) {
+	c := s.o.Consistency
 	if c == nil {
-		return w, r
+		return r, nil
 	}
 	ctx := r.Context()
 	gtid := r.Header.Get(HeaderGTID)
@@ -43,32 +44,13 @@ func (h *Handler) readYourWrites(w http.ResponseWriter, r *http.Request) (http.R
 		ctx = c.ReadAfter(ctx, gtid)
 	}
 	ctx, written := c.Receipt(ctx)
-	return &receiptWriter{ResponseWriter: w, written: written}, r.WithContext(ctx)
-}
-
-// receiptWriter names the request's commit on its answer.
-type receiptWriter struct {
-	http.ResponseWriter
-	written func() string
-	done    bool
-}
-
-func (rw *receiptWriter) WriteHeader(code int) {
-	if !rw.done {
-		rw.done = true
-		if g := rw.written(); g != "" {
-			rw.Header().Set(HeaderGTID, g)
-			http.SetCookie(rw.ResponseWriter, &http.Cookie{Name: CookieGTID, Value: g, Path: "/", MaxAge: cookieAge, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	return r.WithContext(ctx), func(h http.Header) {
+		if g := written(); g != "" {
+			h.Set(HeaderGTID, g)
+			// As http.SetCookie adds it.
+			if v := (&http.Cookie{Name: CookieGTID, Value: g, Path: "/", MaxAge: cookieAge, HttpOnly: true, SameSite: http.SameSiteLaxMode}).String(); v != "" {
+				h.Add("Set-Cookie", v)
+			}
 		}
 	}
-	rw.ResponseWriter.WriteHeader(code)
 }
-
-func (rw *receiptWriter) Write(b []byte) (int, error) {
-	if !rw.done {
-		rw.WriteHeader(http.StatusOK)
-	}
-	return rw.ResponseWriter.Write(b)
-}
-
-func (rw *receiptWriter) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
