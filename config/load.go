@@ -13,6 +13,9 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/internal/regularfile"
+	"github.com/wpsidecar/wpsidecar/wpconfig"
 )
 
 // Where a value came from, for --check-config.
@@ -78,7 +81,7 @@ func loadWith(args []string, environ []string, usageOut io.Writer, command func(
 	lookup := func(name string) (string, bool, error) { return lookupEnv(env, name, &reads) }
 
 	// The wp-config.php path decides the lowest layer, so it is read first.
-	var wc *WPConfig
+	var wc *wpconfig.Config
 	wpPath, ok := flags["wp-config"]
 	if !ok {
 		wpPath, ok, err = lookup(EnvName("wp-config"))
@@ -90,9 +93,9 @@ func loadWith(args []string, environ []string, usageOut io.Writer, command func(
 		// PHP's getenv() sees the process environment as it is: no
 		// NAME_FILE indirection (getenv_docker does that itself).
 		getenv := func(n string) (string, bool) { v, ok := env[n]; return v, ok }
-		if wpPath, err = FindWPConfig(wpPath, osFS{}); err != nil {
+		if wpPath, err = wpconfig.Find(wpPath, wpconfig.OSFS{}); err != nil {
 			problems = append(problems, fmt.Sprintf("wp-config: %v", err))
-		} else if wc, err = ReadWPConfig(wpPath, getenv, osFS{}); err != nil {
+		} else if wc, err = wpconfig.Read(wpPath, getenv, wpconfig.OSFS{}); err != nil {
 			problems = append(problems, fmt.Sprintf("wp-config: %s: %v", wpPath, err))
 		}
 	}
@@ -239,14 +242,15 @@ func envMap(environ []string) map[string]string {
 // getenv_docker() does: NAME_FILE names a file whose content (trailing
 // newlines removed) is the value; else NAME, even when empty. The file is
 // read as wp-config.php's includes are: a regular file of at most
-// maxFileBytes, and no more than maxFiles of them (reads counts them).
+// wpconfig.MaxFileBytes, and no more than wpconfig.MaxFiles of them (reads
+// counts them).
 func lookupEnv(env map[string]string, name string, reads *int) (string, bool, error) {
 	if f := env[name+"_FILE"]; f != "" {
-		if *reads >= maxFiles {
-			return "", false, fmt.Errorf("%s_FILE: more than %d files read", name, maxFiles)
+		if *reads >= wpconfig.MaxFiles {
+			return "", false, fmt.Errorf("%s_FILE: more than %d files read", name, wpconfig.MaxFiles)
 		}
 		*reads++
-		b, err := readRegularFile(f, maxFileBytes)
+		b, err := regularfile.Read(f, wpconfig.MaxFileBytes)
 		if err != nil {
 			return "", false, fmt.Errorf("%s_FILE: %v", name, err)
 		}
@@ -392,7 +396,7 @@ func (c *Config) problems() []string {
 	if len(c.ThemeoptsSites) > 0 && !c.Multisite {
 		p = append(p, "themeopts-site-config: only on a multisite network (MULTISITE in wp-config.php); use themeopts-config")
 	}
-	if h := ParseDBHost(c.DB.Host); h.Host == "" && h.Socket == "" {
+	if h := wpconfig.ParseDBHost(c.DB.Host); h.Host == "" && h.Socket == "" {
 		p = append(p, fmt.Sprintf("db-host: %q names no host or socket", c.DB.Host))
 	}
 	if c.DB.Name == "" {
