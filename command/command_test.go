@@ -58,7 +58,9 @@ func (s testSite) run(t *testing.T, ctx context.Context, name string, args ...st
 	var out bytes.Buffer
 	w := &lockedWriter{b: &out}
 	done := make(chan error, 1)
-	go func() { done <- command.Run(ctx, name, append(args, s.flags...), command.Env{Stdout: w, Stderr: w}) }()
+	go func() {
+		done <- command.Run(ctx, name, append(args, s.flags...), settings(w), command.Env{Stdout: w, Stderr: w})
+	}()
 	select {
 	case err := <-done:
 		if err == nil {

@@ -105,8 +105,9 @@ type Config struct {
 	// keeps (docs/api.md §12).
 	History History
 
-	// command: loaded for a command that serves nothing (LoadCommand).
-	command bool
+	// command: loaded for a command that serves nothing (LoadCommand);
+	// offline: for one that reaches no database either.
+	command, offline bool
 	// Purge names the caches to purge after a change.
 	Purge Purge
 	// ObjectCache is "redis" or "none" once loaded ("auto" is resolved).

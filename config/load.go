@@ -34,21 +34,25 @@ var ErrHelp = flag.ErrHelp
 // program name) and the environment (as os.Environ gives it). It reports
 // every problem at once. checkConfig tells whether --check-config was given.
 func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, checkConfig bool, err error) {
-	cfg, checkConfig, _, err = loadWith(args, environ, usageOut, nil)
+	cfg, checkConfig, _, err = loadWith(args, environ, usageOut, nil, false)
 	return cfg, checkConfig, err
 }
 
-// LoadCommand builds the configuration of a command that reaches the
-// database but serves nothing (wpsidecar export, import, history, revert):
-// the same settings, no upstream needed. flags adds the command's own
-// flags; the arguments that are not flags are returned, in order, and may
-// come before, between or after the flags.
-func LoadCommand(args []string, environ []string, usageOut io.Writer, flags func(*flag.FlagSet)) (cfg *Config, positional []string, err error) {
-	cfg, _, positional, err = loadWith(args, environ, usageOut, flags)
+// LoadCommand builds the configuration of a command, which serves nothing
+// (wpsidecar export, import, history, revert, openapi, probe): the same
+// settings, no upstream needed, and no database unless database says the
+// command reaches one. flags adds the command's own flags; the arguments
+// that are not flags are returned, in order, and may come before, between
+// or after the flags.
+func LoadCommand(args []string, environ []string, usageOut io.Writer, flags func(*flag.FlagSet), database bool) (cfg *Config, positional []string, err error) {
+	if flags == nil {
+		flags = func(*flag.FlagSet) {} // a command all the same
+	}
+	cfg, _, positional, err = loadWith(args, environ, usageOut, flags, !database)
 	return cfg, positional, err
 }
 
-func loadWith(args []string, environ []string, usageOut io.Writer, command func(*flag.FlagSet)) (cfg *Config, checkConfig bool, positional []string, err error) {
+func loadWith(args []string, environ []string, usageOut io.Writer, command func(*flag.FlagSet), offline bool) (cfg *Config, checkConfig bool, positional []string, err error) {
 	env := envMap(environ)
 	var problems []string
 
@@ -100,7 +104,7 @@ func loadWith(args []string, environ []string, usageOut io.Writer, command func(
 		}
 	}
 
-	cfg = &Config{Keys: map[string]string{}, sources: map[string]resolved{}, command: command != nil}
+	cfg = &Config{Keys: map[string]string{}, sources: map[string]resolved{}, command: command != nil, offline: offline}
 	if wc != nil {
 		for _, w := range wc.Warnings {
 			cfg.Warnings = append(cfg.Warnings, "wp-config: "+w)
@@ -402,7 +406,7 @@ func (c *Config) problems() []string {
 	if c.DB.Name == "" {
 		p = append(p, "db-name: required")
 	}
-	if c.DB.User == "" {
+	if c.DB.User == "" && !c.offline {
 		p = append(p, "db-user: required; usually read from the site's wp-config.php (--wp-config PATH) or the official image's WORDPRESS_DB_* variables")
 	}
 	if !charsetRe.MatchString(c.DB.Charset) {
