@@ -41,8 +41,8 @@ test-stacks:
 
 # Short fuzzing runs of every fuzz target.
 fuzz:
-	$(GO) test ./config -run '^$$' -fuzz FuzzReadWPConfig -fuzztime 30s
-	$(GO) test ./config -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
+	$(GO) test ./wpconfig -run '^$$' -fuzz FuzzReadWPConfig -fuzztime 30s
+	$(GO) test ./wpconfig -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
 	$(GO) test ./phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s

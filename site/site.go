@@ -1,8 +1,7 @@
 // Package site holds one site's services — its settings, authenticator,
 // field groups, theme options and public routes — and a network of sites:
 // a request routed to its site, each site's services built on its first
-// request and let go when it leaves the network. Only cmd (and command,
-// for the sites it works on) imports it.
+// request and let go when it leaves the network. Only cmd imports it.
 package site
 
 import (
@@ -357,62 +356,4 @@ func newPublic(file *reload.File[publicroutes.Config], fields *fieldmgr.Service,
 		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
 	}
 	return &public{file: file, h: publicroutes.New(file, options, groups)}
-}
-
-// Stored is a site's stored data as the commands that edit it offline
-// reach it (wpsidecar export, import, history, revert).
-type Stored struct {
-	ID      int64 // 0 on a single site
-	DB      *store.DB
-	Groups  *store.FieldGroups
-	OptName string // "" without theme options
-}
-
-// StoredSites are the sites a command works on: the single site; on a
-// network site only (when > 0), else every site.
-func StoredSites(ctx context.Context, cfg *config.Config, db *store.DB, only int64) ([]Stored, error) {
-	var reloads []func() error
-	topts, err := OpenThemeopts(cfg, zerolog.Nop(), func(func(context.Context)) {}, &reloads)
-	if err != nil {
-		return nil, err
-	}
-	stored := func(id int64, ms *multisite.Site) (Stored, error) {
-		view := db
-		if id > 0 {
-			view = db.ForSite(id)
-		}
-		s := Stored{ID: id, DB: view}
-		if f := topts.Of(ms); f != nil {
-			s.OptName = f.Current().OptName
-		}
-		s.Groups, err = view.FieldGroups(siteTable(cfg, view))
-		return s, err
-	}
-	if !cfg.Multisite {
-		if only > 0 {
-			return nil, fmt.Errorf("--site %d: not a multisite network", only)
-		}
-		s, err := stored(0, nil)
-		return []Stored{s}, err
-	}
-	m, err := multisite.Load(ctx, db.SQL(), cfg.TablePrefix, NetworkConstants(cfg))
-	if err != nil {
-		return nil, err
-	}
-	var out []Stored
-	for i := range m.Sites {
-		ms := &m.Sites[i]
-		if only > 0 && ms.ID != only {
-			continue
-		}
-		s, err := stored(ms.ID, ms)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--site %d: no such site on the network", only)
-	}
-	return out, nil
 }

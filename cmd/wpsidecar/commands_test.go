@@ -80,7 +80,7 @@ $table_prefix = 'wp_';
 		{"SIGTERM while the database does not answer", config, syscall.SIGTERM, 1, "wpsidecar: import interrupted: terminated signal received\n", silentConfig},
 		{"SIGINT while the database does not answer", config, syscall.SIGINT, 1, "wpsidecar: import interrupted: interrupt signal received\n", silentConfig},
 		// A pipe for a configuration is refused before anything waits on it.
-		{"a pipe at start-up", fifo, syscall.SIGTERM, 1, "wpsidecar: theme options configuration: " + fifo + " is not a regular file (p---------)\n", ""},
+		{"a pipe at start-up", fifo, syscall.SIGTERM, 1, "wpsidecar: theme options configuration: read " + fifo + ": a named pipe (FIFO), not a regular file\n", ""},
 		{"nested references", config, 0, 1, "wpsidecar: " + filepath.Join(dir, "fieldmgr", "nest.json") + ": config: over 32 MiB with its references expanded\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -48,14 +49,8 @@ import (
 // then drains in-flight requests. listening, when not nil, is told the
 // bound addresses (tests listen on port 0).
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, listening func(public, admin net.Addr)) error {
-	if len(args) > 0 && args[0] == "probe" {
-		return proxy.Probe(ctx, args[1:], stdout)
-	}
-	if len(args) > 0 && args[0] == "openapi" {
-		return openapi.Command(api(), args[1:], environ, stdout, stderr)
-	}
-	if len(args) > 0 && slices.Contains(command.Names, args[0]) {
-		return command.Run(ctx, args[0], args[1:], command.Env{Environ: environ, Stdout: stdout, Stderr: stderr})
+	if len(args) > 0 && command.Is(args[0]) {
+		return command.Run(ctx, args[0], args[1:], commandSettings(environ, stderr), command.Env{Stdout: stdout, Stderr: stderr})
 	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
 		fmt.Fprintln(stdout, versionLine())
@@ -168,20 +163,16 @@ func (s *sidecar) open(ctx context.Context) error {
 		s.onClose(func() { oc.Close() })
 		s.cache = oc
 	}
-	network, addr := cfg.DB.Address()
-	db, err := store.Open(store.Options{
-		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
-		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
-		MaxOpen: cfg.DB.MaxOpen, MaxWait: cfg.DB.MaxWait, Timeout: cfg.DB.Timeout, Cache: s.cache,
-		Replicas: cfg.DB.Replicas, MaxReplicaLag: cfg.DB.MaxReplicaLag, History: !cfg.History.Off,
-		Logger: logger.With().Str("component", "store").Logger(),
-	})
+	o := dbOptions(cfg)
+	o.MaxOpen, o.MaxWait, o.Cache, o.Replicas, o.MaxReplicaLag = cfg.DB.MaxOpen, cfg.DB.MaxWait, s.cache, cfg.DB.Replicas, cfg.DB.MaxReplicaLag
+	o.Logger = logger.With().Str("component", "store").Logger()
+	db, err := store.Open(o)
 	if err != nil {
 		return err
 	}
 	s.db = db
 	s.onClose(func() { db.Close() })
-	logger.Info().Str("db_net", network).Str("db_addr", addr).Str("db_name", cfg.DB.Name).
+	logger.Info().Str("db_net", o.Net).Str("db_addr", o.Addr).Str("db_name", cfg.DB.Name).
 		Str("table_prefix", cfg.TablePrefix).Msg("database configured")
 
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -659,4 +650,31 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reloads []func() 
 			}
 		}
 	}
+}
+
+// commandSettings reads a subcommand's settings as the server does its own.
+func commandSettings(environ []string, stderr io.Writer) command.Settings {
+	return func(args []string, flags func(*flag.FlagSet), database bool) (command.Options, []string, error) {
+		cfg, pos, err := config.LoadCommand(args, environ, stderr, flags, database)
+		if err != nil {
+			return command.Options{}, nil, err
+		}
+		nop := zerolog.Nop()
+		o := command.Options{DB: dbOptions(cfg), FieldmgrTable: cfg.FieldmgrTable, Network: site.NetworkConstants(cfg),
+			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api(), Themeopts: func() (command.Themeopts, error) {
+				t, err := site.OpenThemeopts(cfg, nop, func(func(context.Context)) {}, new([]func() error))
+				return t, err
+			}}
+		if cfg.ObjectCache == "redis" {
+			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) { return site.OpenObjectCache(ctx, cfg, nop) }
+		}
+		return o, pos, nil
+	}
+}
+
+// dbOptions reach the database, for the server and the commands alike.
+func dbOptions(cfg *config.Config) store.Options {
+	network, addr := cfg.DB.Address()
+	return store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name, Charset: cfg.DB.Charset,
+		Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite, Timeout: cfg.DB.Timeout, History: !cfg.History.Off}
 }

@@ -1,4 +1,4 @@
-package config
+package wpconfig
 
 import (
 	"fmt"
@@ -71,7 +71,7 @@ func mkfifo(t *testing.T, path string) string {
 //	!NAME             the constant is neither
 //	warning:text      a warning holds the text
 //	error:text        the reading failed, the error holding the text
-func expect(t *testing.T, wc *WPConfig, err error, wants []string) {
+func expect(t *testing.T, wc *Config, err error, wants []string) {
 	t.Helper()
 	for _, w := range wants {
 		if text, ok := strings.CutPrefix(w, "error:"); ok {
@@ -144,7 +144,7 @@ func TestReadWPConfig_Budget(t *testing.T) {
 			for k, v := range env {
 				e[k] = strings.ReplaceAll(v, "%s", dir)
 			}
-			return path, osFS{}, e
+			return path, OSFS{}, e
 		}
 	}
 	chain := func(op string, n int) string { return "1" + strings.Repeat(op+"1", n-1) }
@@ -248,9 +248,9 @@ func TestReadWPConfig_Budget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path, fsys, env := tt.setup(t)
-			var wc *WPConfig
+			var wc *Config
 			var err error
-			guarded(t, tt.maxAlloc, func() { wc, err = ReadWPConfig(path, envOf(env), fsys) })
+			guarded(t, tt.maxAlloc, func() { wc, err = Read(path, envOf(env), fsys) })
 			expect(t, wc, err, tt.want)
 		})
 	}
@@ -269,48 +269,9 @@ func TestReadWPConfig_SecretFilesCounted(t *testing.T) {
 	}
 	files["/site/wp-config.php"] = src.String()
 	wc := read(t, files, env)
-	if len(wc.Files) != maxFiles {
-		t.Errorf("%d files read, want %d", len(wc.Files), maxFiles)
+	if len(wc.Files) != MaxFiles {
+		t.Errorf("%d files read, want %d", len(wc.Files), MaxFiles)
 	}
-	expect(t, wc, nil, []string{"S0=s3cret", fmt.Sprintf("S%d=s3cret", maxFiles-2),
-		fmt.Sprintf("S%d?S%d_FILE: more than 64 files read", maxFiles-1, maxFiles-1), "S69?more than 64 files read"})
-}
-
-// TestLoad_SecretFileBounds: a NAME_FILE variable names a regular file of
-// at most 1 MiB, and at most 64 of them are read.
-func TestLoad_SecretFileBounds(t *testing.T) {
-	dir := t.TempDir()
-	big := filepath.Join(dir, "big")
-	if err := os.WriteFile(big, make([]byte, 2<<20), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fifo := mkfifo(t, filepath.Join(dir, "fifo"))
-	small := filepath.Join(dir, "small")
-	if err := os.WriteFile(small, []byte("x\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var many []string
-	for _, s := range settings[:70] {
-		many = append(many, EnvName(s.name)+"_FILE="+small)
-	}
-	tests := []struct {
-		name string
-		env  []string
-		want string
-	}{
-		{"/dev/zero", []string{"WORDPRESS_DB_PASSWORD_FILE=/dev/zero"}, "WORDPRESS_DB_PASSWORD_FILE: read /dev/zero: a device, not a regular file"},
-		{"a named pipe", []string{"WORDPRESS_DB_PASSWORD_FILE=" + fifo}, "WORDPRESS_DB_PASSWORD_FILE: read " + fifo + ": a named pipe (FIFO), not a regular file"},
-		{"a directory", []string{"WORDPRESS_DB_PASSWORD_FILE=" + dir}, "a directory, not a file"},
-		{"2 MiB", []string{"WORDPRESS_DB_PASSWORD_FILE=" + big}, "WORDPRESS_DB_PASSWORD_FILE: read " + big + ": larger than 1 MiB"},
-		{"70 files", many, "_FILE: more than 64 files read"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var err error
-			guarded(t, 16, func() { _, err = load(t, []string{"--upstream=http://php"}, tt.env...) })
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v, want one saying %q", err, tt.want)
-			}
-		})
-	}
+	expect(t, wc, nil, []string{"S0=s3cret", fmt.Sprintf("S%d=s3cret", MaxFiles-2),
+		fmt.Sprintf("S%d?S%d_FILE: more than 64 files read", MaxFiles-1, MaxFiles-1), "S69?more than 64 files read"})
 }

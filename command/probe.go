@@ -1,4 +1,4 @@
-package proxy
+package command
 
 import (
 	"context"
@@ -12,17 +12,13 @@ import (
 // --admin-listen serves it.
 const DefaultProbeURL = "http://127.0.0.1:9090/readyz"
 
-// Probe is `wpsidecar probe [URL]`: a health check for images without a
+// probe is `wpsidecar probe [URL]`: a health check for images without a
 // shell or curl (distroless). It succeeds when URL answers 200 within
 // five seconds, and otherwise says what it got.
-func Probe(ctx context.Context, args []string, stdout io.Writer) error {
+func (c *cmd) probe(ctx context.Context, args []string) error {
 	url := DefaultProbeURL
-	switch len(args) {
-	case 0:
-	case 1:
+	if len(args) == 1 {
 		url = args[0]
-	default:
-		return fmt.Errorf("probe: usage: wpsidecar probe [URL] (default %s)", DefaultProbeURL)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -39,6 +35,6 @@ func Probe(ctx context.Context, args []string, stdout io.Writer) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("probe: %s answered %s: %s", url, resp.Status, body)
 	}
-	fmt.Fprintf(stdout, "%s\n", body)
+	fmt.Fprintf(c.out, "%s\n", body)
 	return nil
 }

@@ -1,7 +1,6 @@
-package config
+package wpconfig
 
 import (
-	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -43,8 +42,4 @@ func ParseDBHost(s string) DBHost {
 		}
 	}
 	return h
-}
-
-func netJoin(host string, port int) string {
-	return net.JoinHostPort(host, strconv.Itoa(port))
 }

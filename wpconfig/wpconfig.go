@@ -1,4 +1,12 @@
-package config
+// Package wpconfig reads a WordPress site's configuration files as text:
+// wp-config.php and what it includes, Bedrock's layout and its .env files,
+// and DB_HOST as wpdb takes it apart. The PHP is evaluated as far as that
+// can be done without running it (a lexer, a parser and an evaluator
+// bounded in steps, memory and depth); what depends on a request or on
+// code it does not run is reported as unknown, never guessed. It knows
+// nothing of the sidecar's own settings: package config layers those over
+// what it reads here.
+package wpconfig
 
 import (
 	"fmt"
@@ -6,11 +14,11 @@ import (
 	"sort"
 )
 
-// WPConfig is what a site's configuration defines that the sidecar needs:
+// Config is what a site's configuration defines that the sidecar needs:
 // the constants its wp-config.php and the files it includes define, and
 // $table_prefix. The files are read as text and evaluated as far as that
 // can be done without running PHP (phpeval.go).
-type WPConfig struct {
+type Config struct {
 	Path      string            // the wp-config.php read
 	Constants map[string]string // constant name -> value as PHP would print it
 	// Origins says where each constant (and "$table_prefix") was set:
@@ -29,9 +37,9 @@ type WPConfig struct {
 	Files []string
 }
 
-// FindWPConfig turns --wp-config into a file: a directory means its
+// Find turns --wp-config into a file: a directory means its
 // wp-config.php, or web/wp-config.php (a Bedrock project's root).
-func FindWPConfig(path string, fsys FS) (string, error) {
+func Find(path string, fsys FS) (string, error) {
 	fi, err := fsys.Stat(path)
 	if err != nil {
 		return "", explainReadError(err)
@@ -48,11 +56,11 @@ func FindWPConfig(path string, fsys FS) (string, error) {
 	return "", fmt.Errorf("%s is a directory without wp-config.php (nor web/wp-config.php, as in a Bedrock project)", path)
 }
 
-// ReadWPConfig reads the wp-config.php at path and what it includes.
+// Read reads the wp-config.php at path and what it includes.
 // getenv is the sidecar's environment, which stands for PHP's. Only a
 // wp-config.php that cannot be read or lexed is an error; what cannot be
 // followed in it is a warning.
-func ReadWPConfig(path string, getenv func(string) (string, bool), fsys FS) (*WPConfig, error) {
+func Read(path string, getenv func(string) (string, bool), fsys FS) (*Config, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -82,7 +90,7 @@ func ReadWPConfig(path string, getenv func(string) (string, bool), fsys FS) (*WP
 	}
 	e.enter(f)
 
-	wc := &WPConfig{Path: abs, Constants: map[string]string{}, Origins: map[string]string{},
+	wc := &Config{Path: abs, Constants: map[string]string{}, Origins: map[string]string{},
 		Unresolved: e.unresolved, Warnings: dedupe(e.warnings), Files: e.files}
 	for name, c := range e.consts {
 		wc.Constants[name] = c.v.String()
@@ -100,7 +108,7 @@ func ReadWPConfig(path string, getenv func(string) (string, bool), fsys FS) (*WP
 }
 
 // Names lists the constants defined, sorted (for messages and tests).
-func (wc *WPConfig) Names() []string {
+func (wc *Config) Names() []string {
 	names := make([]string, 0, len(wc.Constants))
 	for n := range wc.Constants {
 		names = append(names, n)

@@ -1,4 +1,4 @@
-package config
+package wpconfig
 
 import (
 	"encoding/json"
@@ -22,6 +22,12 @@ func envOf(m map[string]string) func(string) (string, bool) {
 }
 
 const placeholder = "put your unique phrase here"
+
+// keyNames are WordPress's eight keys and salts (config.KeyNames).
+var keyNames = []string{
+	"AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY",
+	"AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT",
+}
 
 // Debian's wordpress package ships both real files; .ci/run installs it.
 const (
@@ -82,9 +88,9 @@ func (m *mapFS) Stat(name string) (fs.FileInfo, error) {
 }
 
 // read evaluates /site/wp-config.php of files.
-func read(t *testing.T, files map[string]string, env map[string]string) *WPConfig {
+func read(t *testing.T, files map[string]string, env map[string]string) *Config {
 	t.Helper()
-	wc, err := ReadWPConfig("/site/wp-config.php", envOf(env), &mapFS{files: files})
+	wc, err := Read("/site/wp-config.php", envOf(env), &mapFS{files: files})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +99,7 @@ func read(t *testing.T, files map[string]string, env map[string]string) *WPConfi
 
 func TestReadWPConfig_WordPressSample(t *testing.T) {
 	mustExist(t, debianSample)
-	wc, err := ReadWPConfig(debianSample, noEnv, osFS{})
+	wc, err := Read(debianSample, noEnv, OSFS{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +108,7 @@ func TestReadWPConfig_WordPressSample(t *testing.T) {
 		"DB_HOST": "localhost", "DB_CHARSET": "utf8", "DB_COLLATE": "", "WP_DEBUG": "",
 		"ABSPATH": "/usr/share/wordpress/",
 	}
-	for _, k := range KeyNames {
+	for _, k := range keyNames {
 		want[k] = placeholder
 	}
 	if !reflect.DeepEqual(wc.Constants, want) {
@@ -120,7 +126,7 @@ func TestReadWPConfig_WordPressSample(t *testing.T) {
 // that cannot be known before a request, and the message says so.
 func TestReadWPConfig_Debian(t *testing.T) {
 	mustExist(t, debianConfig)
-	wc, err := ReadWPConfig(debianConfig, noEnv, osFS{})
+	wc, err := Read(debianConfig, noEnv, OSFS{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +155,7 @@ func TestReadWPConfig_OfficialImage(t *testing.T) {
 		"WORDPRESS_CONFIG_EXTRA":     "define('WP_ENVIRONMENT_TYPE', 'local');\ndefine( 'MULTISITE', true );\ndefine('DB_NAME', 'ignored: already defined');",
 	}
 	path, _ := filepath.Abs("testdata/wp-config-docker.php")
-	wc, err := ReadWPConfig(path, envOf(env), osFS{})
+	wc, err := Read(path, envOf(env), OSFS{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +239,7 @@ func copyLayout(t testing.TB, name string, changes map[string]string) string {
 
 func keysOf(prefix string) map[string]string {
 	m := map[string]string{}
-	for _, k := range KeyNames {
+	for _, k := range keyNames {
 		m[k] = prefix + " " + strings.ToLower(strings.ReplaceAll(k, "_", " "))
 	}
 	return m
@@ -334,11 +340,11 @@ func layoutCases(t *testing.T) []layoutCase {
 func TestReadWPConfig_Layouts(t *testing.T) {
 	for _, c := range layoutCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			path, err := FindWPConfig(filepath.Join(c.root, c.path), osFS{})
+			path, err := Find(filepath.Join(c.root, c.path), OSFS{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			wc, err := ReadWPConfig(path, envOf(c.env), osFS{})
+			wc, err := Read(path, envOf(c.env), OSFS{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,7 +388,7 @@ echo json_encode(['constants' => $out, 'prefix' => $table_prefix]);`
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			path, _ := FindWPConfig(filepath.Join(c.root, c.path), osFS{})
+			path, _ := Find(filepath.Join(c.root, c.path), OSFS{})
 			cmd := exec.Command(php, "-d", "variables_order=EGPCS", "-r", driver, filepath.Dir(path))
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 			for k, v := range c.env {
@@ -399,7 +405,7 @@ echo json_encode(['constants' => $out, 'prefix' => $table_prefix]);`
 			if err := json.Unmarshal(out, &got); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
-			wc, err := ReadWPConfig(path, envOf(c.env), osFS{})
+			wc, err := Read(path, envOf(c.env), OSFS{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -498,7 +504,7 @@ func TestReadWPConfig_Bounds(t *testing.T) {
 		wide["/site/w"+strconv.Itoa(i)+".php"] = "<?php"
 	}
 	wide["/site/wp-config.php"] = b.String()
-	if wc := read(t, wide, nil); len(wc.Files) != maxFiles || !strings.Contains(strings.Join(wc.Warnings, "\n"), "more than 64 files read") {
+	if wc := read(t, wide, nil); len(wc.Files) != MaxFiles || !strings.Contains(strings.Join(wc.Warnings, "\n"), "more than 64 files read") {
 		t.Errorf("files: %d read, warnings %q", len(wc.Files), wc.Warnings)
 	}
 	// Doubling a string 40 times is work a configuration never asks for.
@@ -560,19 +566,19 @@ func TestReadWPConfig_Syntax(t *testing.T) {
 
 func TestReadWPConfig_Errors(t *testing.T) {
 	for _, src := range []string{`<?php define('A', 'unterminated`, "<?php /* open comment"} {
-		_, err := ReadWPConfig("/site/wp-config.php", noEnv, &mapFS{files: map[string]string{"/site/wp-config.php": src}})
+		_, err := Read("/site/wp-config.php", noEnv, &mapFS{files: map[string]string{"/site/wp-config.php": src}})
 		if err == nil {
 			t.Errorf("%q: no error", src)
 		}
 	}
-	_, err := ReadWPConfig("/site/wp-config.php", noEnv, &mapFS{files: map[string]string{"/site/wp-config.php": "\x00unreadable"}})
+	_, err := Read("/site/wp-config.php", noEnv, &mapFS{files: map[string]string{"/site/wp-config.php": "\x00unreadable"}})
 	if err == nil || err.Error() != "permission denied (the sidecar's user cannot read it)" {
 		t.Errorf("unreadable: %v", err)
 	}
-	if _, err := FindWPConfig(t.TempDir(), osFS{}); err == nil || !strings.Contains(err.Error(), "is a directory without wp-config.php (nor web/wp-config.php, as in a Bedrock project)") {
+	if _, err := Find(t.TempDir(), OSFS{}); err == nil || !strings.Contains(err.Error(), "is a directory without wp-config.php (nor web/wp-config.php, as in a Bedrock project)") {
 		t.Errorf("empty directory: %v", err)
 	}
-	if _, err := FindWPConfig("/nonexistent/wp-config.php", osFS{}); err == nil || err.Error() != "no such file" {
+	if _, err := Find("/nonexistent/wp-config.php", OSFS{}); err == nil || err.Error() != "no such file" {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -623,7 +629,7 @@ func FuzzReadWPConfig(f *testing.F) {
 		"A=xxxxxxxx\nB=\"${A}${A}${A}${A}${A}${A}${A}${A}\"\nC=\"${B}${B}${B}${B}${B}${B}${B}${B}\"\nA=\"${C}${C}${C}${C}${C}${C}\"\nC=\"${A}${A}${A}${A}\"")
 	f.Fuzz(func(t *testing.T, main, inc string) {
 		fsys := &mapFS{files: map[string]string{"/site/wp-config.php": main, "/site/inc.php": inc, "/site/.env": inc, "/site/wp-settings.php": ""}}
-		wc, err := ReadWPConfig("/site/wp-config.php", func(k string) (string, bool) { return k, len(k)%2 == 0 }, fsys)
+		wc, err := Read("/site/wp-config.php", func(k string) (string, bool) { return k, len(k)%2 == 0 }, fsys)
 		if err != nil {
 			return
 		}
@@ -636,7 +642,7 @@ func FuzzReadWPConfig(f *testing.F) {
 				t.Fatalf("read %s, not among the files it names: %q", p, wc.Files)
 			}
 		}
-		if len(fsys.read) > maxFiles+1 {
+		if len(fsys.read) > MaxFiles+1 {
 			t.Fatalf("%d files read", len(fsys.read))
 		}
 	})

@@ -1,15 +1,15 @@
-package config
+package wpconfig
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/wpsidecar/wpsidecar/internal/regularfile"
 )
 
 // The evaluator runs a wp-config.php as far as it can be known without
@@ -27,82 +27,26 @@ type FS interface {
 	Stat(name string) (fs.FileInfo, error)
 }
 
-type osFS struct{}
+// OSFS is the file system, each file read only when it is a regular file
+// of at most MaxFileBytes, without blocking (package regularfile).
+type OSFS struct{}
 
-func (osFS) ReadFile(name string) ([]byte, error)  { return readRegularFile(name, maxFileBytes) }
-func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+func (OSFS) ReadFile(name string) ([]byte, error)  { return regularfile.Read(name, MaxFileBytes) }
+func (OSFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 
 // Bounds on the work a configuration can ask for; phpbudget.go has those
 // of the whole reading.
 const (
 	maxIncludeDepth = 16      // files open at once (includes and eval)
-	maxFiles        = 64      // files read in all, NAME_FILE secrets counted
-	maxFileBytes    = 1 << 20 // one file
+	MaxFiles        = 64      // files read in all, NAME_FILE secrets counted
+	MaxFileBytes    = 1 << 20 // one file
 	maxStringBytes  = 1 << 20 // one string value
 	maxArraySize    = 10000   // elements of an array, nested ones counted
 )
 
+// errTooLarge is what regularfile.Read says of a file over MaxFileBytes,
+// for a file an FS other than OSFS gives whole.
 var errTooLarge = errors.New("larger than 1 MiB")
-
-// readRegularFile reads a file of at most limit bytes, and only a regular
-// file: a named pipe would block the reading (and the sidecar's start)
-// until something writes to it, a device such as /dev/zero never ends, a
-// directory or a socket is no configuration. The kind and the size are
-// checked before the file is opened, again on what was opened (with
-// O_NONBLOCK, so that a file swapped for a pipe in between cannot block
-// the open), and the read stops past limit whatever fstat said (a file
-// can grow).
-func readRegularFile(name string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(name)
-	if err != nil {
-		return nil, err
-	}
-	if err := regularWithin(name, fi, limit); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := regularWithin(name, fi, limit); err != nil {
-		return nil, err
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: errTooLarge}
-	}
-	return b, nil
-}
-
-// regularWithin refuses what is not a regular file of at most limit bytes.
-func regularWithin(name string, fi fs.FileInfo, limit int64) error {
-	m := fi.Mode()
-	if !m.IsRegular() {
-		kind := "not a regular file"
-		switch {
-		case m.IsDir():
-			kind = "a directory, not a file"
-		case m&fs.ModeNamedPipe != 0:
-			kind = "a named pipe (FIFO), not a regular file"
-		case m&fs.ModeSocket != 0:
-			kind = "a socket, not a regular file"
-		case m&fs.ModeDevice != 0:
-			kind = "a device, not a regular file"
-		}
-		return &fs.PathError{Op: "read", Path: name, Err: errors.New(kind)}
-	}
-	if fi.Size() > limit {
-		return &fs.PathError{Op: "read", Path: name, Err: errTooLarge}
-	}
-	return nil
-}
 
 type constant struct {
 	v  value
@@ -890,11 +834,11 @@ func (e *evaluator) read(path string) (*phpFile, error) {
 	return f, nil
 }
 
-// readFile reads a file within the bounds: maxFiles files in all, each of
-// at most maxFileBytes, what is read charged.
+// readFile reads a file within the bounds: MaxFiles files in all, each of
+// at most MaxFileBytes, what is read charged.
 func (e *evaluator) readFile(path string) ([]byte, error) {
-	if e.reads >= maxFiles {
-		return nil, fmt.Errorf("more than %d files read", maxFiles)
+	if e.reads >= MaxFiles {
+		return nil, fmt.Errorf("more than %d files read", MaxFiles)
 	}
 	e.reads++
 	if !e.charge(fsCost) {
@@ -905,7 +849,7 @@ func (e *evaluator) readFile(path string) ([]byte, error) {
 		return nil, explainReadError(err)
 	}
 	e.files = append(e.files, path)
-	if len(b) > maxFileBytes {
+	if len(b) > MaxFileBytes {
 		return nil, errTooLarge
 	}
 	if !e.alloc(len(b)) {

@@ -1,4 +1,4 @@
-package config
+package wpconfig
 
 import (
 	"fmt"
@@ -319,8 +319,8 @@ func (e *evaluator) envCall(name string, n *node) value {
 			// Read as an included file is: a regular file within the
 			// bounds, counted among the files read.
 			p := e.absolute(f.String())
-			if e.reads >= maxFiles {
-				return unknownValue(fmt.Sprintf("%s_FILE: more than %d files read", args[0].String(), maxFiles))
+			if e.reads >= MaxFiles {
+				return unknownValue(fmt.Sprintf("%s_FILE: more than %d files read", args[0].String(), MaxFiles))
 			}
 			b, err := e.readFile(p)
 			if err != nil {
@@ -683,8 +683,8 @@ func (e *evaluator) loadDotenv(d *dotenvCall, safe bool, line int) {
 				}
 				continue
 			}
-			if e.reads >= maxFiles {
-				e.warn("%s: %s: more than %d files read; not loaded", at, p, maxFiles)
+			if e.reads >= MaxFiles {
+				e.warn("%s: %s: more than %d files read; not loaded", at, p, MaxFiles)
 				continue
 			}
 			b, err := e.readFile(p)

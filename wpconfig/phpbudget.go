@@ -1,4 +1,4 @@
-package config
+package wpconfig
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // and memory alike whatever the code does: copies of a string count as
 // often as they are made, and code parsed again counts again. Each charge
 // is made before what it pays for is built, or right after a step bounded
-// on its own: reading one file (at most maxFileBytes), lexing one (at most
+// on its own: reading one file (at most MaxFileBytes), lexing one (at most
 // lexLimit tokens), building one string (at most maxStringBytes).
 const (
 	maxSteps = 2000000   // expressions and statements evaluated, files checked (fsCost each), 64 bytes of a string scanned
