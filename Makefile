@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what CI runs, then `make test-stacks`.
 GO ?= go
 
-.PHONY: test test-stacks deps vet build demo bench fuzz soak package
+.PHONY: test test-short test-stacks deps vet build demo bench fuzz soak package
 
 build:
 	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
@@ -30,6 +30,11 @@ deps:
 test: deps vet
 	$(GO) test -race -count=1 -tags $(TAGS) ./...
 	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The tests that need no server (no MariaDB, Redis or WordPress): under a
+# minute, on any machine with Go.
+test-short:
+	$(GO) test -short -count=1 -tags $(TAGS) ./...
 
 # The database tests on MySQL 9.7 and MariaDB 11.8, the end-to-end tests on
 # WordPress 7.1 (MySQL) and 6.8 (MariaDB), the companion plugin's on PHP 8.4:

@@ -94,7 +94,8 @@ func TestDetector(t *testing.T) {
 
 type receiver struct {
 	mu      sync.Mutex
-	bodies  []string
+	bodies  []string // the deliveries it accepted
+	seen    []string // every call's body, in order
 	calls   atomic.Int32
 	failFor int32 // the first failFor calls answer 500
 	status  int   // then this (200 when 0)
@@ -105,6 +106,9 @@ type receiver struct {
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	n := r.calls.Add(1)
 	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.seen = append(r.seen, string(body))
+	r.mu.Unlock()
 	if err := changes.Verify(r.secret, req.Header.Get(changes.HeaderTimestamp), req.Header.Get(changes.HeaderSignature), body, time.Now(), 5*time.Minute); err != nil {
 		r.t.Errorf("receiver: %v", err)
 	}
@@ -180,9 +184,15 @@ func TestNotifier(t *testing.T) {
 		t.Errorf("flaky receiver: %q after %d calls", got, flaky.calls.Load())
 	}
 	waitFor(t, "the refusing receiver's call", func() bool { return refusing.calls.Load() == 1 })
-	time.Sleep(200 * time.Millisecond) // retries would come after 10, 20, 40 and 80 ms
-	if c := refusing.calls.Load(); c != 1 {
-		t.Errorf("refusing receiver called %d times: a 400 is not retried", c)
+	// A receiver's deliveries go one after the other, retries included: a
+	// retry of the refused one would reach it before the next change.
+	n.Notify(changes.Change{Namespace: "themeopts", Keys: []string{"after_refusal"}})
+	waitFor(t, "the refusing receiver's second call", func() bool { return refusing.calls.Load() >= 2 })
+	refusing.mu.Lock()
+	second := refusing.seen[1]
+	refusing.mu.Unlock()
+	if !strings.Contains(second, "after_refusal") {
+		t.Errorf("refusing receiver's second call was %s: a 400 is not retried", second)
 	}
 
 	// The hanging receiver's queue fills up; Notify still returns at once
