@@ -144,7 +144,7 @@ func run(ctx context.Context, name string, args []string, env Env) error {
 	// Writes evict what WordPress's persistent object cache holds.
 	var cache store.CacheInvalidator
 	if cfg.ObjectCache == "redis" {
-		oc, err := site.OpenObjectCache(ctx, cfg, zerolog.Nop())
+		oc, err := openObjectCache(ctx, cfg)
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func run(ctx context.Context, name string, args []string, env Env) error {
 		return err
 	}
 	defer db.Close()
-	sites, err := site.StoredSites(ctx, cfg, db, f.site)
+	sites, err := storedSites(ctx, cfg, db, f.site)
 	if err != nil {
 		return err
 	}
@@ -203,11 +203,10 @@ type cmd struct {
 }
 
 // themeoptsOf are the theme options configurations of sites, as the
-// server would serve them (site.StoredSites knows only their rows' names):
+// server would serve them (storedSites knows only their rows' names):
 // an import checks values against them.
 func themeoptsOf(ctx context.Context, cfg *config.Config, db *store.DB, sites []site.Stored) (map[int64]*themeopts.Config, error) {
-	var reloads []func() error
-	t, err := site.OpenThemeopts(cfg, zerolog.Nop(), func(func(context.Context)) {}, &reloads)
+	t, _, err := site.OpenThemeopts(themeoptsFiles(cfg), zerolog.Nop(), func(func(context.Context)) {})
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +221,7 @@ func themeoptsOf(ctx context.Context, cfg *config.Config, db *store.DB, sites []
 		out[0] = of(nil)
 		return out, nil
 	}
-	m, err := multisite.Load(ctx, db.SQL(), cfg.TablePrefix, site.NetworkConstants(cfg))
+	m, err := multisite.Load(ctx, db.SQL(), cfg.TablePrefix, networkConstants(cfg))
 	if err != nil {
 		return nil, err
 	}

