@@ -9,6 +9,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -27,10 +28,11 @@ func settings(stderr io.Writer) command.Settings {
 			DB: store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
 				Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 				Timeout: cfg.DB.Timeout, History: !cfg.History.Off},
-			FieldmgrTable: cfg.FieldmgrTable, Network: site.NetworkConstants(cfg),
+			FieldmgrTable: cfg.FieldmgrTable, Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
+				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
 			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes,
 			Themeopts: func() (command.Themeopts, error) {
-				t, err := site.OpenThemeopts(cfg, zerolog.Nop(), func(func(context.Context)) {}, new([]func() error))
+				t, _, err := site.OpenThemeopts(site.ThemeoptsFiles{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
 				return t, err
 			},
 		}, pos, nil

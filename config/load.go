@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/regularfile"
+	"github.com/wpsidecar/wpsidecar/redact"
 	"github.com/wpsidecar/wpsidecar/wpconfig"
 )
 
@@ -457,50 +458,10 @@ func redactURLs(v string) string {
 	parts := strings.Split(v, ",")
 	for i, p := range parts {
 		if u, err := url.Parse(strings.TrimSpace(p)); err == nil {
-			parts[i] = RedactURL(u)
+			parts[i] = redact.URL(u)
 		} else {
 			parts[i] = "(not a URL)"
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// RedactURL is u fit to print: the one function every URL the sidecar
-// prints or logs goes through. A password in it, the values of its query
-// (where receivers often take a token) and its fragment are masked.
-func RedactURL(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	r := *u
-	if r.RawQuery != "" {
-		q, err := url.ParseQuery(r.RawQuery)
-		if err != nil {
-			q = url.Values{"(query)": nil}
-		}
-		for k := range q {
-			q[k] = []string{"xxxxx"}
-		}
-		r.RawQuery = q.Encode()
-	}
-	if r.Fragment != "" || r.RawFragment != "" {
-		r.Fragment, r.RawFragment = "xxxxx", ""
-	}
-	return r.Redacted()
-}
-
-// RedactError is err with the URL of an HTTP client's error (which Go
-// prints whole: "Post \"https://…?token=…\": …") masked as RedactURL does.
-func RedactError(err error) error {
-	var ue *url.Error
-	if !errors.As(err, &ue) {
-		return err
-	}
-	masked := *ue
-	if u, perr := url.Parse(ue.URL); perr == nil {
-		masked.URL = RedactURL(u)
-	} else {
-		masked.URL = "(a URL)"
-	}
-	return &masked
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/rest"
@@ -183,9 +182,10 @@ func (n *Network) OptName(id int64) string {
 }
 
 // Poll is change detection by polling on a network (changes.Every): each
-// site of the map is compared with what was seen of it last (a site new to
-// the map is only looked at, its first time), and its changes name it.
-func (n *Network) Poll(ctx context.Context, interval time.Duration, notify func(changes.Change), log zerolog.Logger) {
+// site of the map is compared with what was seen of it last by a detector
+// of its own (a site new to the map is only looked at, its first time),
+// whose commits name it and go to sub.
+func (n *Network) Poll(ctx context.Context, interval time.Duration, sub changes.Subscriber, log zerolog.Logger) {
 	detectors := map[int64]*changes.Detector{}
 	changes.Every(ctx, interval, log, func(ctx context.Context) error {
 		m, err := n.watcher.Current()
@@ -200,15 +200,12 @@ func (n *Network) Poll(ctx context.Context, interval time.Duration, notify func(
 			d := detectors[id]
 			if d == nil {
 				view := n.db.ForSite(id)
-				groups, err := view.FieldGroups(siteTable(n.deps.Config, view))
+				groups, err := view.FieldGroups(view.Table(n.deps.Options.GroupsTable))
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
-				d = changes.NewDetector(view, groups, func() string { return n.OptName(id) }, func(c changes.Change) {
-					c.Site = id
-					notify(c)
-				}, log.With().Int64("blog_id", id).Logger())
+				d = changes.NewDetector(id, view, groups, func() string { return n.OptName(id) }, sub, log.With().Int64("blog_id", id).Logger())
 				detectors[id] = d
 			}
 			errs = append(errs, d.Poll(ctx))
@@ -220,10 +217,4 @@ func (n *Network) Poll(ctx context.Context, interval time.Duration, notify func(
 		}
 		return errors.Join(errs...)
 	})
-}
-
-// NetworkConstants are the network's wp-config.php constants.
-func NetworkConstants(cfg *config.Config) multisite.Constants {
-	n := cfg.Network
-	return multisite.Constants{Defined: n.Domain != "" && n.Path != "", Domain: n.Domain, Path: n.Path, NetworkID: int64(n.ID), Subdomain: n.Subdomain}
 }

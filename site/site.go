@@ -1,7 +1,8 @@
 // Package site holds one site's services — its settings, authenticator,
 // field groups, theme options and public routes — and a network of sites:
 // a request routed to its site, each site's services built on its first
-// request and let go when it leaves the network. Only cmd imports it.
+// request and let go when it leaves the network. Only cmd imports it, and hands it
+// Options, never the whole configuration.
 package site
 
 import (
@@ -16,10 +17,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/cachetag"
-	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
@@ -109,11 +109,27 @@ func (x Index) OptName(id int64) string {
 	return x.Network.OptName(id)
 }
 
-// Deps are what every site's services share: the configuration, the
+// Options are what of the sidecar's settings a site's services are built
+// with (cmd makes them from the configuration).
+type Options struct {
+	// HomeURL and SiteURL are WP_HOME and WP_SITEURL, when defined: the
+	// main site's.
+	HomeURL, SiteURL string
+	// SettingsRefresh is how often a site's settings are read again.
+	SettingsRefresh time.Duration
+	// DBTimeout bounds the first read of a site's settings.
+	DBTimeout time.Duration
+	// GroupsTable is the field-group table's name after the table prefix:
+	// each site's view of the database prefixes it as it prefixes its
+	// other tables.
+	GroupsTable string
+}
+
+// Deps are what every site's services share: the settings, the
 // authentication settings (the throttle counts failures network-wide),
 // the configuration files, and run's background work.
 type Deps struct {
-	Config     *config.Config
+	Options    Options
 	Logger     zerolog.Logger
 	Auth       auth.Options // Store and Settings are each site's
 	Background func(func(context.Context))
@@ -134,13 +150,13 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 		log = log.With().Int64("blog_id", id).Logger()
 	}
 	s := &Site{id: id, db: db}
-	urls := store.SiteURLs{Home: d.Config.HomeURL, SiteURL: d.Config.SiteURL}
+	urls := store.SiteURLs{Home: d.Options.HomeURL, SiteURL: d.Options.SiteURL}
 	if id > 1 {
 		urls = store.SiteURLs{} // WP_HOME and WP_SITEURL are the main site's
 	}
-	s.settings = store.NewSettingsWatcher(db, d.Config.SettingsRefresh, urls)
+	s.settings = store.NewSettingsWatcher(db, d.Options.SettingsRefresh, urls)
 	if id > 1 {
-		rctx, cancel := context.WithTimeout(ctx, d.Config.DB.Timeout)
+		rctx, cancel := context.WithTimeout(ctx, d.Options.DBTimeout)
 		_ = s.settings.Refresh(rctx) // Run tries again, and logs
 		cancel()
 	}
@@ -157,7 +173,7 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 	d.authns = append(d.authns, s.authn)
 	d.mu.Unlock()
 	var err error
-	if s.groups, err = db.FieldGroups(siteTable(d.Config, db)); err != nil {
+	if s.groups, err = db.FieldGroups(db.Table(d.Options.GroupsTable)); err != nil {
 		return nil, err
 	}
 	s.fields = fieldmgr.New(s.authn, s.groups, s.settings, log.With().Str("component", "fieldmgr").Logger())
@@ -189,13 +205,6 @@ func (s *Site) Options() rest.SiteOptions {
 	return rest.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)}
 }
 
-// siteTable is the field-group table as db's site names it: the
-// configured name with the site's prefix in place of the base prefix
-// (config requires the base prefix on a network).
-func siteTable(cfg *config.Config, db *store.DB) string {
-	return db.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix))
-}
-
 // wait waits for every site's background records of application password
 // uses.
 func (d *Deps) Wait() {
@@ -211,14 +220,25 @@ func (d *Deps) Wait() {
 // watched and reloaded once however many sites share it.
 type Themeopts struct {
 	all   *reload.File[themeopt.Config] // nil: none
-	sites []config.ThemeoptsSite
+	sites []ThemeoptsSite
 	files map[string]*reload.File[themeopt.Config] // by path
 }
 
-// OpenThemeopts opens every configuration file, watched in the background
-// and reloaded on SIGHUP (reloads).
-func OpenThemeopts(cfg *config.Config, logger zerolog.Logger, background func(func(context.Context)), reloads *[]func() error) (*Themeopts, error) {
-	t := &Themeopts{sites: cfg.ThemeoptsSites, files: map[string]*reload.File[themeopt.Config]{}}
+// ThemeoptsFiles are the theme options configuration files: the
+// network's (or the single site's), and sites' own.
+type ThemeoptsFiles struct {
+	All   string // "" without
+	Sites []ThemeoptsSite
+}
+
+// ThemeoptsSite is a site's own file: Site is its blog id, its domain, or
+// its domain and path.
+type ThemeoptsSite struct{ Site, File string }
+
+// OpenThemeopts opens every configuration file, watched in the background;
+// reloads are theirs to run on SIGHUP, one a file.
+func OpenThemeopts(files ThemeoptsFiles, logger zerolog.Logger, background func(func(context.Context))) (t *Themeopts, reloads []func() error, err error) {
+	t = &Themeopts{sites: files.Sites, files: map[string]*reload.File[themeopt.Config]{}}
 	log := logger.With().Str("component", "themeopts").Logger()
 	open := func(path string) (*reload.File[themeopt.Config], error) {
 		if f, ok := t.files[path]; ok {
@@ -233,21 +253,20 @@ func OpenThemeopts(cfg *config.Config, logger zerolog.Logger, background func(fu
 			Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
 		t.files[path] = f
 		background(func(ctx context.Context) { f.Watch(ctx, time.Second) })
-		*reloads = append(*reloads, f.Reload)
+		reloads = append(reloads, f.Reload)
 		return f, nil
 	}
-	var err error
-	if cfg.ThemeoptsConfig != "" {
-		if t.all, err = open(cfg.ThemeoptsConfig); err != nil {
-			return nil, err
+	if files.All != "" {
+		if t.all, err = open(files.All); err != nil {
+			return nil, nil, err
 		}
 	}
-	for _, s := range cfg.ThemeoptsSites {
+	for _, s := range files.Sites {
 		if _, err := open(s.File); err != nil {
-			return nil, fmt.Errorf("themeopts-site-config %s: %w", s.Site, err)
+			return nil, nil, fmt.Errorf("themeopts-site-config %s: %w", s.Site, err)
 		}
 	}
-	return t, nil
+	return t, reloads, nil
 }
 
 // Any tells whether any theme options configuration is open.
@@ -275,33 +294,37 @@ func openThemeoptsFile(path string, log zerolog.Logger) (*reload.File[themeopt.C
 	}, log)
 }
 
-// PurgeOf is what a change makes stale: the namespace's tag (answers whose
-// tags overflowed carry only it), each changed key's or id's tag (and for
-// field groups every list's), all named as the change's site names them,
-// and the URLs of the public routes that show what changed, under the
-// site's home URL (s, the site's services: nil when not built, which
-// leaves the URLs out: no answer of it went through this instance).
-func PurgeOf(c changes.Change, s *Site) changes.Purge {
-	x := changes.Purge{Tags: cachetag.Stale(c.Site, c.Namespace, c.Keys)}
+// PublicURLs are the URLs of the site's public routes that show what c
+// changed, under the site's home URL: what a CDN must purge besides the
+// tags. None when the site has no public routes or its settings are not
+// read.
+func (s *Site) PublicURLs(c wpsidecar.Commit) []*url.URL {
 	if s == nil || s.pub == nil {
-		return x
+		return nil
 	}
 	st, err := s.settings.Current()
 	if err != nil {
-		return x
+		return nil
 	}
+	keys := c.Keys()
+	var out []*url.URL
 	for _, r := range s.pub.file.Current().Routes {
-		shows := r.Fieldmgr != nil && c.Namespace == "fieldmgr" ||
-			c.Namespace == "themeopts" && slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(c.Keys, id) })
+		shows := r.Fieldmgr != nil && c.Namespace == wpsidecar.FieldGroups ||
+			c.Namespace == wpsidecar.ThemeOptions && slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(keys, id) })
 		if !shows {
 			continue
 		}
 		if u, err := url.Parse(strings.TrimSuffix(st.Home, "/") + r.Path); err == nil {
-			x.URLs = append(x.URLs, u)
+			out = append(out, u)
 		}
 	}
-	return x
+	return out
 }
+
+// PublicURLs are those of the site c names (see Site.PublicURLs): none
+// for a site whose services are not built, which no answer of this
+// instance showed.
+func (x Index) PublicURLs(c wpsidecar.Commit) []*url.URL { return x.Built(c.Site).PublicURLs(c) }
 
 // public is the site owner's public routes, when --public-routes is set.
 type public struct {
@@ -316,14 +339,14 @@ func (p *public) handler() rest.Public {
 	return p.h
 }
 
-// OpenPublic opens the public routes file, when --public-routes is set,
-// and says, route by route, what it exposes.
-func OpenPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*reload.File[publicroutes.Config], error) {
-	if cfg.PublicRoutes == "" {
+// OpenPublic opens the public routes file (path, --public-routes; ""
+// none), and says, route by route, what it exposes.
+func OpenPublic(path string, themeopts bool, logger zerolog.Logger) (*reload.File[publicroutes.Config], error) {
+	if path == "" {
 		return nil, nil
 	}
 	log := logger.With().Str("component", "public").Logger()
-	file, err := reload.Open(cfg.PublicRoutes, "public routes", publicroutes.ParseConfig, func(c *publicroutes.Config, ev *zerolog.Event) *zerolog.Event {
+	file, err := reload.Open(path, "public routes", publicroutes.ParseConfig, func(c *publicroutes.Config, ev *zerolog.Event) *zerolog.Event {
 		return ev.Int("routes", len(c.Routes)).Strs("cors_origins", c.CORSOrigins)
 	}, log)
 	if err != nil {
@@ -331,7 +354,7 @@ func OpenPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*rel
 	}
 	c := file.Current()
 	if c.UsesThemeopts() && !themeopts {
-		return nil, fmt.Errorf("public routes %s: a route shows theme options, but --themeopts-config is not set", cfg.PublicRoutes)
+		return nil, fmt.Errorf("public routes %s: a route shows theme options, but --themeopts-config is not set", path)
 	}
 	for _, r := range c.Routes {
 		ev := log.Warn().Str("path", r.Path)

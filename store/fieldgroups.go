@@ -13,10 +13,6 @@ import (
 	"github.com/wpsidecar/wpsidecar/fieldgroup"
 )
 
-// FieldGroup is a row of the field-group table, by the name change
-// detection (changes/feed.go) still uses for fieldgroup.Group.
-type FieldGroup = fieldgroup.Group
-
 // FieldGroups is the field-group table.
 type FieldGroups struct {
 	db    *DB
@@ -245,7 +241,7 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by wpsidecar
 			return err
 		}
 		if c, changed := fieldgroup.Diff(key, before, found, after, exists); changed {
-			if err := hist.record(ctx, tx, wpsidecar.FieldGroups, f.table, by, []wpsidecar.Item{c}); err != nil {
+			if err := hist.record(ctx, tx, wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: f.table, Items: []wpsidecar.Item{c}, Author: by}); err != nil {
 				return err
 			}
 		}
@@ -319,4 +315,34 @@ func (f *FieldGroups) Versions(ctx context.Context) (map[string]string, error) {
 		return nil, fmt.Errorf("store: field group versions: %w", classify(err))
 	}
 	return pairs(rows, "field group versions")
+}
+
+// Rows reads the groups of keys as stored now, from the primary as
+// Versions does (a poller reads them when their versions changed); a key
+// with no row is absent, and so is every key when the table is missing.
+func (f *FieldGroups) Rows(ctx context.Context, keys []string) (map[string]fieldgroup.Group, error) {
+	out := map[string]fieldgroup.Group{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	rows, err := f.db.sql.QueryContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key IN (?"+strings.Repeat(",?", len(keys)-1)+")", args...)
+	if missingTable(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	groups, err := scanGroups(rows)
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	for _, g := range groups {
+		out[g.Key] = g
+	}
+	return out, nil
 }

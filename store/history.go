@@ -15,21 +15,19 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // The history keeps, per site, every change to the field groups and the
-// theme options row: the sidecar's own writes, recorded in the write's
-// transaction, and others' changes as the binlog feed sees them
-// (RecordSeen). Its table, {prefix}wpsidecar_history, is created on
-// first use.
-
-// HistoryFieldmgr and HistoryThemeopts are the namespaces by the names
-// the binlog feed's recording (site/history.go) still uses.
-const (
-	HistoryFieldmgr  = wpsidecar.FieldGroups
-	HistoryThemeopts = wpsidecar.ThemeOptions
-)
+// theme options row, whoever made it. Its table,
+// {prefix}wpsidecar_history, is created on first use. Every entry is
+// written by one function (record), whichever way the change came: the
+// sidecar's own writes go through it inside the write's transaction (the
+// entry commits with the write, or neither does), and others' changes, as
+// the binlog feed saw them, through Record (changes' history subscriber),
+// by their name in the log. One recorder keeps one row format, one rule of
+// what is an entry and one way of naming a change however many instances
+// see it; store is its home because the own writes' entries must share
+// their transaction, which only store holds.
 
 // HistoryEntry is a row of the history.
 type HistoryEntry struct {
@@ -46,16 +44,6 @@ type HistoryEntry struct {
 	Via       string
 	RequestID string
 	DateGMT   string // "YYYY-MM-DD HH:MM:SS"
-}
-
-// DiffOptions is themeopt.Diff, by the name change detection (changes)
-// still calls it.
-func DiffOptions(before, after string) []wpsidecar.Item { return themeopt.Diff(before, after) }
-
-// DiffGroup is fieldgroup.Diff, by the name change detection (changes)
-// still calls it.
-func DiffGroup(key string, before FieldGroup, hadBefore bool, after FieldGroup, hasAfter bool) (wpsidecar.Item, bool) {
-	return fieldgroup.Diff(key, before, hadBefore, after, hasAfter)
 }
 
 func equalPtr(a, b *string) bool {
@@ -100,22 +88,48 @@ func (h *History) ensure(ctx context.Context, q querier) error {
 
 const historyColumns = "id, namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, changed_gmt"
 
-// record adds entries within the writer's transaction. The table is
-// created beforehand, outside it: DDL would commit the transaction.
-func (h *History) record(ctx context.Context, tx querier, namespace wpsidecar.Namespace, object string, by wpsidecar.Author, changes []wpsidecar.Item) error {
-	if h == nil || len(changes) == 0 {
+// record adds c's items as entries through q: a writer's transaction
+// (the table is created beforehand, outside it: DDL would commit it), or
+// the pool. c.Object is what they belong to: the theme options row, or the
+// field groups' table. An item whose value did not change (a write of a
+// group's dates alone) is no entry. A change named in the log (c.Origin)
+// is recorded once however many instances record it: each entry's origin
+// is the change's, its namespace's letter and the item's place.
+func (h *History) record(ctx context.Context, q querier, c wpsidecar.Commit) error {
+	if h == nil {
 		return nil
 	}
-	now := time.Now().UTC().Format(time.DateTime)
-	for _, c := range changes {
-		_, err := tx.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			string(namespace), object, []byte(c.Key), nullable(c.Before), nullable(c.After), by.UserID, by.Login, by.Via, by.RequestID, now)
+	when := c.When
+	if when.IsZero() {
+		when = time.Now()
+	}
+	at := when.UTC().Format(time.DateTime)
+	tag, ok := originTags[c.Namespace]
+	if !ok {
+		tag = string(c.Namespace)
+	}
+	for i, it := range c.Items {
+		if equalPtr(it.Before, it.After) {
+			continue
+		}
+		var origin any
+		if c.Origin != "" {
+			origin = c.Origin + "/" + tag + "#" + strconv.Itoa(i)
+		}
+		// Another instance may have recorded it: that is no error, any
+		// other is.
+		_, err := q.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id",
+			string(c.Namespace), c.Object, []byte(it.Key), nullable(it.Before), nullable(it.After), c.Author.UserID, c.Author.Login, c.Author.Via, c.Author.RequestID, origin, at)
 		if err != nil {
 			return fmt.Errorf("store: history: %w", classify(err))
 		}
 	}
 	return nil
 }
+
+// originTags are the letters origins give a namespace's entries (an
+// origin names a transaction, which may change both namespaces).
+var originTags = map[wpsidecar.Namespace]string{wpsidecar.FieldGroups: "g", wpsidecar.ThemeOptions: "o"}
 
 func nullable(s *string) any {
 	if s == nil {
@@ -124,24 +138,14 @@ func nullable(s *string) any {
 	return []byte(*s)
 }
 
-// RecordSeen adds the changes another writer committed at when, as the
-// binlog feed saw them. origin names the change in the log: every
-// instance may record it, the table keeps it once.
-func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time, namespace wpsidecar.Namespace, object string, changes []wpsidecar.Item) error {
+// Record adds what c changed, as a change detector saw it, to the
+// history: a change another writer committed, named by c.Origin. Every
+// instance may record it; the table keeps it once.
+func (h *History) Record(ctx context.Context, c wpsidecar.Commit) error {
 	if err := h.ensure(ctx, h.db.sql); err != nil {
 		return err
 	}
-	now := when.UTC().Format(time.DateTime)
-	for i, c := range changes {
-		// Another instance may have recorded it: that is no error, any
-		// other is.
-		_, err := h.db.sql.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_login, via, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id",
-			string(namespace), object, []byte(c.Key), nullable(c.Before), nullable(c.After), wpsidecar.LoginPHP, wpsidecar.ViaBinlog, origin+"#"+strconv.Itoa(i), now)
-		if err != nil {
-			return fmt.Errorf("store: history: %w", classify(err))
-		}
-	}
-	return nil
+	return h.record(ctx, h.db.sql, c)
 }
 
 // HistoryFilter selects entries; zero fields select all.

@@ -175,7 +175,7 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, d
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
 	}
 	if hist != nil {
-		if err := hist.record(ctx, tx, wpsidecar.ThemeOptions, name, *by, themeopt.Diff(current, next)); err != nil {
+		if err := hist.record(ctx, tx, wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Object: name, Items: themeopt.Diff(current, next), Author: *by}); err != nil {
 			return err
 		}
 	}

@@ -51,8 +51,8 @@ var fset *token.FileSet
 func lines(n ast.Node) int { return fset.Position(n.End()).Line - fset.Position(n.Pos()).Line + 1 }
 
 // TestFunctionLength: no function over 150 lines; in cmd, none over 120,
-// and cmd/wpsidecar holds at most 1,000 lines (it wires, and wiring may grow with what it wires; the work is in the
-// packages).
+// and cmd/wpsidecar holds at most 1000 lines (it wires; the work is in the
+// packages: it grows only with wiring, docs/development.md).
 func TestFunctionLength(t *testing.T) {
 	cmdLines := 0
 	for path, f := range sources(t) {
@@ -108,6 +108,7 @@ func TestImports(t *testing.T) {
 		{"config", []string{""}},
 		{"wpconfig", []string{""}},
 		{"internal/regularfile", []string{""}},
+		{"redact", []string{""}},
 		{"cachetag", []string{""}},
 		{"reload", []string{""}},
 		{"store", []string{"proxy", "auth", "changes", "site", "config", "cmd"}},
@@ -121,12 +122,12 @@ func TestImports(t *testing.T) {
 		{"openapi", []string{"config", "site", "changes", "cmd", "proxy/fieldmgr", "proxy/themeopts", "proxy/history"}},
 		{"command", []string{"cmd", "config", "proxy/fieldmgr", "proxy/themeopts"}},
 		{"auth", []string{"proxy", "config", "changes", "site", "cmd"}},
-		{"changes", []string{"proxy", "auth", "site", "cmd"}},
-		{"site", []string{"cmd"}},
+		{"changes", []string{"proxy", "auth", "site", "cmd", "config"}},
+		{"site", []string{"cmd", "config"}},
 	}
 	// allowed are the exceptions to a rule: the leaves a leaf may use.
 	allowed := map[string][]string{
-		"config":   {"wpconfig", "internal/regularfile"},
+		"config":   {"wpconfig", "internal/regularfile", "redact"},
 		"wpconfig": {"internal/regularfile"},
 		"reload":   {"internal/regularfile"},
 	}
