@@ -58,7 +58,7 @@ func (c *cmd) storedSites(ctx context.Context, db *store.DB) ([]stored, error) {
 		s, err := site(0, nil)
 		return []stored{s}, err
 	}
-	m, err := multisite.Load(ctx, db.SQL(), c.o.DB.TablePrefix, c.o.Network)
+	m, err := db.LoadNetwork(ctx, c.o.Network)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func TestLoad(t *testing.T) {
 		{ID: 1, NetworkID: 1, Domain: "example.test", Path: "/"},
 		{ID: 2, NetworkID: 1, Domain: "example.test", Path: "/shop/", Spam: true, Deleted: 2},
 	})
-	m, err := multisite.Load(context.Background(), tdb.SQL, "wp_", multisite.Constants{})
+	m, err := tdb.Store(t).LoadNetwork(context.Background(), multisite.Constants{})
 	if err != nil {
 		t.Fatal(err)
 	}

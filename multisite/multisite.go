@@ -5,9 +5,6 @@
 package multisite
 
 import (
-	"context"
-	"database/sql"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -276,46 +273,6 @@ func containsFold(list []string, s string) bool {
 
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
-}
-
-// Load reads the networks and sites of the base prefix's tables.
-func Load(ctx context.Context, db *sql.DB, basePrefix string, c Constants) (*Map, error) {
-	m := &Map{Const: c}
-	rows, err := db.QueryContext(ctx, "SELECT id, domain, path FROM "+basePrefix+"site ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("multisite: networks: %w", err)
-	}
-	for rows.Next() {
-		var n Network
-		if err := rows.Scan(&n.ID, &n.Domain, &n.Path); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("multisite: networks: %w", err)
-		}
-		m.Networks = append(m.Networks, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("multisite: networks: %w", err)
-	}
-	rows, err = db.QueryContext(ctx, "SELECT blog_id, site_id, domain, path, archived, spam, deleted FROM "+basePrefix+"blogs ORDER BY blog_id")
-	if err != nil {
-		return nil, fmt.Errorf("multisite: sites: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var s Site
-		var archived, spam int
-		if err := rows.Scan(&s.ID, &s.NetworkID, &s.Domain, &s.Path, &archived, &spam, &s.Deleted); err != nil {
-			return nil, fmt.Errorf("multisite: sites: %w", err)
-		}
-		s.Archived, s.Spam = archived == 1, spam == 1
-		m.Sites = append(m.Sites, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("multisite: sites: %w", err)
-	}
-	m.Index()
-	return m, nil
 }
 
 // Blocked is why ms_site_check stops a visitor who is not a super admin:

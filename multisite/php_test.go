@@ -101,7 +101,7 @@ func TestResolveAsWordPress(t *testing.T) {
 			if err := json.Unmarshal(out, &wp); err != nil || len(wp) != len(cases) {
 				t.Fatalf("php printed %s: %v", out, err)
 			}
-			m, err := multisite.Load(context.Background(), tdb.SQL, "wp_", sc.c)
+			m, err := tdb.Store(t).LoadNetwork(context.Background(), sc.c)
 			if err != nil {
 				t.Fatal(err)
 			}
