@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -98,84 +97,15 @@ func TestContextValues(t *testing.T) {
 	}
 }
 
-// TestImports: dependencies point one way (docs/development.md: Layout).
-func TestImports(t *testing.T) {
-	rules := []struct {
-		pkg       string
-		forbidden []string // import path prefixes, after the module
-	}{
-		{"wpjson", []string{""}},
-		{"config", []string{""}},
-		{"wpconfig", []string{""}},
-		{"internal/regularfile", []string{""}},
-		{"redact", []string{""}},
-		{"cachetag", []string{""}},
-		{"reload", []string{""}},
-		{"store", []string{"proxy", "auth", "changes", "site", "config", "cmd"}},
-		{"proxy", []string{"store", "auth", "changes", "site", "config", "cmd"}},
-		{"rest", []string{"proxy", "store", "auth", "changes", "site", "config", "cmd", "reload"}},
-		{"proxy/themeopts", []string{"config", "site", "changes", "cmd", "reload"}},
-		{"proxy/public", []string{"config", "site", "changes", "cmd", "reload"}},
-		{"proxy/fieldmgr", []string{"config", "site", "changes", "cmd"}},
-		{"proxy/history", []string{"config", "site", "changes", "cmd", "reload", "proxy/fieldmgr", "proxy/themeopts"}},
-		{"exportdir", []string{"config", "site", "changes", "cmd", "proxy/fieldmgr", "proxy/themeopts"}},
-		{"openapi", []string{"config", "site", "changes", "cmd", "proxy/fieldmgr", "proxy/themeopts", "proxy/history"}},
-		{"command", []string{"cmd", "config", "proxy/fieldmgr", "proxy/themeopts"}},
-		{"auth", []string{"proxy", "config", "changes", "site", "cmd"}},
-		{"changes", []string{"proxy", "auth", "site", "cmd", "config"}},
-		{"site", []string{"cmd", "config"}},
-	}
-	// allowed are the exceptions to a rule: the leaves a leaf may use.
-	allowed := map[string][]string{
-		"config":   {"wpconfig", "internal/regularfile", "redact"},
-		"wpconfig": {"internal/regularfile"},
-		"reload":   {"internal/regularfile"},
-	}
-	for _, r := range rules {
-		for _, dep := range goList(t, "-deps", r.pkg) {
-			rest, ok := strings.CutPrefix(dep, module+"/")
-			if !ok || dep == module+"/"+r.pkg || slices.Contains(allowed[r.pkg], rest) {
-				continue
-			}
-			for _, f := range r.forbidden {
-				if f == "" || rest == f || strings.HasPrefix(rest, f+"/") {
-					t.Errorf("%s imports %s", r.pkg, rest)
-				}
-			}
-		}
-	}
-}
-
-// TestDomainPackages: a namespace's model and rules know neither HTTP nor
-// the rest of the sidecar: fieldgroup and themeopt import the root package
-// and phpserial, nothing else of the project, and no net/http, even
-// indirectly. The command line reaches the rules, never a namespace's
-// handlers: command imports neither (it builds sites through site, which
-// does, so this one is checked on its own imports).
-func TestDomainPackages(t *testing.T) {
-	for _, pkg := range []string{"fieldgroup", "themeopt"} {
-		for _, dep := range goList(t, "-deps", pkg) {
-			rest, ours := strings.CutPrefix(dep, module+"/")
-			switch {
-			case dep == "net/http" || strings.HasPrefix(dep, "net/http/"):
-				t.Errorf("%s imports %s", pkg, dep)
-			case ours && rest != pkg && rest != "phpserial":
-				t.Errorf("%s imports %s (only the root package and phpserial)", pkg, rest)
-			}
-		}
-	}
-	for _, dep := range goList(t, "-f={{join .Imports \" \"}}", "command") {
-		if dep == module+"/proxy/fieldmgr" || dep == module+"/proxy/themeopts" {
-			t.Errorf("command imports %s", strings.TrimPrefix(dep, module+"/"))
-		}
-	}
-}
-
 // goList is what go list prints of the project's package pkg with flag,
 // word by word.
 func goList(t *testing.T, flag, pkg string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", flag, module+"/"+pkg).Output()
+	path := module
+	if pkg != "" {
+		path += "/" + pkg
+	}
+	out, err := exec.Command("go", "list", flag, path).Output()
 	if err != nil {
 		t.Fatalf("go list %s: %v", pkg, err)
 	}
