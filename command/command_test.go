@@ -221,6 +221,27 @@ func TestRun_RefusesAPipe(t *testing.T) {
 	}
 }
 
+// wpsidecar history refuses a filter as the list route does, in the same
+// words (history.ParseFilter's), as a usage problem, before it reads
+// anything.
+func TestHistory_BadFilter(t *testing.T) {
+	s := newSite(t)
+	for _, c := range []struct {
+		args []string
+		bad  string
+	}{
+		{[]string{"--per-page", "101"}, "per_page"},
+		{[]string{"--page", "0"}, "page"},
+		{[]string{"--namespace", "wp"}, "namespace"},
+		{[]string{"--since", "yesterday"}, "since"},
+	} {
+		err, out := s.run(t, context.Background(), "history", c.args...)
+		if want := "invalid configuration:\n  wpsidecar history: rest_invalid_param: Invalid parameter(s): " + c.bad; err != want || out != "" {
+			t.Errorf("history %v: %q, printed %q\nwant %q", c.args, err, out, want)
+		}
+	}
+}
+
 // lockedWriter is a buffer a command and the test may both touch.
 type lockedWriter struct {
 	mu sync.Mutex

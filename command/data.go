@@ -15,7 +15,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/exportdir"
-	"github.com/wpsidecar/wpsidecar/proxy/history"
+	"github.com/wpsidecar/wpsidecar/history"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -161,7 +161,7 @@ func (c *cmd) history(ctx context.Context, _ []string) error {
 			q[k] = []string{v}
 		}
 	}
-	filter, err := history.Filter(q)
+	filter, err := history.ParseFilter(q)
 	if err != nil {
 		return &UsageError{Problem: "wpsidecar history: " + err.Error()}
 	}
@@ -192,7 +192,7 @@ func (c *cmd) history(ctx context.Context, _ []string) error {
 }
 
 // change says what an entry did.
-func change(e store.HistoryEntry) string {
+func change(e history.Entry) string {
 	switch {
 	case e.Before == nil:
 		return "created"

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/wpsidecar/wpsidecar/openapi"
-	"github.com/wpsidecar/wpsidecar/proxy/public"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
@@ -28,7 +28,7 @@ func (c *cmd) openAPI(_ context.Context, _ []string) error {
 	if p := c.o.PublicRoutes; p != "" {
 		b, err := os.ReadFile(p)
 		if err == nil {
-			site.Public, err = public.ParseConfig(b)
+			site.Public, err = publicroute.ParseConfig(b)
 		}
 		if err != nil {
 			return fmt.Errorf("openapi: public-routes: %w", err)

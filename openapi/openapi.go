@@ -4,7 +4,8 @@
 // validates field groups, and the theme options' value rules. Given a
 // site's configuration (its theme options and public routes), it
 // describes that site's exact values. It imports no handler of the
-// namespaces: their rules come from fieldgroup and themeopt.
+// namespaces: their rules come from fieldgroup and themeopt, the public
+// routes' from publicroute.
 package openapi
 
 import (
@@ -15,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/proxy/public"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
@@ -24,7 +25,7 @@ import (
 // are described generically.
 type Site struct {
 	Themeopts *themeopt.Config
-	Public    *public.Config
+	Public    *publicroute.Config
 }
 
 // Namespace is a REST namespace the description shows: its name

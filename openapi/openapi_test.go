@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/history"
-	"github.com/wpsidecar/wpsidecar/proxy/public"
+	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite docs/openapi.json from the code
 
 // api are the namespaces as the sidecar describes them (cmd/wpsidecar).
 var api = []Namespace{{Name: "fieldmgr/v1", Routes: fieldmgr.Routes()}, {Name: "themeopts/v1", Routes: themeopts.Routes()},
-	{Name: "wpsidecar/v1", Routes: history.Routes()}}
+	{Name: "wpsidecar/v1", Routes: historyapi.Routes()}}
 
 // TestDocument_UpToDate: docs/openapi.json is what the code generates.
 func TestDocument_UpToDate(t *testing.T) {
@@ -59,7 +59,7 @@ func site(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := public.ParseConfig(b)
+	routes, err := publicroute.ParseConfig(b)
 	if err != nil {
 		t.Fatal(err)
 	}

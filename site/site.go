@@ -23,9 +23,10 @@ import (
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/history"
-	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
+	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
+	publicapi "github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -43,9 +44,9 @@ type Site struct {
 	authn    *auth.Authenticator
 	groups   *store.FieldGroups
 	fields   *fieldmgr.Service
-	opts     *themeopts.Service // nil without a theme options configuration
-	pub      *public            // nil without public routes
-	history  *history.Service   // nil when no history is kept
+	opts     *themeopts.Service  // nil without a theme options configuration
+	pub      *public             // nil without public routes
+	history  *historyapi.Service // nil when no history is kept
 }
 
 // optName is the option the site's theme options live in ("" without).
@@ -134,7 +135,7 @@ type Deps struct {
 	Auth       auth.Options // Store and Settings are each site's
 	Background func(func(context.Context))
 	Themeopts  *Themeopts
-	Public     *reload.File[publicroutes.Config] // nil without public routes
+	Public     *reload.File[publicroute.Config] // nil without public routes
 
 	mu     sync.Mutex
 	authns []*auth.Authenticator // waited for before the database closes
@@ -184,7 +185,7 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 		s.pub = newPublic(d.Public, s.fields, s.opts)
 	}
 	if h := db.History(); h != nil {
-		s.history = history.New(s.authn, h, s.settings, s.opts)
+		s.history = historyapi.New(s.authn, h, s.settings, s.opts)
 	}
 	return s, nil
 }
@@ -328,8 +329,8 @@ func (x Index) PublicURLs(c wpsidecar.Commit) []*url.URL { return x.Built(c.Site
 
 // public is the site owner's public routes, when --public-routes is set.
 type public struct {
-	file *reload.File[publicroutes.Config]
-	h    *publicroutes.Handler
+	file *reload.File[publicroute.Config]
+	h    *publicapi.Handler
 }
 
 func (p *public) handler() rest.Public {
@@ -341,12 +342,12 @@ func (p *public) handler() rest.Public {
 
 // OpenPublic opens the public routes file (path, --public-routes; ""
 // none), and says, route by route, what it exposes.
-func OpenPublic(path string, themeopts bool, logger zerolog.Logger) (*reload.File[publicroutes.Config], error) {
+func OpenPublic(path string, themeopts bool, logger zerolog.Logger) (*reload.File[publicroute.Config], error) {
 	if path == "" {
 		return nil, nil
 	}
 	log := logger.With().Str("component", "public").Logger()
-	file, err := reload.Open(path, "public routes", publicroutes.ParseConfig, func(c *publicroutes.Config, ev *zerolog.Event) *zerolog.Event {
+	file, err := reload.Open(path, "public routes", publicroute.ParseConfig, func(c *publicroute.Config, ev *zerolog.Event) *zerolog.Event {
 		return ev.Int("routes", len(c.Routes)).Strs("cors_origins", c.CORSOrigins)
 	}, log)
 	if err != nil {
@@ -370,13 +371,13 @@ func OpenPublic(path string, themeopts bool, logger zerolog.Logger) (*reload.Fil
 
 // newPublic is a site's public routes: file's routes answered from the
 // site's field groups and theme options.
-func newPublic(file *reload.File[publicroutes.Config], fields *fieldmgr.Service, opts *themeopts.Service) *public {
-	var options publicroutes.Options
+func newPublic(file *reload.File[publicroute.Config], fields *fieldmgr.Service, opts *themeopts.Service) *public {
+	var options publicapi.Options
 	if opts != nil {
 		options = opts.Public
 	}
-	groups := func(ctx context.Context, s publicroutes.Selector) ([]byte, string, []string, error) {
+	groups := func(ctx context.Context, s publicroute.Selector) ([]byte, string, []string, error) {
 		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
 	}
-	return &public{file: file, h: publicroutes.New(file, options, groups)}
+	return &public{file: file, h: publicapi.New(file, options, groups)}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/multisite"
-	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -29,7 +29,7 @@ func TestPurgeOf(t *testing.T) {
 	db := tdb.Store(t)
 	routes := filepath.Join(t.TempDir(), "public.json")
 	os.WriteFile(routes, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]},{"path":"/wp-json/x/v1/fields","fieldmgr":{"status":"active"}}]}`), 0o644)
-	file, err := reload.Open(routes, "public routes", publicroutes.ParseConfig, nil, zerolog.Nop())
+	file, err := reload.Open(routes, "public routes", publicroute.ParseConfig, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/history"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
@@ -28,23 +29,6 @@ import (
 // what is an entry and one way of naming a change however many instances
 // see it; store is its home because the own writes' entries must share
 // their transaction, which only store holds.
-
-// HistoryEntry is a row of the history.
-type HistoryEntry struct {
-	ID        int64
-	Namespace string
-	// Object is the options row an option id belongs to, or the field
-	// group table.
-	Object    string
-	Key       string
-	Before    *string
-	After     *string
-	UserID    int64
-	Login     string
-	Via       string
-	RequestID string
-	DateGMT   string // "YYYY-MM-DD HH:MM:SS"
-}
 
 func equalPtr(a, b *string) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
@@ -148,18 +132,9 @@ func (h *History) Record(ctx context.Context, c wpsidecar.Commit) error {
 	return h.record(ctx, h.db.sql, c)
 }
 
-// HistoryFilter selects entries; zero fields select all.
-type HistoryFilter struct {
-	Namespace string
-	Key       string
-	Since     time.Time
-	Page      int // from 1
-	PerPage   int
-}
-
 // List returns a page of entries, newest first, and how many match in all.
 // A missing table is an empty history.
-func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, int, error) {
+func (h *History) List(ctx context.Context, f history.Filter) ([]history.Entry, int, error) {
 	var where []string
 	var args []any
 	if f.Namespace != "" {
@@ -178,14 +153,14 @@ func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, in
 	var total int
 	err := h.db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM `"+h.table+"`"+cond, args...).Scan(&total)
 	if missingTable(err) {
-		return []HistoryEntry{}, 0, nil
+		return []history.Entry{}, 0, nil
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: history: %w", classify(err))
 	}
 	page, per := max(f.Page, 1), max(f.PerPage, 1)
 	if (page-1)*per >= total {
-		return []HistoryEntry{}, total, nil
+		return []history.Entry{}, total, nil
 	}
 	rows, err := h.db.sql.QueryContext(ctx, "SELECT "+historyColumns+" FROM `"+h.table+"`"+cond+" ORDER BY id DESC LIMIT ? OFFSET ?",
 		append(args, per, (page-1)*per)...)
@@ -193,7 +168,7 @@ func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, in
 		return nil, 0, fmt.Errorf("store: history: %w", classify(err))
 	}
 	defer rows.Close()
-	out := []HistoryEntry{}
+	out := []history.Entry{}
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
@@ -213,8 +188,8 @@ func missingTable(err error) bool {
 	return errors.As(err, &me) && me.Number == 1146
 }
 
-func scanEntry(s interface{ Scan(...any) error }) (HistoryEntry, error) {
-	var e HistoryEntry
+func scanEntry(s interface{ Scan(...any) error }) (history.Entry, error) {
+	var e history.Entry
 	var before, after []byte
 	err := s.Scan(&e.ID, &e.Namespace, &e.Object, &e.Key, &before, &after, &e.UserID, &e.Login, &e.Via, &e.RequestID, &e.DateGMT)
 	if before != nil {
@@ -229,13 +204,13 @@ func scanEntry(s interface{ Scan(...any) error }) (HistoryEntry, error) {
 }
 
 // Get returns one entry; wpsidecar.ErrNotFound when there is none.
-func (h *History) Get(ctx context.Context, id int64) (HistoryEntry, error) {
+func (h *History) Get(ctx context.Context, id int64) (history.Entry, error) {
 	e, err := scanEntry(h.db.sql.QueryRowContext(ctx, "SELECT "+historyColumns+" FROM `"+h.table+"` WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) || missingTable(err) {
-		return HistoryEntry{}, wpsidecar.ErrNotFound
+		return history.Entry{}, wpsidecar.ErrNotFound
 	}
 	if err != nil {
-		return HistoryEntry{}, fmt.Errorf("store: history: %w", classify(err))
+		return history.Entry{}, fmt.Errorf("store: history: %w", classify(err))
 	}
 	return e, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/history"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -67,7 +68,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	list, total, err := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 100})
+	list, total, err := h.List(ctx, history.Filter{Page: 1, PerPage: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,15 +94,15 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		f    store.HistoryFilter
+		f    history.Filter
 		want int
 		n    int
 	}{
-		{store.HistoryFilter{Namespace: "fieldmgr", Page: 1, PerPage: 10}, 3, 3},
-		{store.HistoryFilter{Key: "a", Page: 1, PerPage: 10}, 2, 2},
-		{store.HistoryFilter{Key: "A", Page: 1, PerPage: 10}, 0, 0}, // keys are exact
-		{store.HistoryFilter{Page: 2, PerPage: 5}, 7, 2},
-		{store.HistoryFilter{Since: time.Now().Add(time.Hour), Page: 1, PerPage: 10}, 0, 0},
+		{history.Filter{Namespace: "fieldmgr", Page: 1, PerPage: 10}, 3, 3},
+		{history.Filter{Key: "a", Page: 1, PerPage: 10}, 2, 2},
+		{history.Filter{Key: "A", Page: 1, PerPage: 10}, 0, 0}, // keys are exact
+		{history.Filter{Page: 2, PerPage: 5}, 7, 2},
+		{history.Filter{Since: time.Now().Add(time.Hour), Page: 1, PerPage: 10}, 0, 0},
 	} {
 		l, n, err := h.List(ctx, c.f)
 		if err != nil || n != c.want || len(l) != c.n {
@@ -134,7 +135,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	if _, err := groups.Get(ctx, "g1"); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("the group after reverting its creation: %v", err)
 	}
-	latest, _, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1})
+	latest, _, _ := h.List(ctx, history.Filter{Page: 1, PerPage: 1})
 	if latest[0].Via != wpsidecar.ViaRevert || latest[0].After != nil {
 		t.Errorf("the revert's own entry: %+v", latest[0])
 	}
@@ -148,11 +149,11 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 		t.Errorf("no such entry: %v", err)
 	}
 
-	_, before, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1})
+	_, before, _ := h.List(ctx, history.Filter{Page: 1, PerPage: 1})
 	if n, err := h.Prune(ctx, 0, 3); err != nil || n != int64(before-3) {
 		t.Errorf("prune to 3: %d deleted (%v), had %d", n, err, before)
 	}
-	if _, n, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1}); n != 3 {
+	if _, n, _ := h.List(ctx, history.Filter{Page: 1, PerPage: 1}); n != 3 {
 		t.Errorf("after pruning: %d", n)
 	}
 	if n, err := h.Prune(ctx, time.Hour, 0); err != nil || n != 0 {
@@ -163,7 +164,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 // A history that was never written is empty, not an error.
 func TestHistory_NoTableYet(t *testing.T) {
 	_, db, _ := historyStore(t)
-	l, n, err := db.History().List(context.Background(), store.HistoryFilter{Page: 1, PerPage: 10})
+	l, n, err := db.History().List(context.Background(), history.Filter{Page: 1, PerPage: 10})
 	if err != nil || n != 0 || len(l) != 0 {
 		t.Errorf("%v %d %v", l, n, err)
 	}

@@ -38,7 +38,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/openapi"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/history"
+	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/redact"
 	"github.com/wpsidecar/wpsidecar/rest"
@@ -452,7 +452,7 @@ func (s *sidecar) openapi() []byte {
 // api is what the OpenAPI description shows: each namespace's route table.
 func api() []openapi.Namespace {
 	return []openapi.Namespace{{Name: "fieldmgr/v1", Routes: fieldmgr.Routes()}, {Name: "themeopts/v1", Routes: themeopts.Routes()},
-		{Name: "wpsidecar/v1", Routes: history.Routes()}}
+		{Name: "wpsidecar/v1", Routes: historyapi.Routes()}}
 }
 
 // status is what /readyz says besides readiness.

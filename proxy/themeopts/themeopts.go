@@ -69,7 +69,7 @@ func NewService(a *auth.Authenticator, db *store.DB, settings store.Settings, cf
 }
 
 // Config is the configuration in force; nil on a nil Service (a site
-// that serves no theme options: proxy/history asks it all the same).
+// that serves no theme options: proxy/historyapi asks it all the same).
 func (s *Service) Config() *themeopt.Config {
 	if s == nil {
 		return nil

@@ -1,25 +1,24 @@
-// Package history answers the wpsidecar/v1 namespace: the history of the
-// field groups and theme options, and reverting one of its entries
+// Package historyapi answers the wpsidecar/v1 namespace: the history of
+// the field groups and theme options, and reverting one of its entries
 // (docs/api.md §12). Only users with manage_options see it, and of it only
 // the entries of the namespaces they may read and write themselves (see
-// permitted); it is never public and never cached.
-package history
+// permitted); it is never public and never cached. The history's rules
+// (the list's parameters, an entry's JSON, who may see what) are the
+// history package's; this is their HTTP.
+package historyapi
 
 import (
 	"bytes"
 	"errors"
-	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/history"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 	"github.com/wpsidecar/wpsidecar/wpjson"
@@ -61,32 +60,14 @@ func loggedIn(r *http.Request) bool { return auth.UserFrom(r.Context()) != nil }
 
 func capability(*http.Request) string { return "manage_options" }
 
-// An entry holds a namespace's values, before and after, and reverting it
-// writes one of them back: it is for those who may read and write that
-// namespace through its own routes, and no one else. fieldmgr/v1 takes
-// manage_options (as proxy/fieldmgr checks it); themeopts/v1 the
-// capability its configuration names, as in force now (edit_theme_options
-// unless it says otherwise; also when the sidecar serves no theme options,
-// for entries left from when it did).
-func (s *Service) namespaceCapability(namespace string) string {
-	switch wpsidecar.Namespace(namespace) {
-	case wpsidecar.FieldGroups:
-		return "manage_options"
-	case wpsidecar.ThemeOptions:
-		if s.opts != nil {
-			if c := s.opts.Config(); c != nil {
-				return c.Capability
-			}
-		}
-		return themeopt.DefaultCapability
-	}
-	return "" // no other namespace is recorded; none is shown
-}
-
 // permitted tells whether r's user may see and revert the entries of
 // namespace.
 func (s *Service) permitted(r *http.Request, namespace string) bool {
-	need := s.namespaceCapability(namespace)
+	var opts *themeopt.Config
+	if s.opts != nil {
+		opts = s.opts.Config()
+	}
+	need := history.Capability(namespace, opts)
 	return need != "" && auth.UserFrom(r.Context()).Can(need)
 }
 
@@ -135,8 +116,14 @@ var (
 		Message: "This entry cannot be written back: its value, or what it belongs to, is no longer one it can be written into (a group with the same key in another letter case, an options row that is no longer an array)."}
 )
 
+// answerOf is the answer to what the store and the history's rules
+// refuse: a bad list parameter as WordPress answers one, with data.params
+// naming it.
 func answerOf(err error) error {
+	var bad *history.InvalidParam
 	switch {
+	case errors.As(err, &bad):
+		return invalidParam(bad.Name, bad.Message)
 	case errors.Is(err, wpsidecar.ErrNotFound):
 		return errNotFound
 	case errors.Is(err, wpsidecar.ErrChanged):
@@ -152,65 +139,9 @@ func invalidParam(name, msg string) error {
 		Params: map[string]string{name: msg}}
 }
 
-// Filter reads a list request's query as WordPress validates collection
-// parameters: page ≥ 1, per_page 1–100 (10 unless given), since a date.
-func Filter(q map[string][]string) (store.HistoryFilter, error) {
-	get := func(k string) (string, bool) {
-		v, ok := q[k]
-		if !ok || len(v) == 0 {
-			return "", false
-		}
-		return v[0], true
-	}
-	f := store.HistoryFilter{Page: 1, PerPage: 10}
-	if v, ok := get("namespace"); ok {
-		if ns := wpsidecar.Namespace(v); ns != wpsidecar.FieldGroups && ns != wpsidecar.ThemeOptions {
-			return f, invalidParam("namespace", "namespace is not one of fieldmgr, themeopts.")
-		}
-		f.Namespace = v
-	}
-	f.Key, _ = get("key")
-	if v, ok := get("since"); ok {
-		t, err := ParseDate(v)
-		if err != nil {
-			return f, invalidParam("since", "Invalid date.")
-		}
-		f.Since = t
-	}
-	for _, p := range []struct {
-		name     string
-		dst      *int
-		min, max int
-	}{{"page", &f.Page, 1, math.MaxInt32}, {"per_page", &f.PerPage, 1, 100}} {
-		if v, ok := get(p.name); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return f, invalidParam(p.name, p.name+" is not of type integer.")
-			}
-			if n < p.min || n > p.max {
-				return f, invalidParam(p.name, p.name+" must be between "+strconv.Itoa(p.min)+" ("+"inclusive) and "+strconv.Itoa(p.max)+" (inclusive)")
-			}
-			*p.dst = n
-		}
-	}
-	return f, nil
-}
-
-// ParseDate reads a date as rest_parse_date does: RFC 3339, or without a
-// zone (taken as UTC here: the history keeps GMT), with or without
-// fractional seconds.
-func ParseDate(v string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, errors.New("invalid date")
-}
-
 // handleList is GET /history.
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
-	f, err := Filter(r.URL.Query())
+	f, err := history.ParseFilter(r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -222,7 +153,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 			allowed = append(allowed, string(ns))
 		}
 	}
-	list, total := []store.HistoryEntry{}, 0
+	list, total := []history.Entry{}, 0
 	switch {
 	case f.Namespace != "" && !s.permitted(r, f.Namespace), len(allowed) == 0:
 		// Nothing to show: an empty list.
@@ -247,68 +178,11 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		WriteEntry(&b, e)
+		history.WriteEntry(&b, e)
 	}
 	b.WriteByte(']')
 	wpjson.WriteRaw(w, http.StatusOK, b.Bytes())
 	return nil
-}
-
-// WriteEntry writes an entry's wire form: an option id's values as
-// json_encode renders them, a group's as its title, status and config.
-func WriteEntry(b *bytes.Buffer, e store.HistoryEntry) {
-	b.WriteString(`{"id":` + strconv.FormatInt(e.ID, 10) + `,"namespace":`)
-	phpserial.JSONString(b, e.Namespace)
-	b.WriteString(`,"object":`)
-	phpserial.JSONString(b, e.Object)
-	b.WriteString(`,"key":`)
-	phpserial.JSONString(b, e.Key)
-	b.WriteString(`,"before":`)
-	writeValue(b, e.Namespace, e.Before)
-	b.WriteString(`,"after":`)
-	writeValue(b, e.Namespace, e.After)
-	b.WriteString(`,"user":{"id":` + strconv.FormatInt(e.UserID, 10) + `,"login":`)
-	phpserial.JSONString(b, e.Login)
-	b.WriteString(`},"via":`)
-	phpserial.JSONString(b, e.Via)
-	b.WriteString(`,"request_id":`)
-	phpserial.JSONString(b, e.RequestID)
-	b.WriteString(`,"date_gmt":`)
-	phpserial.JSONString(b, strings.Replace(e.DateGMT, " ", "T", 1))
-	b.WriteByte('}')
-}
-
-func writeValue(b *bytes.Buffer, namespace string, v *string) {
-	if v == nil {
-		b.WriteString("null")
-		return
-	}
-	if wpsidecar.Namespace(namespace) == wpsidecar.FieldGroups {
-		g, err := fieldgroup.ParseValue(*v)
-		if err != nil {
-			b.WriteString("null")
-			return
-		}
-		b.WriteString(`{"title":`)
-		phpserial.JSONString(b, g.Title)
-		b.WriteString(`,"status":`)
-		phpserial.JSONString(b, g.Status)
-		b.WriteString(`,"config":`)
-		b.Write(fieldgroup.ConfigJSON(g.Config))
-		b.WriteByte('}')
-		return
-	}
-	pv, err := phpserial.Unserialize(*v)
-	if err != nil {
-		b.WriteString("null")
-		return
-	}
-	j, err := phpserial.EncodeJSON(pv)
-	if err != nil {
-		b.WriteString("null") // over phpserial.MaxJSON with its references expanded
-		return
-	}
-	b.Write(j)
 }
 
 // handleRevert is POST /history/{id}/revert.

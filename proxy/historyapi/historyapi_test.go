@@ -1,12 +1,10 @@
-package history_test
+package historyapi_test
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,49 +18,12 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/history"
+	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/themeopt"
-	"github.com/wpsidecar/wpsidecar/wpjson"
 )
-
-// Filter reads the list's query as WordPress validates collection
-// parameters: a bad one is 400 rest_invalid_param naming it.
-func TestFilter(t *testing.T) {
-	since := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	for _, c := range []struct {
-		query string
-		want  store.HistoryFilter
-		bad   string // the parameter named, when refused
-	}{
-		{"", store.HistoryFilter{Page: 1, PerPage: 10}, ""},
-		{"namespace=themeopts&key=logo&page=2&per_page=100", store.HistoryFilter{Namespace: "themeopts", Key: "logo", Page: 2, PerPage: 100}, ""},
-		{"since=2026-11-24T10:00:00Z", store.HistoryFilter{Since: since, Page: 1, PerPage: 10}, ""},
-		{"since=2026-11-24T12:00:00%2B02:00", store.HistoryFilter{Since: since, Page: 1, PerPage: 10}, ""},
-		{"since=2026-11-24T10:00:00", store.HistoryFilter{Since: since, Page: 1, PerPage: 10}, ""},
-		{"namespace=wp", store.HistoryFilter{}, "namespace"},
-		{"since=yesterday", store.HistoryFilter{}, "since"},
-		{"page=0", store.HistoryFilter{}, "page"},
-		{"page=x", store.HistoryFilter{}, "page"},
-		{"per_page=101", store.HistoryFilter{}, "per_page"},
-		{"per_page=-1", store.HistoryFilter{}, "per_page"},
-		{"page=99999999999999999999", store.HistoryFilter{}, "page"},
-	} {
-		q, _ := url.ParseQuery(c.query)
-		got, err := history.Filter(q)
-		var e *wpjson.Error
-		switch {
-		case c.bad != "":
-			if !errors.As(err, &e) || e.Status != 400 || e.Code != "rest_invalid_param" || e.Params[c.bad] == "" {
-				t.Errorf("%q: %v, want rest_invalid_param naming %s", c.query, err, c.bad)
-			}
-		case err != nil || !got.Since.Equal(c.want.Since) || got.Namespace != c.want.Namespace || got.Key != c.want.Key || got.Page != c.want.Page || got.PerPage != c.want.PerPage:
-			t.Errorf("%q: %+v %v, want %+v", c.query, got, err, c.want)
-		}
-	}
-}
 
 // TestHistory_NamespacePermissions: with the theme options behind
 // switch_themes, a user with manage_options but not switch_themes (403 on
@@ -108,7 +69,7 @@ func TestHistory_NamespacePermissions(t *testing.T) {
 	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
 	opts := themeopts.NewService(a, db, settings, cfg, zerolog.Nop())
 	site := &testsite.Site{DB: db, Settings: settings, Auth: a}
-	base := site.Serve(t, fieldmgr.New(a, groups, settings, zerolog.Nop()), opts, history.New(a, db.History(), settings, opts))
+	base := site.Serve(t, fieldmgr.New(a, groups, settings, zerolog.Nop()), opts, historyapi.New(a, db.History(), settings, opts))
 
 	send := func(method, path, body, login, pw string) (int, string, http.Header) {
 		t.Helper()
@@ -165,6 +126,20 @@ func TestHistory_NamespacePermissions(t *testing.T) {
 		t.Fatalf("the administrator's history: %+v, X-WP-Total %s", all, total)
 	}
 	themeEntry, groupEntry := all[0].ID, all[3].ID
+
+	// A bad list parameter (history.ParseFilter's rules) is answered as
+	// WordPress answers one: 400 rest_invalid_param, data.params naming it.
+	for query, want := range map[string]string{
+		"namespace=wp":    `{"code":"rest_invalid_param","message":"Invalid parameter(s): namespace","data":{"status":400,"params":{"namespace":"namespace is not one of fieldmgr, themeopts."}}}`,
+		"since=yesterday": `{"code":"rest_invalid_param","message":"Invalid parameter(s): since","data":{"status":400,"params":{"since":"Invalid date."}}}`,
+		"page=0":          `{"code":"rest_invalid_param","message":"Invalid parameter(s): page","data":{"status":400,"params":{"page":"page must be between 1 (inclusive) and 2147483647 (inclusive)"}}}`,
+		"page=x":          `{"code":"rest_invalid_param","message":"Invalid parameter(s): page","data":{"status":400,"params":{"page":"page is not of type integer."}}}`,
+		"per_page=101":    `{"code":"rest_invalid_param","message":"Invalid parameter(s): per_page","data":{"status":400,"params":{"per_page":"per_page must be between 1 (inclusive) and 100 (inclusive)"}}}`,
+	} {
+		if code, body, _ := send(http.MethodGet, "/wpsidecar/v1/history?"+query, "", "admin", adminPW); code != 400 || body != want {
+			t.Errorf("history?%s: %d %s\nwant 400 %s", query, code, body, want)
+		}
+	}
 
 	if code, body, _ := send(http.MethodGet, "/themeopts/v1/options", "", "manager", managerPW); code != 403 {
 		t.Fatalf("the manager reads the theme options: %d %s", code, body)

@@ -1,7 +1,10 @@
-// Package public serves the public routes a site owner configures
-// (--public-routes): chosen theme options and field groups, the same for
-// everyone, without credentials, cacheable by a CDN and a browser.
-package public
+// Package publicroute is the public routes file a site owner configures
+// (--public-routes): its model and its rules, with no HTTP. Each route
+// shows chosen theme options or field groups, the same for everyone,
+// without credentials, cacheable by a CDN and a browser; proxy/public
+// serves them, and the command line and the OpenAPI description read the
+// same file through this package without reaching the handler.
+package publicroute
 
 import (
 	"bytes"
@@ -36,8 +39,12 @@ type Route struct {
 	StaleWhileRevalidate int  `json:"stale_while_revalidate,omitempty"`
 	StaleIfError         int  `json:"stale_if_error,omitempty"`
 
-	cacheControl string
+	cacheControl string // worked out by ParseConfig
 }
+
+// CacheControl is the Cache-Control header of the route's answers, from
+// its lifetimes (ParseConfig works it out once).
+func (r *Route) CacheControl() string { return r.cacheControl }
 
 // Selector picks field groups: every criterion given must hold.
 type Selector struct {
