@@ -687,7 +687,9 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 				return t, err
 			}}
 		if cfg.ObjectCache == "redis" {
-			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) { return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache")) }
+			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
+				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))
+			}
 		}
 		return o, pos, nil
 	}
