@@ -24,7 +24,7 @@ const wordpressCore = "/usr/share/wordpress"
 // redirect, or "not installed" — must be the same.
 func TestResolveAsWordPress(t *testing.T) {
 	_, here, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(here), "..", "..", "scripts", "wp", "ms-resolve.php")
+	script := filepath.Join(filepath.Dir(here), "..", "scripts", "wp", "ms-resolve.php")
 	type scenario struct {
 		name     string
 		networks []multisite.Network
