@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what CI runs, then `make test-stacks`.
 GO ?= go
 
-.PHONY: test test-stacks deps vet build demo bench fuzz soak package
+.PHONY: test test-short test-stacks deps vet build demo bench fuzz soak package
 
 build:
 	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
@@ -31,6 +31,11 @@ test: deps vet
 	$(GO) test -race -count=1 -tags $(TAGS) ./...
 	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+# The tests that need no server (no MariaDB, Redis or WordPress): under a
+# minute, on any machine with Go.
+test-short:
+	$(GO) test -short -count=1 -tags $(TAGS) ./...
+
 # The database tests on MySQL 9.7 and MariaDB 11.8, the end-to-end tests on
 # WordPress 7.1 (MySQL) and 6.8 (MariaDB), the companion plugin's on PHP 8.4:
 # all from Debian's packages (sid, trixie) in a chroot under .cache/stacks,
@@ -41,19 +46,19 @@ test-stacks:
 
 # Short fuzzing runs of every fuzz target.
 fuzz:
-	$(GO) test ./config -run '^$$' -fuzz FuzzReadWPConfig -fuzztime 30s
-	$(GO) test ./config -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
+	$(GO) test ./wpconfig -run '^$$' -fuzz FuzzReadWPConfig -fuzztime 30s
+	$(GO) test ./wpconfig -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
-	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
+	$(GO) test ./phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s
 	$(GO) test ./store -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzClientIP -fuzztime 15s
-	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
-	$(GO) test ./proxy/fieldmgr -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
-	$(GO) test ./store/phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
-	$(GO) test ./proxy/themeopts -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
-	$(GO) test ./proxy/themeopts -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
+	$(GO) test ./fieldgroup -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
+	$(GO) test ./fieldgroup -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
+	$(GO) test ./phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
+	$(GO) test ./themeopt -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
+	$(GO) test ./themeopt -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
 
 demo:
 	scripts/demo.sh

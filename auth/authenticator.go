@@ -24,8 +24,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -333,7 +334,7 @@ func (a *Authenticator) validateCookie(ctx context.Context, r *http.Request, sit
 		return nil, cookieBad, nil
 	}
 	u, err := a.o.Store.UserForAuth(ctx, c.Login, false, ride, a.metaKeys()...)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, wpsidecar.ErrNotFound) {
 		return nil, cookieBad, nil
 	}
 	if err != nil {
@@ -409,7 +410,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	}
 	u, err := a.o.Store.UserForAuth(ctx, login, store.LooksLikeEmail(login), ride, a.metaKeys()...)
 	known := err == nil
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err != nil && !errors.Is(err, wpsidecar.ErrNotFound) {
 		return nil, nil, err
 	}
 	account := unknownAccount

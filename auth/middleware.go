@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
@@ -38,8 +39,8 @@ func UserFrom(ctx context.Context) *User {
 
 // AuthorOf is who a request's writes are by, for the history: its user
 // and its request id (the outermost layer gives every request one).
-func AuthorOf(r *http.Request) store.Author {
-	a := store.Author{Via: store.ViaREST, RequestID: strings.ToValidUTF8(r.Header.Get("X-Request-Id"), "?")}
+func AuthorOf(r *http.Request) wpsidecar.Author {
+	a := wpsidecar.Author{Via: wpsidecar.ViaREST, RequestID: strings.ToValidUTF8(r.Header.Get("X-Request-Id"), "?")}
 	if u := UserFrom(r.Context()); u != nil {
 		a.UserID, a.Login = u.ID, u.Login
 	}

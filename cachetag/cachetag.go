@@ -9,18 +9,20 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
-// The namespaces' tags. Every answer names its namespace's tag first: it
-// covers the others when the list is cut short.
+// The namespaces' tags, by their names. Every answer names its
+// namespace's tag first: it covers the others when the list is cut short.
 const (
-	FieldGroups  = "fieldmgr"
-	ThemeOptions = "themeopts"
+	FieldGroups  = string(wpsidecar.FieldGroups)
+	ThemeOptions = string(wpsidecar.ThemeOptions)
 	// FieldGroupList is every answer that lists groups: a change of any
 	// group makes it stale.
-	FieldGroupList     = "fieldmgr:list"
-	FieldSchemas       = "fieldmgr:schemas"
-	ThemeOptionsConfig = "themeopts:config"
+	FieldGroupList     = FieldGroups + ":list"
+	FieldSchemas       = FieldGroups + ":schemas"
+	ThemeOptionsConfig = ThemeOptions + ":config"
 )
 
 // Key is the tag of one stored entity of a namespace: a group's key, an

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,20 +15,33 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 )
 
-func TestChangeJSON(t *testing.T) {
+// commit is a commit of keys, for the tests that look at keys only.
+func commit(ns wpsidecar.Namespace, site int64, keys ...string) wpsidecar.Commit {
+	c := wpsidecar.Commit{Namespace: ns, Site: site}
+	for _, k := range keys {
+		c.Items = append(c.Items, wpsidecar.Item{Key: k})
+	}
+	return c
+}
+
+// TestWebhookJSON: a commit's body names its keys each once, in order,
+// whatever order its items came in; on a network, its site.
+func TestWebhookJSON(t *testing.T) {
 	for _, c := range []struct {
-		in   changes.Change
+		in   wpsidecar.Commit
 		want string
 	}{
-		{changes.Change{Namespace: "fieldmgr", Keys: []string{"a", "b"}}, `{"namespace":"fieldmgr","keys":["a","b"]}`},
-		{changes.Change{Namespace: "themeopts", Keys: []string{"10", "é \"x\""}}, `{"namespace":"themeopts","ids":["10","é \"x\""]}`},
+		{commit(wpsidecar.FieldGroups, 0, "b", "a", "b"), `{"namespace":"fieldmgr","keys":["a","b"]}`},
+		{commit(wpsidecar.ThemeOptions, 0, "é \"x\"", "10"), `{"namespace":"themeopts","ids":["10","é \"x\""]}`},
+		{commit(wpsidecar.ThemeOptions, 3, "columns"), `{"namespace":"themeopts","ids":["columns"],"site":3}`},
 	} {
-		if got := string(c.in.JSON()); got != c.want {
+		if got := string(changes.WebhookJSON(c.in)); got != c.want {
 			t.Errorf("%v: %s, want %s", c.in, got, c.want)
 		}
 	}
@@ -45,9 +58,14 @@ func TestDetector(t *testing.T) {
 	}
 	ctx := context.Background()
 	optName := "themeopts_options"
-	var got []changes.Change
-	d := changes.NewDetector(db, groups, func() string { return optName }, func(c changes.Change) { got = append(got, c) }, zerolog.Nop())
-	poll := func(want ...changes.Change) {
+	var got []string
+	d := changes.NewDetector(0, db, groups, func() string { return optName }, changes.OnCommit(func(c wpsidecar.Commit) {
+		if c.Author.Via != wpsidecar.ViaPoll || c.Origin != "" || time.Since(c.When) > time.Minute {
+			t.Errorf("a polled commit: %+v", c)
+		}
+		got = append(got, string(c.Namespace)+":"+c.Object+":"+strings.Join(c.Keys(), ","))
+	}), zerolog.Nop())
+	poll := func(want ...string) {
 		t.Helper()
 		got = nil
 		if err := d.Poll(ctx); err != nil {
@@ -56,7 +74,7 @@ func TestDetector(t *testing.T) {
 		if len(want) == 0 && len(got) == 0 {
 			return
 		}
-		if !reflect.DeepEqual(got, want) {
+		if !slices.Equal(got, want) {
 			t.Errorf("changes %v, want %v", got, want)
 		}
 	}
@@ -72,16 +90,16 @@ func TestDetector(t *testing.T) {
 		}
 	}
 	exec("INSERT INTO wp_fieldmgr_groups (group_key, title, config, status, created_at, updated_at) VALUES ('b', 'B', '{}', 'active', NOW(), NOW()), ('a', 'A', '{}', 'active', NOW(), NOW()), ('c', 'C', '{}', 'active', NOW(), NOW())")
-	poll(changes.Change{Namespace: "fieldmgr", Keys: []string{"a", "b", "c"}})
+	poll("fieldmgr::a,b,c")
 	poll()
 	exec("UPDATE wp_fieldmgr_groups SET config = '{\"fields\":{}}' WHERE group_key = 'c'")
 	exec("DELETE FROM wp_fieldmgr_groups WHERE group_key = 'a'")
-	poll(changes.Change{Namespace: "fieldmgr", Keys: []string{"a", "c"}})
+	poll("fieldmgr::a,c")
 
 	tdb.SetOption(t, optName, `a:3:{s:1:"x";i:1;i:10;s:1:"y";s:1:"z";a:0:{}}`)
-	poll(changes.Change{Namespace: "themeopts", Keys: []string{"x", "10", "z"}})
+	poll("themeopts:themeopts_options:x,10,z")
 	tdb.SetOption(t, optName, `a:3:{s:1:"x";i:1;i:10;s:1:"Y";s:1:"w";b:1;}`)
-	poll(changes.Change{Namespace: "themeopts", Keys: []string{"10", "w", "z"}})
+	poll("themeopts:themeopts_options:10,w,z")
 	poll()
 	tdb.SetOption(t, optName, `a:3:{s:1:"x";i:1;i:10;s:1:"Y";s:1:"w";b:1;}`) // same bytes
 	poll()
@@ -89,12 +107,13 @@ func TestDetector(t *testing.T) {
 	tdb.SetOption(t, optName, `a:1:{s:1:"q";i:1;}`)
 	poll()
 	tdb.DeleteOption(t, optName)
-	poll(changes.Change{Namespace: "themeopts", Keys: []string{"q"}})
+	poll("themeopts:other_options:q")
 }
 
 type receiver struct {
 	mu      sync.Mutex
-	bodies  []string
+	bodies  []string // the deliveries it accepted
+	seen    []string // every call's body, in order
 	calls   atomic.Int32
 	failFor int32 // the first failFor calls answer 500
 	status  int   // then this (200 when 0)
@@ -105,6 +124,9 @@ type receiver struct {
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	n := r.calls.Add(1)
 	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.seen = append(r.seen, string(body))
+	r.mu.Unlock()
 	if err := changes.Verify(r.secret, req.Header.Get(changes.HeaderTimestamp), req.Header.Get(changes.HeaderSignature), body, time.Now(), 5*time.Minute); err != nil {
 		r.t.Errorf("receiver: %v", err)
 	}
@@ -151,7 +173,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 
 // TestNotifier: signed deliveries, retried while the receiver fails,
 // not retried when it refuses, and a dead or hanging receiver neither
-// blocks Notify nor delays the other receivers.
+// blocks Commit nor delays the other receivers.
 func TestNotifier(t *testing.T) {
 	const secret = "s3cret"
 	flaky := &receiver{failFor: 2, secret: secret, t: t}
@@ -174,21 +196,27 @@ func TestNotifier(t *testing.T) {
 	defer cancel()
 	go n.Run(ctx)
 
-	n.Notify(changes.Change{Namespace: "themeopts", Keys: []string{"accent_color"}})
+	n.Commit(commit(wpsidecar.ThemeOptions, 0, "accent_color"))
 	waitFor(t, "the flaky receiver's delivery", func() bool { return len(flaky.got()) == 1 })
 	if got := flaky.got()[0]; got != `{"namespace":"themeopts","ids":["accent_color"]}` || flaky.calls.Load() != 3 {
 		t.Errorf("flaky receiver: %q after %d calls", got, flaky.calls.Load())
 	}
 	waitFor(t, "the refusing receiver's call", func() bool { return refusing.calls.Load() == 1 })
-	time.Sleep(200 * time.Millisecond) // retries would come after 10, 20, 40 and 80 ms
-	if c := refusing.calls.Load(); c != 1 {
-		t.Errorf("refusing receiver called %d times: a 400 is not retried", c)
+	// A receiver's deliveries go one after the other, retries included: a
+	// retry of the refused one would reach it before the next change.
+	n.Commit(commit(wpsidecar.ThemeOptions, 0, "after_refusal"))
+	waitFor(t, "the refusing receiver's second call", func() bool { return refusing.calls.Load() >= 2 })
+	refusing.mu.Lock()
+	second := refusing.seen[1]
+	refusing.mu.Unlock()
+	if !strings.Contains(second, "after_refusal") {
+		t.Errorf("refusing receiver's second call was %s: a 400 is not retried", second)
 	}
 
-	// The hanging receiver's queue fills up; Notify still returns at once
+	// The hanging receiver's queue fills up; Commit still returns at once
 	// (this would deadlock otherwise), and the others keep getting theirs.
 	for i := 0; i < 100; i++ {
-		n.Notify(changes.Change{Namespace: "fieldmgr", Keys: []string{"k"}})
+		n.Commit(commit(wpsidecar.FieldGroups, 0, "k"))
 	}
 	waitFor(t, "the flaky receiver's later deliveries", func() bool { return len(flaky.got()) >= 5 })
 }
@@ -233,7 +261,7 @@ func TestNotifier_DrainAtShutdown(t *testing.T) {
 	ran := make(chan struct{})
 	go func() { n.Run(ctx); close(ran) }()
 	for _, k := range []string{"a", "b", "c"} {
-		n.Notify(changes.Change{Namespace: "fieldmgr", Keys: []string{k}})
+		n.Commit(commit(wpsidecar.FieldGroups, 0, k))
 	}
 	waitFor(t, "the first, failed attempt", func() bool { return flaky.calls.Load() == 1 })
 	cancel() // Run is waiting an hour to retry "a"
@@ -246,7 +274,7 @@ func TestNotifier_DrainAtShutdown(t *testing.T) {
 	}
 
 	// A drain out of time drops and says so.
-	n.Notify(changes.Change{Namespace: "fieldmgr", Keys: []string{"late"}})
+	n.Commit(commit(wpsidecar.FieldGroups, 0, "late"))
 	expired, ecancel := context.WithCancel(context.Background())
 	ecancel()
 	n.Drain(expired)
@@ -267,7 +295,7 @@ func TestNotifier_LogsNoSecrets(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { n.Run(ctx); close(done) }()
-	n.Notify(changes.Change{Namespace: "themeopts", Keys: []string{"a"}})
+	n.Commit(commit(wpsidecar.ThemeOptions, 0, "a"))
 	waitFor(t, "the delivery given up", func() bool { return strings.Contains(logs.String(), "webhook not delivered; given up") })
 	cancel()
 	<-done

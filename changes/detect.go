@@ -1,75 +1,55 @@
 // Package changes notices changes to the field groups and the theme
 // options row, whoever made them (PHP, another sidecar replica, this one),
-// by polling cheap version signals, and tells configured URLs with signed
-// webhooks, for CDN purges and frontend revalidation.
+// by following the binary log or by polling cheap version signals, and
+// hands each as one event, a wpsidecar.Commit, to its subscribers: the
+// memo, the settings, the history, signed webhooks and CDN purges
+// (commit.go says what a commit does).
 package changes
 
 import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
-// Change names what changed in one namespace: field-group keys, or theme
-// option ids (added, changed or removed).
-type Change struct {
-	Namespace string // "fieldmgr" or "themeopts"
-	Keys      []string
-	// Site is the blog id of the site on a multisite network; 0 on a
-	// single site.
-	Site int64
-}
-
-// JSON is the webhook body: {"namespace":"fieldmgr","keys":[…]} or
-// {"namespace":"themeopts","ids":[…]}; on a network, with "site": the
-// blog id.
-func (c Change) JSON() []byte {
-	field := "keys"
-	if c.Namespace == "themeopts" {
-		field = "ids"
-	}
-	set := phpserial.Value{Kind: phpserial.Array}
-	for i, k := range c.Keys {
-		set.Entries = append(set.Entries, phpserial.Entry{Key: phpserial.IntKey(int64(i)), Value: phpserial.Value{Kind: phpserial.String, Str: k}})
-	}
-	var b strings.Builder
-	b.WriteString(`{"namespace":`)
-	b.Write(phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: c.Namespace}))
-	b.WriteString(`,"` + field + `":`)
-	b.Write(phpserial.JSON(set))
-	if c.Site > 0 {
-		b.WriteString(`,"site":` + strconv.FormatInt(c.Site, 10))
-	}
-	b.WriteString(`}`)
-	return []byte(b.String())
-}
-
-// Detector compares, every interval, what is stored with what it saw last.
-// The first look only takes the baseline.
+// Detector compares, every interval, what one site stores with what it
+// saw last, and tells its subscriber a Commit for each namespace that
+// changed, item by item as the binlog feed would (with no origin: polls
+// have no name for a transaction). The first look only takes the
+// baseline.
 type Detector struct {
+	site    int64 // the blog id on a network; 0 on a single site
 	groups  *store.FieldGroups
 	db      *store.DB
 	optName func() string // the theme options row; "" when not served
-	notify  func(Change)
+	sub     Subscriber
 	log     zerolog.Logger
 
-	groupsSeen map[string]string // key → row digest
-	optSeen    string            // the row's name when optRaw was taken
-	optRaw     string            // the row as it was then
+	groupsSeen map[string]seenGroup // by key
+	optSeen    string               // the row's name when optRaw was taken
+	optRaw     string               // the row as it was then
 	optBase    bool
 }
 
-// NewDetector returns a detector; groups or optName may be nil.
-func NewDetector(db *store.DB, groups *store.FieldGroups, optName func() string, notify func(Change), log zerolog.Logger) *Detector {
-	return &Detector{db: db, groups: groups, optName: optName, notify: notify, log: log}
+// seenGroup is a group as last seen: its row's version, and the row.
+type seenGroup struct {
+	version string
+	row     fieldgroup.Group
+}
+
+// NewDetector returns the detector of site (0 on a single site) over db,
+// its view of the database; groups or optName may be nil.
+func NewDetector(site int64, db *store.DB, groups *store.FieldGroups, optName func() string, sub Subscriber, log zerolog.Logger) *Detector {
+	return &Detector{site: site, db: db, groups: groups, optName: optName, sub: sub, log: log}
 }
 
 // Run polls every interval until ctx ends (see Every).
@@ -116,26 +96,51 @@ func (d *Detector) Poll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// pollGroups reads every group's version, and the rows of those whose
+// version changed: what they were is what was seen last. Versions are read
+// first, so that a write between the two reads is reported again at the
+// next look rather than missed.
 func (d *Detector) pollGroups(ctx context.Context) error {
-	now, err := d.groups.Versions(ctx)
+	versions, err := d.groups.Versions(ctx)
 	if err != nil {
 		return err
 	}
+	var changed []string
+	for k, v := range versions {
+		if old, ok := d.groupsSeen[k]; !ok || old.version != v {
+			changed = append(changed, k)
+		}
+	}
+	rows, err := d.groups.Rows(ctx, changed)
+	if err != nil {
+		return err
+	}
+	now := make(map[string]seenGroup, len(versions))
+	for k, v := range versions {
+		if g, ok := rows[k]; ok {
+			now[k] = seenGroup{v, g}
+		} else if old, ok := d.groupsSeen[k]; ok && old.version == v {
+			now[k] = old
+		}
+		// else: gone between the two reads; a removal at the next look.
+	}
 	if d.groupsSeen != nil {
-		var keys []string
-		for k, v := range now {
-			if d.groupsSeen[k] != v {
-				keys = append(keys, k)
+		var items []wpsidecar.Item
+		for k := range now {
+			if old, had := d.groupsSeen[k]; !had || old.version != now[k].version {
+				it, _ := fieldgroup.Diff(k, old.row, had, now[k].row, true)
+				items = append(items, it)
 			}
 		}
-		for k := range d.groupsSeen {
+		for k, old := range d.groupsSeen {
 			if _, ok := now[k]; !ok {
-				keys = append(keys, k)
+				it, _ := fieldgroup.Diff(k, old.row, true, fieldgroup.Group{}, false)
+				items = append(items, it)
 			}
 		}
-		if len(keys) > 0 {
-			slices.Sort(keys)
-			d.report(Change{Namespace: "fieldmgr", Keys: keys})
+		if len(items) > 0 {
+			slices.SortFunc(items, func(a, b wpsidecar.Item) int { return strings.Compare(a.Key, b.Key) })
+			d.report(wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: items})
 		}
 	}
 	d.groupsSeen = now
@@ -145,23 +150,20 @@ func (d *Detector) pollGroups(ctx context.Context) error {
 func (d *Detector) pollOptions(ctx context.Context) error {
 	name := d.optName()
 	raw, err := d.db.RawOption(ctx, name)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err != nil && !errors.Is(err, wpsidecar.ErrNotFound) {
 		return err
 	}
 	if d.optBase && d.optSeen == name {
-		var ids []string
-		for _, c := range store.DiffOptions(d.optRaw, raw) {
-			ids = append(ids, c.Key)
-		}
-		if len(ids) > 0 {
-			d.report(Change{Namespace: "themeopts", Keys: ids})
+		if items := themeopt.Diff(d.optRaw, raw); len(items) > 0 {
+			d.report(wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Object: name, Items: items})
 		}
 	}
 	d.optSeen, d.optRaw, d.optBase = name, raw, true
 	return nil
 }
 
-func (d *Detector) report(c Change) {
-	d.log.Info().Str("namespace", c.Namespace).Strs("keys", c.Keys).Msg("stored data changed")
-	d.notify(c)
+func (d *Detector) report(c wpsidecar.Commit) {
+	c.Site, c.When, c.Author = d.site, time.Now(), wpsidecar.Author{Via: wpsidecar.ViaPoll}
+	d.log.Info().Str("namespace", string(c.Namespace)).Strs("keys", keys(c)).Msg("stored data changed")
+	d.sub.Commit(c)
 }

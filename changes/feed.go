@@ -21,7 +21,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // FeedOptions configure a Feed.
@@ -34,60 +37,32 @@ type FeedOptions struct {
 	// Schema and the tables whose rows matter.
 	Schema, Options, Groups string
 	// Users and Usermeta, when set, are followed too: their rows' user
-	// ids are reported to Touched.
+	// ids are in Touched.
 	Users, Usermeta string
-	// Touched, when set, is told what each committed transaction wrote
-	// (before Notify, in commit order): what a copy of these rows kept in
-	// memory must drop.
-	Touched func(Touched)
 	// BasePrefix, on a multisite network, is the table prefix: a table
 	// {BasePrefix}{N}_{name} whose {BasePrefix}{name} is Options or Groups
-	// is site N's (Options and Groups are site 1's). Changes name their
-	// site (Change.Site): 0 on a single site.
+	// is site N's (Options and Groups are site 1's). Commits name their
+	// site: 0 on a single site.
 	BasePrefix string
-	// OptName is a site's theme options row (nil: not followed; "": the
-	// site has none).
-	OptName func(site int64) string
-	// SiteOptions are the options of a site's settings snapshot: a change
-	// to one calls Settings with the site.
-	SiteOptions func(site int64) []string
-	Settings    func(site int64)
 	// Sites are a network's tables of sites and networks ({base}blogs,
-	// {base}site): a committed change to one calls Network, so that the
-	// site map is read again at once.
-	Sites   []string
-	Network func()
-	Notify  func(Change)
-	// History, when set, is given what each committed transaction the
-	// sidecar did not make changed of a site's groups and theme options,
-	// item by item, with where it is in the log (origin). A transaction
-	// that wrote History's table (HistoryTable, the site-1 name) is the
-	// sidecar's own, recorded as it wrote.
-	History      func(site int64, origin string, c HistoryChange)
+	// {base}site): a transaction that writes one is Touched.Network.
+	Sites []string
+	// OptName answers which option row holds a site's theme options (""
+	// none); nil when theme options are not followed. It is asked as the
+	// log is read, and must be quick.
+	OptName func(site int64) string
+	// HistoryTable is the history's table (the site-1 name): a transaction
+	// that wrote it is the sidecar's own, whose history was recorded as it
+	// wrote. Its commits' Author is then Via binlog alone; others' are
+	// LoginPHP's.
 	HistoryTable string
+	// Subscriber is told what each committed transaction did, in commit
+	// order, on the feed's goroutine.
+	Subscriber Subscriber
 	// Heartbeat is the server's heartbeat period: a feed that hears
 	// nothing for three of them reconnects.
 	Heartbeat time.Duration
 	Log       zerolog.Logger
-}
-
-// Touched is what one committed transaction wrote to the followed tables.
-type Touched struct {
-	UserIDs []int64  // users and usermeta rows, by their user's id
-	Options []string // option names
-	Groups  []string // field group keys
-	// DDL: a statement that is not row-based (ALTER, TRUNCATE, DROP, …)
-	// ran in the schema; what it did to the rows is not known.
-	DDL bool
-}
-
-// HistoryChange is what one transaction changed of one site's groups (in
-// the Groups table) and theme options row (OptName).
-type HistoryChange struct {
-	Groups  []store.ItemChange
-	OptName string
-	Options []store.ItemChange
-	When    time.Time // the commit, as the log dates it (to the second)
 }
 
 // Modes of the change detection, for /readyz and metrics.
@@ -402,7 +377,6 @@ func mysqlGTID(e *replication.GTIDEvent) string {
 // pending is what a transaction changed, reported at its commit.
 type pending struct {
 	sites   map[int64]*sitePending
-	network bool
 	touched Touched
 	// ours: the transaction wrote the history, as the sidecar's writes do.
 	ours bool
@@ -410,12 +384,12 @@ type pending struct {
 	gtid string
 }
 
-// sitePending is what a transaction changed of one site.
+// sitePending is what a transaction changed of one site's namespaces,
+// item by item, row image by row image.
 type sitePending struct {
-	groups   []string
-	ids      []string
-	settings bool
-	history  HistoryChange
+	groups  []wpsidecar.Item
+	optName string
+	options []wpsidecar.Item
 }
 
 func (tx *pending) site(id int64) *sitePending {
@@ -453,7 +427,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 	}
 	table := string(e.Table.Table)
 	if slices.Contains(f.o.Sites, table) {
-		tx.network = true
+		tx.touched.Network = true
 		return
 	}
 	name, siteID := f.siteTable(table)
@@ -465,7 +439,6 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 	default:
 		return
 	}
-	site := tx.site(siteID)
 	cols := f.columns(ctx, table, int(e.Table.ColumnCount))
 	if cols == nil {
 		// The rows cannot be read: whatever kept them must let go.
@@ -498,7 +471,6 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		return 0
 	}
-	update := isUpdate(t)
 	switch name {
 	case f.o.Users, f.o.Usermeta:
 		idCol := "ID"
@@ -512,66 +484,75 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 	case f.o.Groups:
 		for _, row := range e.Rows {
-			if k := col(row, "group_key"); k != "" && !slices.Contains(site.groups, k) {
-				site.groups = append(site.groups, k)
+			if k := col(row, "group_key"); k != "" && !slices.Contains(tx.touched.Groups, k) {
+				tx.touched.Groups = append(tx.touched.Groups, k)
 			}
 		}
-		group := func(row []any) store.FieldGroup {
-			return store.FieldGroup{Title: col(row, "title"), Status: col(row, "status"), Config: col(row, "config")}
-		}
-		for i := 0; i < len(e.Rows); i += step(t) {
-			var c store.ItemChange
-			var changed bool
-			switch {
-			case update && i+1 < len(e.Rows):
-				c, changed = store.DiffGroup(col(e.Rows[i+1], "group_key"), group(e.Rows[i]), true, group(e.Rows[i+1]), true)
-			case deleted(t):
-				c, changed = store.DiffGroup(col(e.Rows[i], "group_key"), group(e.Rows[i]), true, store.FieldGroup{}, false)
-			default:
-				c, changed = store.DiffGroup(col(e.Rows[i], "group_key"), store.FieldGroup{}, false, group(e.Rows[i]), true)
-			}
-			if changed { // not a write of updated_at alone
-				site.history.Groups = append(site.history.Groups, c)
-			}
-		}
+		site := tx.site(siteID)
+		site.groups = append(site.groups, groupItems(e.Rows, t, col)...)
 	case f.o.Options:
+		if tx.touched.Options == nil {
+			tx.touched.Options = map[int64][]string{}
+		}
 		for _, row := range e.Rows {
-			if name := col(row, "option_name"); name != "" && !slices.Contains(tx.touched.Options, name) {
-				tx.touched.Options = append(tx.touched.Options, name)
+			if name := col(row, "option_name"); name != "" && !slices.Contains(tx.touched.Options[siteID], name) {
+				tx.touched.Options[siteID] = append(tx.touched.Options[siteID], name)
 			}
 		}
 		optName := ""
 		if f.o.OptName != nil {
 			optName = f.o.OptName(siteID)
 		}
-		var settingsNames []string
-		if f.o.SiteOptions != nil {
-			settingsNames = f.o.SiteOptions(siteID)
-		}
 		for i := 0; i < len(e.Rows); i += step(t) {
-			name := col(e.Rows[i], "option_name")
-			if slices.Contains(settingsNames, name) {
-				site.settings = true
-			}
-			if name == "" || name != optName {
+			if name := col(e.Rows[i], "option_name"); name == "" || name != optName {
 				continue
 			}
 			before, after := "", col(e.Rows[i], "option_value")
-			if update && i+1 < len(e.Rows) {
+			if isUpdate(t) && i+1 < len(e.Rows) {
 				before, after = after, col(e.Rows[i+1], "option_value")
 			} else if deleted(t) {
 				before, after = after, ""
 			}
-			diff := store.DiffOptions(before, after)
-			for _, c := range diff {
-				if !slices.Contains(site.ids, c.Key) {
-					site.ids = append(site.ids, c.Key)
-				}
-			}
-			site.history.OptName = optName
-			site.history.Options = append(site.history.Options, diff...)
+			site := tx.site(siteID)
+			site.optName = optName
+			site.options = append(site.options, themeopt.Diff(before, after)...)
 		}
 	}
+}
+
+// groupItems are the items of a rows event of a field-group table: one a
+// row written (its value as the history keeps it may not have changed: a
+// write of its dates alone), and, for an update that changed a group's
+// key, the old key's removal and the new one's creation.
+func groupItems(rows [][]any, t replication.EventType, col func([]any, string) string) []wpsidecar.Item {
+	group := func(row []any) fieldgroup.Group {
+		return fieldgroup.Group{Title: col(row, "title"), Status: col(row, "status"), Config: col(row, "config")}
+	}
+	var out []wpsidecar.Item
+	add := func(key string, before fieldgroup.Group, hadBefore bool, after fieldgroup.Group, hasAfter bool) {
+		if key != "" {
+			it, _ := fieldgroup.Diff(key, before, hadBefore, after, hasAfter)
+			out = append(out, it)
+		}
+	}
+	for i := 0; i < len(rows); i += step(t) {
+		row := rows[i]
+		switch {
+		case isUpdate(t) && i+1 < len(rows):
+			next := rows[i+1]
+			if k, nk := col(row, "group_key"), col(next, "group_key"); k != nk {
+				add(k, group(row), true, fieldgroup.Group{}, false)
+				add(nk, fieldgroup.Group{}, false, group(next), true)
+			} else {
+				add(k, group(row), true, group(next), true)
+			}
+		case deleted(t):
+			add(col(row, "group_key"), group(row), true, fieldgroup.Group{}, false)
+		default:
+			add(col(row, "group_key"), fieldgroup.Group{}, false, group(row), true)
+		}
+	}
+	return out
 }
 
 // isUpdate and deleted tell a rows event's kind. MariaDB's log_bin_compress
@@ -605,62 +586,50 @@ func step(t replication.EventType) int {
 	return 1
 }
 
-// commit reports a committed transaction's changes, one change per
-// namespace, and makes its end (pos, and gset where the server has GTIDs)
-// where the feed resumes.
+// commit reports a committed transaction — what it wrote (Touched),
+// then one Commit per namespace of each site it changed — and makes its
+// end (pos, and gset where the server has GTIDs) where the feed resumes.
 func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, when uint32) {
 	f.pos = pos
 	if gset != nil {
 		f.gtid = gset.Clone()
 	}
-	ids := slices.Sorted(maps.Keys(tx.sites))
-	t := tx.touched
-	for _, id := range ids {
-		for _, k := range tx.sites[id].groups {
-			if !slices.Contains(t.Groups, k) {
-				t.Groups = append(t.Groups, k)
-			}
-		}
+	defer func() { *tx = pending{} }()
+	if f.o.Subscriber == nil {
+		return
 	}
-	if f.o.Touched != nil && (t.DDL || len(t.UserIDs)+len(t.Options)+len(t.Groups) > 0) {
-		f.o.Touched(t)
+	if !tx.touched.empty() {
+		f.o.Subscriber.Touched(tx.touched)
 	}
-	for _, id := range ids {
-		if tx.sites[id].settings && f.o.Settings != nil {
-			f.o.Settings(id)
-		}
+	// The transaction's GTID names it on every server of the replication;
+	// without GTIDs, its place in this server's log.
+	origin := tx.gtid
+	if origin == "" {
+		origin = pos.Name + ":" + strconv.FormatUint(uint64(pos.Pos), 10)
 	}
-	if tx.network && f.o.Network != nil {
-		f.o.Network()
+	author := wpsidecar.Author{Login: wpsidecar.LoginPHP, Via: wpsidecar.ViaBinlog}
+	if tx.ours {
+		author = wpsidecar.Author{Via: wpsidecar.ViaBinlog}
 	}
-	for _, id := range ids {
-		h := tx.sites[id].history
-		if f.o.History != nil && !tx.ours && len(h.Groups)+len(h.Options) > 0 {
-			// The transaction's GTID names it on every server of the
-			// replication; without GTIDs, its place in this server's log.
-			origin := tx.gtid
-			if origin == "" {
-				origin = pos.Name + ":" + strconv.FormatUint(uint64(pos.Pos), 10)
-			}
-			h.When = time.Unix(int64(when), 0).UTC()
-			f.o.History(id, origin, h)
-		}
-	}
-	for _, id := range ids {
+	at := time.Unix(int64(when), 0).UTC()
+	for _, id := range slices.Sorted(maps.Keys(tx.sites)) {
 		site := tx.sites[id]
-		for _, c := range []Change{{Namespace: "fieldmgr", Keys: site.groups, Site: id}, {Namespace: "themeopts", Keys: site.ids, Site: id}} {
-			if len(c.Keys) > 0 {
-				slices.Sort(c.Keys)
-				ev := f.o.Log.Info().Str("namespace", c.Namespace).Strs("keys", c.Keys).Str("via", ModeBinlog)
-				if id > 0 {
-					ev = ev.Int64("blog_id", id)
-				}
-				ev.Msg("stored data changed")
-				f.o.Notify(c)
+		for _, c := range []wpsidecar.Commit{
+			{Site: id, Namespace: wpsidecar.FieldGroups, Items: site.groups},
+			{Site: id, Namespace: wpsidecar.ThemeOptions, Object: site.optName, Items: site.options},
+		} {
+			if len(c.Items) == 0 {
+				continue
 			}
+			c.Origin, c.Author, c.When = origin, author, at
+			ev := f.o.Log.Info().Str("namespace", string(c.Namespace)).Strs("keys", keys(c)).Str("via", ModeBinlog)
+			if id > 0 {
+				ev = ev.Int64("blog_id", id)
+			}
+			ev.Msg("stored data changed")
+			f.o.Subscriber.Commit(c)
 		}
 	}
-	*tx = pending{}
 }
 
 func gtidString(g gomysql.GTIDSet) string {

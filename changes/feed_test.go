@@ -14,24 +14,27 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-// feedRecorder keeps what a feed reports.
+// feedRecorder keeps what a feed reports: each commit as its namespace
+// and keys.
 type feedRecorder struct {
 	mu       sync.Mutex
 	changes  []string
-	settings int
 	fellBack chan struct{}
 }
 
-func (r *feedRecorder) notify(c changes.Change) {
+func (r *feedRecorder) Touched(changes.Touched) {}
+
+func (r *feedRecorder) Commit(c wpsidecar.Commit) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.changes = append(r.changes, c.Namespace+":"+strings.Join(c.Keys, ","))
+	r.changes = append(r.changes, string(c.Namespace)+":"+strings.Join(slices.Compact(slices.Sorted(slices.Values(c.Keys()))), ","))
 }
 
 func (r *feedRecorder) got() []string {
@@ -42,7 +45,8 @@ func (r *feedRecorder) got() []string {
 
 // TestFeed follows a real MariaDB's binary log: each table's events, one
 // change per namespace per transaction, nothing for a rollback or an
-// unrelated DDL, a site setting refreshing the snapshot, a dropped
+// unrelated DDL, a site setting refreshing the snapshot (on the
+// refresher's goroutine, not the feed's), a dropped
 // connection resumed from the last commit, and purged binlogs falling back
 // to polling.
 func TestFeed(t *testing.T) {
@@ -54,15 +58,22 @@ func TestFeed(t *testing.T) {
 	rec := &feedRecorder{fellBack: make(chan struct{})}
 	var logs testlog.Buffer
 	conn := srv.Config()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	settings := store.NewSettingsWatcher(tdb.Store(t), time.Hour, store.SiteURLs{})
+	if err := settings.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	refresh := &changes.Refresher{Settings: func(int64) *store.SettingsWatcher { return settings }, Log: zerolog.New(&logs)}
+	refreshed := make(chan struct{})
+	go func() { refresh.Run(ctx); close(refreshed) }()
+	defer func() { cancel(); <-refreshed }()
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4242, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
-		OptName: func(int64) string { return "themeopts_options" }, SiteOptions: func(int64) []string { return []string{"permalink_structure"} },
-		Settings: func(int64) { rec.mu.Lock(); rec.settings++; rec.mu.Unlock() }, Notify: rec.notify,
+		OptName: func(int64) string { return "themeopts_options" }, Subscriber: changes.Subscribers{rec, refresh},
 		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	if err := feed.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +136,10 @@ func TestFeed(t *testing.T) {
 	expect("non-transactional rows of a rolled-back transaction", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2", "fieldmgr:g3")
 	// A site setting.
 	exec("UPDATE wp_options SET option_value = '/%year%/' WHERE option_name = 'permalink_structure'")
-	waitFor(t, "the settings refresh", func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return rec.settings == 1 })
+	waitFor(t, "the settings refresh", func() bool {
+		st, err := settings.Current()
+		return err == nil && st.PermalinkStructure == "/%year%/" && refresh.Idle()
+	})
 
 	// The feed's connection is killed; a change made meanwhile arrives once
 	// it is back, from the last commit.
@@ -199,7 +213,7 @@ func TestFeed(t *testing.T) {
 // change.
 func TestFeed_Unusable(t *testing.T) {
 	srv := testdb.StartServer(t)
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: "x", Options: "wp_options", Groups: "g", Notify: func(changes.Change) {}, Log: zerolog.Nop()})
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: "x", Options: "wp_options", Groups: "g", Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +229,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // commit order, by user id for users and usermeta rows (a user created,
 // a session destroyed, a role changed, a user deleted with their meta),
 // by name for options (deleted and created again) and by key for groups;
-// a site added to a network reads the site map again;
+// a site added to a network is a write of the network's tables;
 // Current tells a live feed from one that stopped hearing the server.
 func TestFeed_Touched(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
@@ -225,14 +239,17 @@ func TestFeed_Touched(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	networkReads := 0
+	touched := touchedFunc(func(tc changes.Touched) {
+		mu.Lock()
+		defer mu.Unlock()
+		if tc.Network {
+			networkReads++
+			return
+		}
+		got = append(got, fmt.Sprintf("users%v options%v groups%v ddl=%v", tc.UserIDs, tc.Options[0], tc.Groups, tc.DDL))
+	})
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
-		Users: "wp_users", Usermeta: "wp_usermeta", Notify: func(changes.Change) {},
-		Sites: []string{"wp_blogs", "wp_site"}, Network: func() { mu.Lock(); networkReads++; mu.Unlock() },
-		Touched: func(tc changes.Touched) {
-			mu.Lock()
-			defer mu.Unlock()
-			got = append(got, fmt.Sprintf("users%v options%v groups%v ddl=%v", tc.UserIDs, tc.Options, tc.Groups, tc.DDL))
-		},
+		Users: "wp_users", Usermeta: "wp_usermeta", Sites: []string{"wp_blogs", "wp_site"}, Subscriber: touched,
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +295,7 @@ func TestFeed_Touched(t *testing.T) {
 	ddl := "users[] options[] groups[] ddl=true"
 	want := []string{u, u, u, u, u, u, o, o, "users[] options[] groups[g1] ddl=false", ddl, ddl, ddl, "users[] options[] groups[g2] ddl=false"}
 	waitFor(t, "every transaction", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= len(want) })
-	waitFor(t, "the site map read again", func() bool { mu.Lock(); defer mu.Unlock(); return networkReads == 1 })
+	waitFor(t, "the network's tables written", func() bool { mu.Lock(); defer mu.Unlock(); return networkReads == 1 })
 	mu.Lock()
 	if !slices.Equal(got, want) {
 		t.Errorf("touched:\n%q\nwant\n%q", got, want)
@@ -287,16 +304,19 @@ func TestFeed_Touched(t *testing.T) {
 
 	cancel()
 	<-done
-	time.Sleep(400 * time.Millisecond)
-	if feed.Current(300 * time.Millisecond) {
-		t.Error("current after the feed stopped")
+	stopped := time.Now()
+	// Run has returned: nothing hears the server any more, so the feed's
+	// last catch-up came before it stopped, and it is current for no
+	// staleness shorter than the time since.
+	if feed.Current(time.Since(stopped)) || feed.LastSeen().After(stopped) {
+		t.Errorf("current after the feed stopped (last heard %s, stopped %s)", feed.LastSeen().Format(time.StampMicro), stopped.Format(time.StampMicro))
 	}
 }
 
 // TestFeed_NetworkSites: on a network the feed follows every site's
-// tables ({base}N_options, {base}N_fieldmgr_groups): each change names its
+// tables ({base}N_options, {base}N_fieldmgr_groups): each commit names its
 // site, a site's theme options row is the one its configuration names,
-// and a site's settings refresh that site's snapshot.
+// and the options written are named with their site.
 func TestFeed_NetworkSites(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
 	tdb := testdb.NewOn(t, srv.Config())
@@ -319,10 +339,17 @@ func TestFeed_NetworkSites(t *testing.T) {
 			}
 			return "themeopts_options"
 		},
-		SiteOptions: func(site int64) []string { return []string{"home"} },
-		Settings:    func(site int64) { record(fmt.Sprintf("settings of %d", site)) },
-		Notify: func(c changes.Change) {
-			record(fmt.Sprintf("%d %s:%s", c.Site, c.Namespace, strings.Join(c.Keys, ",")))
+		Subscriber: subscriber{
+			touched: func(tc changes.Touched) {
+				for site, names := range tc.Options {
+					if slices.Contains(names, "home") {
+						record(fmt.Sprintf("settings of %d", site))
+					}
+				}
+			},
+			commit: func(c wpsidecar.Commit) {
+				record(fmt.Sprintf("%d %s:%s", c.Site, c.Namespace, strings.Join(c.Keys(), ",")))
+			},
 		},
 		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs)})
 	if err != nil {
@@ -371,7 +398,7 @@ func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
 	tdb := testdb.NewOn(t, srv.Config())
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4343, Schema: tdb.Name, Options: "wp_options",
-		Notify: func(changes.Change) {}, Heartbeat: 50 * time.Millisecond, Log: zerolog.Nop()})
+		Heartbeat: 50 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,11 +433,13 @@ func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
 	waitFor(t, "the feed current again once the writes stop", func() bool { return feed.Current(bound) })
 }
 
-// TestFeed_History: the feed hands the History hook each transaction
-// others committed, item by item with before and after: a group created,
-// renamed, deleted (several rows in one statement too), the theme options
-// row's ids added, changed and removed; not a write of updated_at alone,
-// nor a transaction that also wrote the history table (the sidecar's own).
+// TestFeed_History: the feed's commits carry, for the history, each
+// transaction others committed, item by item with before and after, named
+// by its origin and signed by PHP: a group created, renamed, deleted
+// (several rows in one statement too), the theme options row's ids added,
+// changed and removed; what the history records of them (Recorder) leaves
+// out a write of updated_at alone (its value unchanged) and a transaction
+// that also wrote the history table (the sidecar's own, not PHP's).
 // So it does from a log whose transactions are compressed (MySQL's
 // binlog_transaction_compression, MariaDB's log_bin_compress), and over
 // TLS from a server that takes nothing else; each transaction is named by
@@ -457,23 +486,32 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 		return *p
 	}
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
-		OptName: func(int64) string { return "opts" }, Notify: func(changes.Change) {}, HistoryTable: "wp_wpsidecar_history",
-		History: func(site int64, origin string, c changes.HistoryChange) {
+		OptName: func(int64) string { return "opts" }, HistoryTable: "wp_wpsidecar_history",
+		Subscriber: changes.OnCommit(func(c wpsidecar.Commit) {
 			mu.Lock()
 			defer mu.Unlock()
 			if d := time.Since(c.When); d < -time.Minute || d > time.Minute {
 				t.Errorf("the commit's time: %v", c.When)
 			}
+			if c.Author.Via != wpsidecar.ViaBinlog || c.Author.Login != wpsidecar.LoginPHP {
+				return // the sidecar's own
+			}
 			var items []string
-			for _, g := range c.Groups {
-				items = append(items, "g "+g.Key+" "+show(g.Before)+" → "+show(g.After))
+			for _, it := range c.Items {
+				if show(it.Before) == show(it.After) {
+					continue // no entry
+				}
+				name := "g"
+				if c.Namespace == wpsidecar.ThemeOptions {
+					name = c.Object
+				}
+				items = append(items, name+" "+it.Key+" "+show(it.Before)+" → "+show(it.After))
 			}
-			for _, o := range c.Options {
-				items = append(items, c.OptName+" "+o.Key+" "+show(o.Before)+" → "+show(o.After))
+			if len(items) > 0 {
+				got = append(got, strings.Join(items, "; "))
+				origins = append(origins, c.Origin)
 			}
-			got = append(got, strings.Join(items, "; "))
-			origins = append(origins, origin)
-		},
+		}),
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -555,3 +593,23 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 	cancel()
 	<-done
 }
+
+// subscriber is a test's subscriber of both kinds of event.
+type subscriber struct {
+	touched func(changes.Touched)
+	commit  func(wpsidecar.Commit)
+}
+
+func (s subscriber) Touched(t changes.Touched) {
+	if s.touched != nil {
+		s.touched(t)
+	}
+}
+
+func (s subscriber) Commit(c wpsidecar.Commit) {
+	if s.commit != nil {
+		s.commit(c)
+	}
+}
+
+func touchedFunc(f func(changes.Touched)) subscriber { return subscriber{touched: f} }

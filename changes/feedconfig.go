@@ -8,18 +8,39 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-// OpenFeed is the configuration's feed (newFeed) checked against the server (closed when the
-// server cannot feed it).
-func OpenFeed(ctx context.Context, cfg *config.Config, o FeedOptions) (*Feed, error) {
-	feed, err := newFeed(cfg, o)
+// FeedConfig is what of the sidecar's settings the binlog feed follows
+// (cmd makes it from the configuration).
+type FeedConfig struct {
+	// DSN is --binlog-dsn (nil: the database settings, over TCP).
+	DSN *mysql.Config
+	// The database: how it is reached, by whom, its TLS, the schema.
+	Net, Addr, User, Password string
+	TLS                       store.TLS
+	Schema                    string
+	Timeout                   time.Duration // of the check against the server
+	// ServerID is --binlog-server-id (0: one picked at random).
+	ServerID uint32
+	// TablePrefix, the field-group table, and whether the site is a
+	// network (every site's tables are followed then).
+	TablePrefix, GroupsTable string
+	Multisite                bool
+	// ServeFromFeed: the users' rows matter too, and the feed must hear
+	// the server twice within MaxStaleness to vouch for it.
+	ServeFromFeed bool
+	MaxStaleness  time.Duration
+}
+
+// OpenFeed is c's feed (newFeed) checked against the server (closed when
+// the server cannot feed it).
+func OpenFeed(ctx context.Context, c FeedConfig, o FeedOptions) (*Feed, error) {
+	feed, err := newFeed(c, o)
 	if err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, cfg.DB.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	if err := feed.Check(cctx); err != nil {
 		feed.Close()
@@ -28,42 +49,39 @@ func OpenFeed(ctx context.Context, cfg *config.Config, o FeedOptions) (*Feed, er
 	return feed, nil
 }
 
-// newFeed is the binlog feed of the configuration: its connection (from
-// --binlog-dsn, else the database settings over TCP), replica id and
-// tables, with o's callbacks.
-func newFeed(cfg *config.Config, o FeedOptions) (*Feed, error) {
-	o.Conn = cfg.BinlogDSN
+// newFeed is the binlog feed of c: its connection (from --binlog-dsn,
+// else the database settings over TCP), replica id and tables, told to
+// o's subscriber.
+func newFeed(c FeedConfig, o FeedOptions) (*Feed, error) {
+	o.Conn = c.DSN
 	if o.Conn != nil {
 		o.Conn = o.Conn.Clone()
 	} else {
-		network, addr := cfg.DB.Address()
-		if network != "tcp" {
+		if c.Net != "tcp" {
 			return nil, fmt.Errorf("%w: the database is reached by a socket; give --binlog-dsn with a TCP address", ErrFeedUnusable)
 		}
 		o.Conn = mysql.NewConfig()
-		o.Conn.Net, o.Conn.Addr, o.Conn.User, o.Conn.Passwd = "tcp", addr, cfg.DB.User, cfg.DB.Password
+		o.Conn.Net, o.Conn.Addr, o.Conn.User, o.Conn.Passwd = "tcp", c.Addr, c.User, c.Password
 	}
 	if o.Conn.TLSConfig == "" {
 		// A --binlog-dsn that names no tls= is encrypted as the database's
 		// other connections are.
-		if err := store.TLS(cfg.DB.TLS).Apply(o.Conn); err != nil {
+		if err := c.TLS.Apply(o.Conn); err != nil {
 			return nil, err
 		}
 	}
-	o.ServerID = uint32(cfg.BinlogServerID)
+	o.ServerID = c.ServerID
 	if o.ServerID == 0 {
 		o.ServerID = uint32(1<<20 + rand.IntN(1<<30))
 	}
-	o.Schema, o.Options, o.Groups = cfg.DB.Name, cfg.TablePrefix+"options", cfg.FieldmgrTable
-	if cfg.Multisite {
-		o.Sites = []string{cfg.TablePrefix + "blogs", cfg.TablePrefix + "site"}
-		o.BasePrefix = cfg.TablePrefix
+	o.Schema, o.Options, o.Groups = c.Schema, c.TablePrefix+"options", c.GroupsTable
+	if c.Multisite {
+		o.Sites = []string{c.TablePrefix + "blogs", c.TablePrefix + "site"}
+		o.BasePrefix = c.TablePrefix
 	}
-	if cfg.ServeFromFeed {
-		// The users' rows matter too, and the feed must hear the server
-		// twice within max-staleness to vouch for it.
-		o.Users, o.Usermeta = cfg.TablePrefix+"users", cfg.TablePrefix+"usermeta"
-		o.Heartbeat = max(10*time.Millisecond, min(time.Second, cfg.MaxStaleness/2))
+	if c.ServeFromFeed {
+		o.Users, o.Usermeta = c.TablePrefix+"users", c.TablePrefix+"usermeta"
+		o.Heartbeat = max(10*time.Millisecond, min(time.Second, c.MaxStaleness/2))
 	}
 	return NewFeed(o)
 }

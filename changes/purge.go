@@ -14,7 +14,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/cachetag"
+	"github.com/wpsidecar/wpsidecar/redact"
 )
 
 // Purge is what a change makes stale in caches: cache tags (as the
@@ -38,6 +40,36 @@ func (p *Purge) merge(q Purge) {
 			p.URLs = append(p.URLs, u)
 		}
 	}
+}
+
+// Purges subscribe to commits and queue, in each purger, what a commit
+// makes stale: the namespace's tag (answers whose tags overflowed carry
+// only it), each changed key's or id's tag (and for field groups every
+// list's), all named as the commit's site names them; and the URLs that
+// show what changed (URLs: the site's public routes, under its home; nil
+// leaves them out).
+type Purges struct {
+	Purgers []*Purger
+	URLs    func(wpsidecar.Commit) []*url.URL
+}
+
+// Touched is nothing to purge.
+func (Purges) Touched(Touched) {}
+
+func (p Purges) Commit(c wpsidecar.Commit) {
+	x := PurgeOf(c, p.URLs)
+	for _, q := range p.Purgers {
+		q.Purge(x)
+	}
+}
+
+// PurgeOf is what c makes stale (see Purges).
+func PurgeOf(c wpsidecar.Commit, urls func(wpsidecar.Commit) []*url.URL) Purge {
+	x := Purge{Tags: cachetag.Stale(c.Site, string(c.Namespace), keys(c))}
+	if urls != nil {
+		x.URLs = urls(c)
+	}
+	return x
 }
 
 // Adapter turns a purge into a CDN's requests.
@@ -153,7 +185,7 @@ func (p *Purger) send(ctx context.Context, batch Purge) bool {
 	reqs, err := p.a.Requests(batch)
 	if err != nil {
 		p.failed.Add(1)
-		p.log.Error().Err(config.RedactError(err)).Msg("purge not sent")
+		p.log.Error().Err(redact.Error(err)).Msg("purge not sent")
 		return true
 	}
 	for _, req := range reqs {
@@ -162,7 +194,7 @@ func (p *Purger) send(ctx context.Context, batch Purge) bool {
 			err := p.do(ctx, req)
 			if err == nil {
 				p.sent.Add(1)
-				p.log.Info().Str("method", req.Method).Str("url", config.RedactURL(req.URL)).Strs("tags", batch.Tags).Int("attempt", attempt).Msg("purged")
+				p.log.Info().Str("method", req.Method).Str("url", redact.URL(req.URL)).Strs("tags", batch.Tags).Int("attempt", attempt).Msg("purged")
 				break
 			}
 			if ctx.Err() != nil {
@@ -170,10 +202,10 @@ func (p *Purger) send(ctx context.Context, batch Purge) bool {
 			}
 			if errors.Is(err, errPermanent) || attempt == p.Attempts {
 				p.failed.Add(1)
-				p.log.Error().Err(config.RedactError(err)).Str("method", req.Method).Str("url", config.RedactURL(req.URL)).Int("attempt", attempt).Msg("purge failed; given up")
+				p.log.Error().Err(redact.Error(err)).Str("method", req.Method).Str("url", redact.URL(req.URL)).Int("attempt", attempt).Msg("purge failed; given up")
 				break
 			}
-			p.log.Warn().Err(config.RedactError(err)).Int("attempt", attempt).Dur("retry_in", pause).Msg("purge failed; will retry")
+			p.log.Warn().Err(redact.Error(err)).Int("attempt", attempt).Dur("retry_in", pause).Msg("purge failed; will retry")
 			select {
 			case <-ctx.Done():
 				return false

@@ -3,6 +3,8 @@ package changes
 import (
 	"sync"
 	"time"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // Sender lets only the leading instance send what changed: every instance
@@ -12,9 +14,11 @@ import (
 // for lag after the change was noticed (it notices changes up to lag
 // later than this instance, and may have died before sending them), so
 // it is sent then. A receiver may get a change twice around a fail-over,
-// never in steady state.
+// never in steady state. It subscribes to commits (Touched are every
+// instance's own business), and sends to its own subscriber: the webhooks
+// and the purges.
 type Sender struct {
-	send      func(Change)
+	send      Subscriber
 	keep, lag time.Duration
 	now       func() time.Time
 
@@ -25,26 +29,29 @@ type Sender struct {
 
 type noticed struct {
 	at time.Time
-	c  Change
+	c  wpsidecar.Commit
 }
 
 // maxKept bounds what a follower keeps, whatever keep says.
 const maxKept = 1024
 
-// NewSender sends through send while leading, keeping what it notices as
+// NewSender sends to send while leading, keeping what it notices as
 // a follower for keep; lag is how much later than this instance the
 // leader may notice a change.
-func NewSender(send func(Change), keep, lag time.Duration) *Sender {
+func NewSender(send Subscriber, keep, lag time.Duration) *Sender {
 	return &Sender{send: send, keep: keep, lag: lag, now: time.Now}
 }
 
-// Notify sends c, or keeps it while another instance leads. send must not
+// Touched is nothing to send.
+func (s *Sender) Touched(Touched) {}
+
+// Commit sends c, or keeps it while another instance leads. send must not
 // block: it is called with the order of changes held.
-func (s *Sender) Notify(c Change) {
+func (s *Sender) Commit(c wpsidecar.Commit) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.leading {
-		s.send(c)
+		s.send.Commit(c)
 		return
 	}
 	s.prune()
@@ -67,7 +74,7 @@ func (s *Sender) Lead(leading bool, held time.Time) {
 	s.prune()
 	for _, n := range s.recent {
 		if n.at.Add(s.lag).After(held) {
-			s.send(n.c)
+			s.send.Commit(n.c)
 		}
 	}
 	s.recent = nil

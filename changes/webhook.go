@@ -16,7 +16,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/redact"
 )
 
 // Webhook headers. The signature is HMAC-SHA256, keyed with the shared
@@ -84,8 +85,11 @@ func NewNotifier(o NotifierOptions) *Notifier {
 	return n
 }
 
-// Notify queues c for every URL without waiting.
-func (n *Notifier) Notify(c Change) { n.Send(c.JSON()) }
+// Touched is nothing to deliver.
+func (n *Notifier) Touched(Touched) {}
+
+// Commit queues c's webhook (WebhookJSON) for every URL without waiting.
+func (n *Notifier) Commit(c wpsidecar.Commit) { n.Send(WebhookJSON(c)) }
 
 // Send queues a JSON body for every URL without waiting.
 func (n *Notifier) Send(body []byte) {
@@ -94,7 +98,7 @@ func (n *Notifier) Send(body []byte) {
 		select {
 		case q <- d:
 		default:
-			n.o.Log.Error().Str("url", config.RedactURL(n.o.URLs[i])).Str("delivery", d.id).RawJSON("change", d.body).
+			n.o.Log.Error().Str("url", redact.URL(n.o.URLs[i])).Str("delivery", d.id).RawJSON("change", d.body).
 				Msg("webhook queue full; change dropped")
 		}
 	}
@@ -145,7 +149,7 @@ func (n *Notifier) Drain(ctx context.Context) {
 			}
 			for d, ok := next(); ok; d, ok = next() {
 				if ctx.Err() != nil || !n.deliver(ctx, n.o.URLs[i], d) {
-					n.o.Log.Error().Str("url", config.RedactURL(n.o.URLs[i])).Str("delivery", d.id).RawJSON("change", d.body).
+					n.o.Log.Error().Str("url", redact.URL(n.o.URLs[i])).Str("delivery", d.id).RawJSON("change", d.body).
 						Msg("shutting down: queued delivery dropped")
 				}
 			}
@@ -162,7 +166,7 @@ var errPermanent = errors.New("refused")
 
 // deliver makes d's attempts; false when ctx ended first (d is not done).
 func (n *Notifier) deliver(ctx context.Context, u *url.URL, d delivery) bool {
-	log := n.o.Log.With().Str("url", config.RedactURL(u)).Str("delivery", d.id).Logger()
+	log := n.o.Log.With().Str("url", redact.URL(u)).Str("delivery", d.id).Logger()
 	pause := n.o.Backoff
 	for attempt := 1; ; attempt++ {
 		err := n.post(ctx, u, d)
@@ -173,10 +177,10 @@ func (n *Notifier) deliver(ctx context.Context, u *url.URL, d delivery) bool {
 		case ctx.Err() != nil:
 			return false
 		case errors.Is(err, errPermanent) || attempt == n.o.Attempts:
-			log.Error().Err(config.RedactError(err)).Int("attempt", attempt).RawJSON("change", d.body).Msg("webhook not delivered; given up")
+			log.Error().Err(redact.Error(err)).Int("attempt", attempt).RawJSON("change", d.body).Msg("webhook not delivered; given up")
 			return true
 		}
-		log.Warn().Err(config.RedactError(err)).Int("attempt", attempt).Dur("retry_in", pause).Msg("webhook failed; will retry")
+		log.Warn().Err(redact.Error(err)).Int("attempt", attempt).Dur("retry_in", pause).Msg("webhook failed; will retry")
 		select {
 		case <-ctx.Done():
 			return false

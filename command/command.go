@@ -1,45 +1,108 @@
-// Package command holds the commands that work on a site's stored data
-// without serving it: wpsidecar export, import, history and revert
-// (docs/api.md §12–13). They take the server's configuration (flags,
-// WPSIDECAR_* variables, wp-config.php) but need no upstream.
+// Package command holds wpsidecar's subcommands, one table of them: the
+// commands that work on a site's stored data without serving it (export,
+// import, history, revert: docs/api.md §12–13), the OpenAPI description
+// (openapi) and the container health check (probe). Each takes the
+// server's settings (flags, WPSIDECAR_* variables, wp-config.php), read by
+// cmd and handed over as Options, and flags of its own; none needs an
+// upstream.
 package command
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"os/user"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/exportdir"
-	"github.com/wpsidecar/wpsidecar/proxy/history"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
-	"github.com/wpsidecar/wpsidecar/site"
+	"github.com/wpsidecar/wpsidecar/multisite"
+	"github.com/wpsidecar/wpsidecar/objcache"
+	"github.com/wpsidecar/wpsidecar/openapi"
+	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
-// Names are the commands this package runs.
-var Names = []string{"export", "import", "history", "revert"}
+// Options are what the commands take of the server's settings.
+type Options struct {
+	// DB reaches WordPress's database (the commands choose the pool's
+	// size and give it the object cache); DB.History: the history is kept.
+	DB store.Options
+	// FieldmgrTable is the field-group table; on a network, site N's is
+	// the same name with the site's prefix.
+	FieldmgrTable string
+	// Network is how wp-config.php declares a multisite network
+	// (DB.Multisite: there is one).
+	Network multisite.Constants
+	// ThemeoptsConfig and PublicRoutes are the files whose options and
+	// routes openapi describes ("": none).
+	ThemeoptsConfig, PublicRoutes string
+	// API are the namespaces openapi describes, with their routes: the
+	// handlers' route tables, which this package does not import.
+	API []openapi.Namespace
+	// Themeopts opens the theme options configurations as the server
+	// does (nil: none).
+	Themeopts func() (Themeopts, error)
+	// ObjectCache connects to WordPress's persistent object cache, which
+	// writes evict; nil when the site has none.
+	ObjectCache func(context.Context) (*objcache.Redis, error)
+}
 
-// Env is what a command is given to run with.
+// Themeopts are the theme options configurations: Of is a site's (nil:
+// none; the site is nil on a single site).
+type Themeopts interface {
+	Of(*multisite.Site) *reload.File[themeopt.Config]
+}
+
+// Settings reads a command's settings as the server reads its own: the
+// same flags, variables and wp-config.php, with the command's own flags
+// added to the flag set; database says the command reaches the database
+// (the settings must then name it). It returns the arguments that are not
+// flags, in order, and flag.ErrHelp when the flags asked for help (the
+// usage has been written).
+type Settings func(args []string, flags func(*flag.FlagSet), database bool) (Options, []string, error)
+
+// Env is what a command writes to.
 type Env struct {
-	Environ        []string
 	Stdout, Stderr io.Writer
+}
+
+// A command is one of wpsidecar's subcommands.
+type command struct {
+	name string
+	// args is how many arguments that are not flags it takes (at least,
+	// at most), and usage what it says when given others.
+	args  [2]int
+	usage string
+	// database: it reaches the site's database, which is opened (and its
+	// sites found, --site chosen) before run.
+	database bool
+	flags    func(*flag.FlagSet, *flags)
+	run      func(c *cmd, ctx context.Context, args []string) error
+}
+
+// commands are wpsidecar's subcommands; without one, it serves.
+var commands = []command{
+	{name: "export", args: [2]int{1, 1}, usage: "give one directory: wpsidecar export DIR",
+		database: true, flags: siteFlag, run: (*cmd).export},
+	{name: "import", args: [2]int{1, 1}, usage: "give one directory: wpsidecar import DIR",
+		database: true, flags: importFlags, run: (*cmd).importDir},
+	{name: "history", usage: "takes no arguments",
+		database: true, flags: historyFlags, run: (*cmd).history},
+	{name: "revert", args: [2]int{1, 1}, usage: "give one history entry id: wpsidecar revert ID",
+		database: true, flags: revertFlags, run: (*cmd).revert},
+	{name: "openapi", usage: "takes no arguments", run: (*cmd).openAPI},
+	{name: "probe", args: [2]int{0, 1}, usage: "give at most one URL: wpsidecar probe [URL] (default " + DefaultProbeURL + ")", run: (*cmd).probe},
+}
+
+// Is tells whether name is a subcommand.
+func Is(name string) bool {
+	return slices.ContainsFunc(commands, func(c command) bool { return c.name == name })
 }
 
 // flags are every command's own flags.
@@ -51,16 +114,58 @@ type flags struct {
 	json                  bool
 }
 
+func siteFlag(fs *flag.FlagSet, f *flags) {
+	fs.Int64Var(&f.site, "site", 0, "on a multisite network, only this site (blog id)")
+}
+
+func importFlags(fs *flag.FlagSet, f *flags) {
+	siteFlag(fs, f)
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print what would change and write nothing")
+	fs.BoolVar(&f.prune, "prune", false, "delete the field groups that have no file")
+	fs.BoolVar(&f.force, "force", false, "overwrite what changed in the database since the export")
+}
+
+func historyFlags(fs *flag.FlagSet, f *flags) {
+	siteFlag(fs, f)
+	fs.StringVar(&f.namespace, "namespace", "", "fieldmgr or themeopts")
+	fs.StringVar(&f.key, "key", "", "a group key or option id")
+	fs.StringVar(&f.since, "since", "", "entries from this date (RFC 3339)")
+	fs.IntVar(&f.page, "page", 1, "page")
+	fs.IntVar(&f.perPage, "per-page", 20, "entries a page (1-100)")
+	fs.BoolVar(&f.json, "json", false, "print the entries as the REST route answers them")
+}
+
+func revertFlags(fs *flag.FlagSet, f *flags) {
+	siteFlag(fs, f)
+	fs.BoolVar(&f.force, "force", false, "revert even when the value changed since the entry")
+}
+
+// UsageError is a command given arguments it does not take: like a
+// configuration problem, the process exits 2 for it.
+type UsageError struct{ Problem string }
+
+func (e *UsageError) Error() string { return "invalid configuration:\n  " + e.Problem }
+
+// IsUsageError tells a command's usage problem from other failures.
+func IsUsageError(err error) bool {
+	var e *UsageError
+	return errors.As(err, &e)
+}
+
 // stopGrace is how long a command told to stop (its context ended: a
 // SIGTERM or SIGINT) is given to end what it does before Run returns
 // without it: a transaction under way is rolled back when the process
 // ends, and a read that does not notice the context is left behind.
 const stopGrace = 2 * time.Second
 
-// Run runs command name with args, until ctx ends or a SIGTERM or SIGINT
-// comes: then it returns at once with an error saying so (within
-// stopGrace), whatever the command was doing.
-func Run(ctx context.Context, name string, args []string, env Env) error {
+// Run runs command name with args, its settings read by settings, until
+// ctx ends or a SIGTERM or SIGINT comes: then it returns at once with an
+// error saying so (within stopGrace), whatever the command was doing.
+func Run(ctx context.Context, name string, args []string, settings Settings, env Env) error {
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return &UsageError{Problem: fmt.Sprintf("wpsidecar %s: no such command", name)}
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// What the command prints after Run returned is dropped.
@@ -68,7 +173,7 @@ func Run(ctx context.Context, name string, args []string, env Env) error {
 	defer out.close()
 	defer errOut.close()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, name, args, Env{Environ: env.Environ, Stdout: out, Stderr: errOut}) }()
+	go func() { done <- run(ctx, commands[i], args, settings, Env{Stdout: out, Stderr: errOut}) }()
 	select {
 	case err := <-done:
 		return err
@@ -108,320 +213,56 @@ func (g *gated) close() {
 	g.mu.Unlock()
 }
 
-func run(ctx context.Context, name string, args []string, env Env) error {
-	var f flags
-	cfg, pos, err := config.LoadCommand(args, env.Environ, env.Stderr, func(fs *flag.FlagSet) {
-		fs.Int64Var(&f.site, "site", 0, "on a multisite network, only this site (blog id)")
-		switch name {
-		case "import":
-			fs.BoolVar(&f.dryRun, "dry-run", false, "print what would change and write nothing")
-			fs.BoolVar(&f.prune, "prune", false, "delete the field groups that have no file")
-			fs.BoolVar(&f.force, "force", false, "overwrite what changed in the database since the export")
-		case "history":
-			fs.StringVar(&f.namespace, "namespace", "", "fieldmgr or themeopts")
-			fs.StringVar(&f.key, "key", "", "a group key or option id")
-			fs.StringVar(&f.since, "since", "", "entries from this date (RFC 3339)")
-			fs.IntVar(&f.page, "page", 1, "page")
-			fs.IntVar(&f.perPage, "per-page", 20, "entries a page (1-100)")
-			fs.BoolVar(&f.json, "json", false, "print the entries as the REST route answers them")
-		case "revert":
-			fs.BoolVar(&f.force, "force", false, "revert even when the value changed since the entry")
+// cmd is one command's run: its options and flags, where it writes, and
+// for a command that reaches the database, the sites it works on.
+type cmd struct {
+	o     Options
+	f     flags
+	out   io.Writer
+	sites []stored
+	// network: every site of a network, each in a directory of its own.
+	network bool
+}
+
+func run(ctx context.Context, c command, args []string, settings Settings, env Env) error {
+	x := &cmd{out: env.Stdout}
+	o, pos, err := settings(args, func(fs *flag.FlagSet) {
+		if c.flags != nil {
+			c.flags(fs, &x.f)
 		}
-	})
+	}, c.database)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	want := map[string]int{"export": 1, "import": 1, "history": 0, "revert": 1}[name]
-	if len(pos) != want {
-		return &config.Error{Problems: []string{fmt.Sprintf("wpsidecar %s: %s", name, map[string]string{
-			"export": "give one directory: wpsidecar export DIR", "import": "give one directory: wpsidecar import DIR",
-			"history": "takes no arguments", "revert": "give one history entry id: wpsidecar revert ID"}[name])}}
+	if len(pos) < c.args[0] || len(pos) > c.args[1] {
+		return &UsageError{Problem: fmt.Sprintf("wpsidecar %s: %s", c.name, c.usage)}
+	}
+	x.o = o
+	if !c.database {
+		return c.run(x, ctx, pos)
 	}
 	// Writes evict what WordPress's persistent object cache holds.
-	var cache store.CacheInvalidator
-	if cfg.ObjectCache == "redis" {
-		oc, err := site.OpenObjectCache(ctx, cfg, zerolog.Nop())
+	db := o.DB
+	db.MaxOpen = 2
+	if o.ObjectCache != nil {
+		oc, err := o.ObjectCache(ctx)
 		if err != nil {
 			return err
 		}
 		defer oc.Close()
-		cache = oc
+		db.Cache = oc
 	}
-	network, addr := cfg.DB.Address()
-	db, err := store.Open(store.Options{
-		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
-		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
-		MaxOpen: 2, Timeout: cfg.DB.Timeout, Cache: cache, History: !cfg.History.Off,
-	})
+	sdb, err := store.Open(db)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	sites, err := site.StoredSites(ctx, cfg, db, f.site)
-	if err != nil {
+	defer sdb.Close()
+	if x.sites, err = x.storedSites(ctx, sdb); err != nil {
 		return err
 	}
-	c := &cmd{cfg: cfg, f: f, out: env.Stdout, network: cfg.Multisite && f.site == 0}
-	switch name {
-	case "export", "import":
-		if c.themeopts, err = themeoptsOf(ctx, cfg, db, sites); err != nil {
-			return err
-		}
-		if name == "export" {
-			return c.export(ctx, sites, pos[0])
-		}
-		return c.importDir(ctx, sites, pos[0])
-	}
-	if cfg.History.Off {
-		return errors.New("the history is off (history-retention off)")
-	}
-	if name == "history" {
-		return c.history(ctx, sites)
-	}
-	id, err := strconv.ParseInt(pos[0], 10, 64)
-	if err != nil || id <= 0 {
-		return &config.Error{Problems: []string{fmt.Sprintf("wpsidecar revert: %q is not a history entry id", pos[0])}}
-	}
-	if len(sites) > 1 {
-		return &config.Error{Problems: []string{"wpsidecar revert: on a network, say which site's entry: --site ID"}}
-	}
-	return c.revert(ctx, sites[0], id)
-}
-
-type cmd struct {
-	cfg     *config.Config
-	f       flags
-	out     io.Writer
-	network bool // every site of a network: each in a directory of its own
-	// themeopts are the sites' theme options configurations by blog id (0
-	// on a single site; nil: none).
-	themeopts map[int64]*themeopts.Config
-}
-
-// themeoptsOf are the theme options configurations of sites, as the
-// server would serve them (site.StoredSites knows only their rows' names):
-// an import checks values against them.
-func themeoptsOf(ctx context.Context, cfg *config.Config, db *store.DB, sites []site.Stored) (map[int64]*themeopts.Config, error) {
-	var reloads []func() error
-	t, err := site.OpenThemeopts(cfg, zerolog.Nop(), func(func(context.Context)) {}, &reloads)
-	if err != nil {
-		return nil, err
-	}
-	of := func(ms *multisite.Site) *themeopts.Config {
-		if f := t.Of(ms); f != nil {
-			return f.Current()
-		}
-		return nil
-	}
-	out := map[int64]*themeopts.Config{}
-	if !cfg.Multisite {
-		out[0] = of(nil)
-		return out, nil
-	}
-	m, err := multisite.Load(ctx, db.SQL(), cfg.TablePrefix, site.NetworkConstants(cfg))
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range sites {
-		for i := range m.Sites {
-			if m.Sites[i].ID == s.ID {
-				out[s.ID] = of(&m.Sites[i])
-			}
-		}
-	}
-	return out, nil
-}
-
-// siteOf is what exportdir reaches of s.
-func (c *cmd) siteOf(s site.Stored) exportdir.Site {
-	return exportdir.Site{DB: s.DB, Groups: s.Groups, Themeopts: c.themeopts[s.ID]}
-}
-
-// dir is where a site's files are: DIR, or DIR/sites/<id> for every site
-// of a network, made (for an export) a directory at a time: neither sites/
-// nor sites/<id> may be a link (it could lead out of DIR).
-func (c *cmd) dir(dir string, s site.Stored, create bool) (string, error) {
-	if !c.network {
-		return dir, nil
-	}
-	if create {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", err
-		}
-	}
-	full := filepath.Join(dir, "sites", strconv.FormatInt(s.ID, 10))
-	p := dir
-	for _, part := range []string{"sites", strconv.FormatInt(s.ID, 10)} {
-		p = filepath.Join(p, part)
-		st, err := os.Lstat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && create:
-			if err := os.Mkdir(p, 0o755); err != nil {
-				return "", err
-			}
-		case errors.Is(err, fs.ErrNotExist):
-			return full, nil // Read says it holds no export
-		case err != nil:
-			return "", err
-		case st.Mode()&fs.ModeSymlink != 0:
-			return "", fmt.Errorf("%s is a symbolic link: not followed (it may lead out of %s)", p, dir)
-		case !st.IsDir():
-			return "", fmt.Errorf("%s is not a directory", p)
-		}
-	}
-	return full, nil
-}
-
-// prefix names the site in what is printed, on a network.
-func (c *cmd) prefix(s site.Stored) string {
-	if s.ID > 0 {
-		return "site " + strconv.FormatInt(s.ID, 10) + ": "
-	}
-	return ""
-}
-
-func (c *cmd) export(ctx context.Context, sites []site.Stored, dir string) error {
-	for _, s := range sites {
-		d, err := c.dir(dir, s, true)
-		if err != nil {
-			return err
-		}
-		groups, options, err := exportdir.Export(ctx, c.siteOf(s), d)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.out, "%sexported %d field groups and %d theme options sets to %s\n", c.prefix(s), groups, options, d)
-	}
-	return nil
-}
-
-// importDir plans every site before it writes any: a conflict anywhere,
-// without --force, writes nothing.
-func (c *cmd) importDir(ctx context.Context, sites []site.Stored, dir string) error {
-	plans := make([]exportdir.Plan, len(sites))
-	var conflicts []string
-	for i, s := range sites {
-		d, err := c.dir(dir, s, false)
-		if err != nil {
-			return err
-		}
-		files, err := exportdir.Read(ctx, d)
-		if err != nil {
-			return err
-		}
-		if plans[i], err = exportdir.PlanImport(ctx, c.siteOf(s), files, c.f.prune); err != nil {
-			return err
-		}
-		for _, l := range plans[i].Lines() {
-			fmt.Fprintln(c.out, c.prefix(s)+l)
-		}
-		if plans[i].Empty() {
-			fmt.Fprintln(c.out, c.prefix(s)+"nothing to change")
-		}
-		for _, k := range plans[i].Conflicts() {
-			conflicts = append(conflicts, c.prefix(s)+k)
-		}
-	}
-	if c.f.dryRun {
-		fmt.Fprintln(c.out, "dry run: nothing written")
-		return nil
-	}
-	if len(conflicts) > 0 && !c.f.force {
-		return fmt.Errorf("%s: %w; nothing written", strings.Join(conflicts, ", "), exportdir.ErrConflict)
-	}
-	for i, s := range sites {
-		if plans[i].Empty() {
-			continue
-		}
-		st, err := s.DB.ReadSiteSettings(ctx, store.SiteURLs{})
-		if err != nil {
-			return err
-		}
-		err = exportdir.Apply(ctx, c.siteOf(s), plans[i], c.f.force, author(),
-			st.LocalTime(time.Now()), st.DBVersion)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.out, "%simported: %d field groups, %d theme options sets written\n", c.prefix(s), len(plans[i].Groups), len(plans[i].Options))
-	}
-	return nil
-}
-
-// author is who the command's writes are by in the history: the system
-// user running it, as "cli:<name>".
-func author() store.Author {
-	login := "cli"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		login += ":" + u.Username
-	}
-	return store.Author{Login: login}
-}
-
-func (c *cmd) history(ctx context.Context, sites []site.Stored) error {
-	q := map[string][]string{"page": {strconv.Itoa(c.f.page)}, "per_page": {strconv.Itoa(c.f.perPage)}}
-	for k, v := range map[string]string{"namespace": c.f.namespace, "key": c.f.key, "since": c.f.since} {
-		if v != "" {
-			q[k] = []string{v}
-		}
-	}
-	filter, err := history.Filter(q)
-	if err != nil {
-		return &config.Error{Problems: []string{"wpsidecar history: " + err.Error()}}
-	}
-	for _, s := range sites {
-		list, total, err := s.DB.History().List(ctx, filter)
-		if err != nil {
-			return err
-		}
-		if c.f.json {
-			var b bytes.Buffer
-			for _, e := range list {
-				history.WriteEntry(&b, e)
-				b.WriteByte('\n')
-			}
-			c.out.Write(b.Bytes())
-			continue
-		}
-		fmt.Fprintf(c.out, "%s%d entries\n", c.prefix(s), total)
-		for _, e := range list {
-			who := e.Login
-			if e.UserID > 0 {
-				who += " (" + strconv.FormatInt(e.UserID, 10) + ")"
-			}
-			fmt.Fprintf(c.out, "%s%d  %s  %s %s %s  %s by %s\n", c.prefix(s), e.ID, e.DateGMT, e.Namespace, e.Object, e.Key, change(e), who)
-		}
-	}
-	return nil
-}
-
-// change says what an entry did.
-func change(e store.HistoryEntry) string {
-	switch {
-	case e.Before == nil:
-		return "created"
-	case e.After == nil:
-		return "removed"
-	}
-	return "changed"
-}
-
-func (c *cmd) revert(ctx context.Context, s site.Stored, id int64) error {
-	st, err := s.DB.ReadSiteSettings(ctx, store.SiteURLs{})
-	if err != nil {
-		return err
-	}
-	rv := store.Revert{By: author(), Now: st.LocalTime(time.Now()), DBVersion: st.DBVersion, Force: c.f.force}
-	switch err := s.DB.History().Revert(ctx, id, rv); {
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("history entry %d: not found", id)
-	case errors.Is(err, store.ErrChanged):
-		return fmt.Errorf("history entry %d: the value has changed since; --force reverts it anyway", id)
-	case err != nil:
-		return err
-	}
-	fmt.Fprintf(c.out, "%sreverted history entry %d\n", c.prefix(s), id)
-	return nil
+	x.network = o.DB.Multisite && x.f.site == 0
+	return c.run(x, ctx, pos)
 }

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // stored is the theme options row of the test site.
@@ -35,7 +35,7 @@ func newSite(t *testing.T) testSite {
 	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
 	ctx := context.Background()
 	groups.EnsureTable(ctx)
-	if err := groups.Create(ctx, "g_a", "T g_a", `{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}`, "2026-01-01 00:00:00", store.Author{}); err != nil {
+	if err := groups.Create(ctx, "g_a", "T g_a", `{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}`, "2026-01-01 00:00:00", wpsidecar.Author{}); err != nil {
 		t.Fatal(err)
 	}
 	tdb.SetOption(t, "themeopts_options", stored)
@@ -58,7 +58,9 @@ func (s testSite) run(t *testing.T, ctx context.Context, name string, args ...st
 	var out bytes.Buffer
 	w := &lockedWriter{b: &out}
 	done := make(chan error, 1)
-	go func() { done <- command.Run(ctx, name, append(args, s.flags...), command.Env{Stdout: w, Stderr: w}) }()
+	go func() {
+		done <- command.Run(ctx, name, append(args, s.flags...), settings(w), command.Env{Stdout: w, Stderr: w})
+	}()
 	select {
 	case err := <-done:
 		if err == nil {
@@ -144,11 +146,11 @@ func TestImport(t *testing.T) {
 		}, []string{"--dry-run"}, "fieldmgr/x.json", "a symbolic link: not followed", "", ""},
 		{"a group file a pipe", func(t *testing.T, dir string) {
 			syscall.Mkfifo(filepath.Join(dir, "fieldmgr", "x.json"), 0o644)
-		}, []string{"--dry-run"}, "fieldmgr/x.json", "not a regular file (a device, pipe or socket is not read)", "", ""},
+		}, []string{"--dry-run"}, "fieldmgr/x.json", "a named pipe (FIFO), not a regular file", "", ""},
 		{"a group file over 32 MiB", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, "fieldmgr", "x.json"), nil, 0o644)
 			os.Truncate(filepath.Join(dir, "fieldmgr", "x.json"), 32<<20+1)
-		}, []string{"--dry-run"}, "fieldmgr/x.json", "33554433 bytes: over the limit of 32 MiB a file", "", ""},
+		}, []string{"--dry-run"}, "fieldmgr/x.json", "larger than 32 MiB", "", ""},
 		{"a config of nested references", func(t *testing.T, dir string) {
 			config := phpMade(t, `$a = ["type" => "post"]; for ($i = 0; $i < 60; $i++) { $b = [&$a, &$a]; unset($a); $a = $b; unset($b); }`)
 			b, _ := json.Marshal(map[string]string{"key": "nest", "title": "N", "status": "active", "config": config, "exported": ""})
@@ -214,8 +216,29 @@ func TestRun_RefusesAPipe(t *testing.T) {
 	}
 	s.flags[3] = fifo
 	err, _ := s.run(t, context.Background(), "import", t.TempDir())
-	if want := "theme options configuration: " + fifo + " is not a regular file (p---------)"; err != want {
+	if want := "theme options configuration: read " + fifo + ": a named pipe (FIFO), not a regular file"; err != want {
 		t.Errorf("import: %s\nwant %s", err, want)
+	}
+}
+
+// wpsidecar history refuses a filter as the list route does, in the same
+// words (history.ParseFilter's), as a usage problem, before it reads
+// anything.
+func TestHistory_BadFilter(t *testing.T) {
+	s := newSite(t)
+	for _, c := range []struct {
+		args []string
+		bad  string
+	}{
+		{[]string{"--per-page", "101"}, "per_page"},
+		{[]string{"--page", "0"}, "page"},
+		{[]string{"--namespace", "wp"}, "namespace"},
+		{[]string{"--since", "yesterday"}, "since"},
+	} {
+		err, out := s.run(t, context.Background(), "history", c.args...)
+		if want := "invalid configuration:\n  wpsidecar history: rest_invalid_param: Invalid parameter(s): " + c.bad; err != want || out != "" {
+			t.Errorf("history %v: %q, printed %q\nwant %q", c.args, err, out, want)
+		}
 	}
 }
 

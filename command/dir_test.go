@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/wpsidecar/wpsidecar/site"
 )
 
 // On a network, each site's files are in DIR/sites/<id>: neither sites/
@@ -14,7 +12,7 @@ import (
 // makes them, an import does not.
 func TestDir_Network(t *testing.T) {
 	c := &cmd{network: true}
-	s := site.Stored{ID: 2}
+	s := stored{ID: 2}
 	for _, tc := range []struct {
 		name   string
 		link   string // which part is a link to another folder

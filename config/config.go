@@ -1,11 +1,13 @@
 // Package config holds the sidecar's configuration: one typed Config, the
 // table of settings it is made from, and Load, which reads flags,
 // WPSIDECAR_* variables, the official WordPress image's WORDPRESS_* variables
-// and wp-config.php, in that order of precedence.
+// and wp-config.php, in that order of precedence. Reading wp-config.php
+// and what it includes is package wpconfig's.
 package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/wpsidecar/wpsidecar/wpconfig"
 )
 
 // Named defaults.
@@ -101,8 +105,9 @@ type Config struct {
 	// keeps (docs/api.md §12).
 	History History
 
-	// command: loaded for a command that serves nothing (LoadCommand).
-	command bool
+	// command: loaded for a command that serves nothing (LoadCommand);
+	// offline: for one that reaches no database either.
+	command, offline bool
 	// Purge names the caches to purge after a change.
 	Purge Purge
 	// ObjectCache is "redis" or "none" once loaded ("auto" is resolved).
@@ -227,7 +232,7 @@ type Network struct {
 // PHP's mysqli would connect: a socket path wins, "localhost" without a port
 // is the local socket, a missing port is 3306.
 func (d DB) Address() (network, addr string) {
-	h := ParseDBHost(d.Host)
+	h := wpconfig.ParseDBHost(d.Host)
 	switch {
 	case h.Socket != "":
 		return "unix", h.Socket
@@ -238,7 +243,7 @@ func (d DB) Address() (network, addr string) {
 	if port == 0 {
 		port = 3306
 	}
-	return "tcp", netJoin(h.Host, port)
+	return "tcp", net.JoinHostPort(h.Host, strconv.Itoa(port))
 }
 
 // Purge are the caches the sidecar purges after a change.

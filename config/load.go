@@ -13,6 +13,10 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/internal/regularfile"
+	"github.com/wpsidecar/wpsidecar/redact"
+	"github.com/wpsidecar/wpsidecar/wpconfig"
 )
 
 // Where a value came from, for --check-config.
@@ -31,21 +35,25 @@ var ErrHelp = flag.ErrHelp
 // program name) and the environment (as os.Environ gives it). It reports
 // every problem at once. checkConfig tells whether --check-config was given.
 func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, checkConfig bool, err error) {
-	cfg, checkConfig, _, err = loadWith(args, environ, usageOut, nil)
+	cfg, checkConfig, _, err = loadWith(args, environ, usageOut, nil, false)
 	return cfg, checkConfig, err
 }
 
-// LoadCommand builds the configuration of a command that reaches the
-// database but serves nothing (wpsidecar export, import, history, revert):
-// the same settings, no upstream needed. flags adds the command's own
-// flags; the arguments that are not flags are returned, in order, and may
-// come before, between or after the flags.
-func LoadCommand(args []string, environ []string, usageOut io.Writer, flags func(*flag.FlagSet)) (cfg *Config, positional []string, err error) {
-	cfg, _, positional, err = loadWith(args, environ, usageOut, flags)
+// LoadCommand builds the configuration of a command, which serves nothing
+// (wpsidecar export, import, history, revert, openapi, probe): the same
+// settings, no upstream needed, and no database unless database says the
+// command reaches one. flags adds the command's own flags; the arguments
+// that are not flags are returned, in order, and may come before, between
+// or after the flags.
+func LoadCommand(args []string, environ []string, usageOut io.Writer, flags func(*flag.FlagSet), database bool) (cfg *Config, positional []string, err error) {
+	if flags == nil {
+		flags = func(*flag.FlagSet) {} // a command all the same
+	}
+	cfg, _, positional, err = loadWith(args, environ, usageOut, flags, !database)
 	return cfg, positional, err
 }
 
-func loadWith(args []string, environ []string, usageOut io.Writer, command func(*flag.FlagSet)) (cfg *Config, checkConfig bool, positional []string, err error) {
+func loadWith(args []string, environ []string, usageOut io.Writer, command func(*flag.FlagSet), offline bool) (cfg *Config, checkConfig bool, positional []string, err error) {
 	env := envMap(environ)
 	var problems []string
 
@@ -78,7 +86,7 @@ func loadWith(args []string, environ []string, usageOut io.Writer, command func(
 	lookup := func(name string) (string, bool, error) { return lookupEnv(env, name, &reads) }
 
 	// The wp-config.php path decides the lowest layer, so it is read first.
-	var wc *WPConfig
+	var wc *wpconfig.Config
 	wpPath, ok := flags["wp-config"]
 	if !ok {
 		wpPath, ok, err = lookup(EnvName("wp-config"))
@@ -90,14 +98,14 @@ func loadWith(args []string, environ []string, usageOut io.Writer, command func(
 		// PHP's getenv() sees the process environment as it is: no
 		// NAME_FILE indirection (getenv_docker does that itself).
 		getenv := func(n string) (string, bool) { v, ok := env[n]; return v, ok }
-		if wpPath, err = FindWPConfig(wpPath, osFS{}); err != nil {
+		if wpPath, err = wpconfig.Find(wpPath, wpconfig.OSFS{}); err != nil {
 			problems = append(problems, fmt.Sprintf("wp-config: %v", err))
-		} else if wc, err = ReadWPConfig(wpPath, getenv, osFS{}); err != nil {
+		} else if wc, err = wpconfig.Read(wpPath, getenv, wpconfig.OSFS{}); err != nil {
 			problems = append(problems, fmt.Sprintf("wp-config: %s: %v", wpPath, err))
 		}
 	}
 
-	cfg = &Config{Keys: map[string]string{}, sources: map[string]resolved{}, command: command != nil}
+	cfg = &Config{Keys: map[string]string{}, sources: map[string]resolved{}, command: command != nil, offline: offline}
 	if wc != nil {
 		for _, w := range wc.Warnings {
 			cfg.Warnings = append(cfg.Warnings, "wp-config: "+w)
@@ -239,14 +247,15 @@ func envMap(environ []string) map[string]string {
 // getenv_docker() does: NAME_FILE names a file whose content (trailing
 // newlines removed) is the value; else NAME, even when empty. The file is
 // read as wp-config.php's includes are: a regular file of at most
-// maxFileBytes, and no more than maxFiles of them (reads counts them).
+// wpconfig.MaxFileBytes, and no more than wpconfig.MaxFiles of them (reads
+// counts them).
 func lookupEnv(env map[string]string, name string, reads *int) (string, bool, error) {
 	if f := env[name+"_FILE"]; f != "" {
-		if *reads >= maxFiles {
-			return "", false, fmt.Errorf("%s_FILE: more than %d files read", name, maxFiles)
+		if *reads >= wpconfig.MaxFiles {
+			return "", false, fmt.Errorf("%s_FILE: more than %d files read", name, wpconfig.MaxFiles)
 		}
 		*reads++
-		b, err := readRegularFile(f, maxFileBytes)
+		b, err := regularfile.Read(f, wpconfig.MaxFileBytes)
 		if err != nil {
 			return "", false, fmt.Errorf("%s_FILE: %v", name, err)
 		}
@@ -392,13 +401,13 @@ func (c *Config) problems() []string {
 	if len(c.ThemeoptsSites) > 0 && !c.Multisite {
 		p = append(p, "themeopts-site-config: only on a multisite network (MULTISITE in wp-config.php); use themeopts-config")
 	}
-	if h := ParseDBHost(c.DB.Host); h.Host == "" && h.Socket == "" {
+	if h := wpconfig.ParseDBHost(c.DB.Host); h.Host == "" && h.Socket == "" {
 		p = append(p, fmt.Sprintf("db-host: %q names no host or socket", c.DB.Host))
 	}
 	if c.DB.Name == "" {
 		p = append(p, "db-name: required")
 	}
-	if c.DB.User == "" {
+	if c.DB.User == "" && !c.offline {
 		p = append(p, "db-user: required; usually read from the site's wp-config.php (--wp-config PATH) or the official image's WORDPRESS_DB_* variables")
 	}
 	if !charsetRe.MatchString(c.DB.Charset) {
@@ -449,50 +458,10 @@ func redactURLs(v string) string {
 	parts := strings.Split(v, ",")
 	for i, p := range parts {
 		if u, err := url.Parse(strings.TrimSpace(p)); err == nil {
-			parts[i] = RedactURL(u)
+			parts[i] = redact.URL(u)
 		} else {
 			parts[i] = "(not a URL)"
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// RedactURL is u fit to print: the one function every URL the sidecar
-// prints or logs goes through. A password in it, the values of its query
-// (where receivers often take a token) and its fragment are masked.
-func RedactURL(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	r := *u
-	if r.RawQuery != "" {
-		q, err := url.ParseQuery(r.RawQuery)
-		if err != nil {
-			q = url.Values{"(query)": nil}
-		}
-		for k := range q {
-			q[k] = []string{"xxxxx"}
-		}
-		r.RawQuery = q.Encode()
-	}
-	if r.Fragment != "" || r.RawFragment != "" {
-		r.Fragment, r.RawFragment = "xxxxx", ""
-	}
-	return r.Redacted()
-}
-
-// RedactError is err with the URL of an HTTP client's error (which Go
-// prints whole: "Post \"https://…?token=…\": …") masked as RedactURL does.
-func RedactError(err error) error {
-	var ue *url.Error
-	if !errors.As(err, &ue) {
-		return err
-	}
-	masked := *ue
-	if u, perr := url.Parse(ue.URL); perr == nil {
-		masked.URL = RedactURL(u)
-	} else {
-		masked.URL = "(a URL)"
-	}
-	return &masked
 }

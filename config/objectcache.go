@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/wpsidecar/wpsidecar/wpconfig"
 )
 
 // dropinMark is in the header of the Redis Object Cache drop-in
@@ -15,7 +17,7 @@ const dropinMark = "Redis Object Cache"
 // wp-config.php sets WP_REDIS_DISABLED; redis when the site's
 // object-cache.php is the drop-in, or when a redis-* setting came from a
 // flag or variable (a sidecar that cannot see wp-content); else none.
-func (c *Config) resolveObjectCache(wpPath string, wc *WPConfig) {
+func (c *Config) resolveObjectCache(wpPath string, wc *wpconfig.Config) {
 	if c.ObjectCache != "auto" {
 		return
 	}
@@ -41,7 +43,7 @@ func (c *Config) resolveObjectCache(wpPath string, wc *WPConfig) {
 
 // dropinPath is object-cache.php in WP_CONTENT_DIR, else in wp-content
 // beside wp-config.php.
-func dropinPath(wpPath string, wc *WPConfig) string {
+func dropinPath(wpPath string, wc *wpconfig.Config) string {
 	dir := wc.Constants["WP_CONTENT_DIR"]
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(wpPath), "wp-content")

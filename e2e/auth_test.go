@@ -20,9 +20,9 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
+	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/objcache"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -23,6 +24,13 @@ import (
 var site *wptest.Site
 
 func TestMain(m *testing.M) {
+	// Every test here needs the site; under -short none runs and nothing
+	// is started.
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: needs WordPress, MariaDB and Redis; skipped under -short")
+		os.Exit(0)
+	}
 	start := time.Now()
 	var err error
 	hooks = httptest.NewServer(&webhooks)

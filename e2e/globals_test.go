@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 // answer is what the tests compare of a REST answer.

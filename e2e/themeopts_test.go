@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 const themeoptsURL = "/wp-json/themeopts/v1"

@@ -12,9 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/internal/regularfile"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 // Bounds of what export and import read and walk (docs/api.md §13): a
@@ -112,8 +112,8 @@ func nonFinite(v phpserial.Value, at string) (string, bool) {
 }
 
 // reader reads a directory's files within the bounds: regular files only
-// (no link is followed, no device or pipe opened), each at most
-// MaxFileBytes, together at most MaxDirBytes.
+// (no link is followed, no device or pipe opened: regularfile.ReadIn),
+// each at most MaxFileBytes, together at most MaxDirBytes.
 type reader struct {
 	ctx  context.Context
 	root *os.Root
@@ -124,7 +124,8 @@ type reader struct {
 // name is a path under the root as messages show it.
 func (r *reader) name(rel string) string { return filepath.Join(r.dir, filepath.FromSlash(rel)) }
 
-// file reads rel; fs.ErrNotExist when there is none.
+// file reads rel; fs.ErrNotExist when there is none. Its size counts
+// against the directory's bound before it is read.
 func (r *reader) file(rel string) ([]byte, error) {
 	if err := r.ctx.Err(); err != nil {
 		return nil, err
@@ -133,48 +134,24 @@ func (r *reader) file(rel string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := regular(st); err != nil {
+	if err := regularfile.Check(st, MaxFileBytes); err != nil {
 		return nil, fmt.Errorf("%s: %w", r.name(rel), err)
-	}
-	if st.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes: over the limit of %d MiB a file", r.name(rel), st.Size(), MaxFileBytes>>20)
 	}
 	if r.read+st.Size() > maxDirBytes {
 		return nil, fmt.Errorf("%s: the directory's files are over the limit of %d bytes together", r.name(rel), maxDirBytes)
 	}
-	// O_NONBLOCK: should it have become a pipe since, opening it does not
-	// wait for a writer (and the check below refuses it).
-	f, err := r.root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	b, err := regularfile.ReadIn(r.root, rel, MaxFileBytes)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "read" {
+		err = pe.Err // named below as the other errors are
+	}
+	if err == nil && int64(len(b)) > st.Size() {
+		err = regularfile.ErrChanged // grown past what was counted
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.name(rel), err)
-	}
-	defer f.Close()
-	if now, err := f.Stat(); err != nil || !os.SameFile(st, now) || regular(now) != nil {
-		return nil, fmt.Errorf("%s: changed while read", r.name(rel))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.name(rel), err)
-	}
-	if len(b) > MaxFileBytes || int64(len(b)) > st.Size() {
-		return nil, fmt.Errorf("%s: changed while read", r.name(rel))
 	}
 	r.read += int64(len(b))
 	return b, nil
-}
-
-// regular refuses what is not a regular file.
-func regular(st fs.FileInfo) error {
-	switch m := st.Mode(); {
-	case m.IsRegular():
-		return nil
-	case m&fs.ModeSymlink != 0:
-		return errors.New("a symbolic link: not followed")
-	case m.IsDir():
-		return errors.New("a directory, not a file")
-	default:
-		return errors.New("not a regular file (a device, pipe or socket is not read)")
-	}
 }
 
 // subdir tells whether rel is a directory under the root: false when

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/exportdir"
-	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 // exported is the test site and a fresh export of it.
@@ -268,8 +268,8 @@ func TestExport_RemovesOnlyItsFiles(t *testing.T) {
 	// g_a's file a link now (to a file of mine), g_b and the row deleted.
 	os.Remove(filepath.Join(dir, "fieldmgr", "g_a.json"))
 	os.Symlink(filepath.Join(other, "target.json"), filepath.Join(dir, "fieldmgr", "g_a.json"))
-	s.Groups.Delete(ctx, "g_a", nil, store.Author{})
-	s.Groups.Delete(ctx, "g_b", nil, store.Author{})
+	s.Groups.Delete(ctx, "g_a", nil, wpsidecar.Author{})
+	s.Groups.Delete(ctx, "g_b", nil, wpsidecar.Author{})
 	s.DB.SQL().Exec("DELETE FROM wp_options WHERE option_name = 'opts'")
 	// The manifest a link to a file of mine.
 	os.Rename(filepath.Join(dir, "export.json"), filepath.Join(other, "export.json"))
@@ -346,7 +346,7 @@ func TestRead_Bounds(t *testing.T) {
 			}
 		}
 	}
-	const notRegular = "not a regular file (a device, pipe or socket is not read)"
+	const pipe = "a named pipe (FIFO), not a regular file"
 	var dirLimit int64
 	for _, c := range []struct {
 		name string
@@ -360,18 +360,18 @@ func TestRead_Bounds(t *testing.T) {
 			os.Rename(filepath.Join(dir, "fieldmgr", "g_a.json"), filepath.Join(dir, "g_a"))
 			os.Symlink(filepath.Join(dir, "g_a"), filepath.Join(dir, "fieldmgr", "g_a.json"))
 		}, "fieldmgr/g_a.json", "a symbolic link: not followed"},
-		{"a pipe", fifo("fieldmgr/x.json"), "fieldmgr/x.json", notRegular},
-		{"a pipe for options", fifo("themeopts/opts.json"), "themeopts/opts.json", notRegular},
-		{"a pipe for the manifest", fifo("export.json"), "export.json", notRegular},
+		{"a pipe", fifo("fieldmgr/x.json"), "fieldmgr/x.json", pipe},
+		{"a pipe for options", fifo("themeopts/opts.json"), "themeopts/opts.json", pipe},
+		{"a pipe for the manifest", fifo("export.json"), "export.json", pipe},
 		{"a device", func(t *testing.T, dir string) {
 			if err := syscall.Mknod(filepath.Join(dir, "fieldmgr", "x.json"), syscall.S_IFCHR|0o644, 1<<8|5); err != nil {
 				t.Fatal(err) // /dev/zero's numbers (tests run as root)
 			}
-		}, "fieldmgr/x.json", notRegular},
+		}, "fieldmgr/x.json", "a device, not a regular file"},
 		{"a directory", func(t *testing.T, dir string) { os.Mkdir(filepath.Join(dir, "fieldmgr", "x.json"), 0o755) },
 			"fieldmgr/x.json", "a directory, not a file"},
-		{"a group file over the limit", big("fieldmgr/x.json"), "fieldmgr/x.json", "33554433 bytes: over the limit of 32 MiB a file"},
-		{"an options file over the limit", big("themeopts/opts.json"), "themeopts/opts.json", "33554433 bytes: over the limit of 32 MiB a file"},
+		{"a group file over the limit", big("fieldmgr/x.json"), "fieldmgr/x.json", "larger than 32 MiB"},
+		{"an options file over the limit", big("themeopts/opts.json"), "themeopts/opts.json", "larger than 32 MiB"},
 		{"too many files", func(t *testing.T, dir string) {
 			t.Cleanup(exportdir.SetLimits(10, exportdir.MaxDirBytes))
 			for i := range 9 { // and g_a.json and g_b.json
@@ -472,7 +472,7 @@ func TestImport_Cancelled(t *testing.T) {
 	if err != nil || len(p.Groups) != 1 {
 		t.Fatalf("plan: %v %v", p.Lines(), err)
 	}
-	if err := exportdir.Apply(ctx, s, p, false, store.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833); !errors.Is(err, context.Canceled) {
+	if err := exportdir.Apply(ctx, s, p, false, wpsidecar.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833); !errors.Is(err, context.Canceled) {
 		t.Errorf("apply: %v", err)
 	}
 	if g, _ := s.Groups.Get(context.Background(), "g_a"); g.Title != "T g_a" {

@@ -30,11 +30,11 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
-	"github.com/wpsidecar/wpsidecar/wpjson"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // Site is what export and import reach of one site.
@@ -44,7 +44,7 @@ type Site struct {
 	// Themeopts is the site's theme options configuration (nil: none):
 	// the row it names is exported, and imported values are checked
 	// against it as POST /themeopts/v1/options checks them.
-	Themeopts *themeopts.Config
+	Themeopts *themeopt.Config
 }
 
 // optName is the theme options row; "" when the site has none.
@@ -73,7 +73,7 @@ type optionsFile struct {
 }
 
 // digest names a group's stored state, for telling it changed.
-func digest(g store.GroupValue) string {
+func digest(g fieldgroup.Value) string {
 	h := sha256.Sum256([]byte(g.Title + "\x00" + g.Status + "\x00" + g.Config))
 	return "sha256:" + hex.EncodeToString(h[:])
 }
@@ -96,18 +96,18 @@ func Export(ctx context.Context, s Site, dir string) (groups, options int, err e
 	var m manifest
 	for _, g := range list {
 		m.Groups = append(m.Groups, g.Key)
-		f := groupFile{Key: g.Key, Title: g.Title, Status: g.Status, Exported: digest(store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config})}
+		f := groupFile{Key: g.Key, Title: g.Title, Status: g.Status, Exported: digest(g.Value())}
 		if json.Valid([]byte(g.Config)) && strings.HasPrefix(g.Config, "{") {
 			f.Config = json.RawMessage(g.Config)
 		} else {
 			f.Config, _ = json.Marshal(g.Config)
 		}
-		files[path.Join("fieldmgr", fileName(g.Key))] = encode(f)
+		files[path.Join(groupsDir, fileName(g.Key))] = encode(f)
 	}
 	if name := s.optName(); name != "" {
 		raw, err := s.DB.RawOption(ctx, name)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, wpsidecar.ErrNotFound):
 		case err != nil:
 			return 0, 0, err
 		default:
@@ -119,7 +119,7 @@ func Export(ctx context.Context, s Site, dir string) (groups, options int, err e
 			if err := newBudget(ctx).walk(v); err != nil {
 				return 0, 0, fmt.Errorf("export: option %s: %w; not exported", name, err)
 			}
-			files[path.Join("themeopts", fileName(name))] = encode(optionsFile{Option: name, Values: phpserial.JSON(v), PHP: raw})
+			files[path.Join(optionsDir, fileName(name))] = encode(optionsFile{Option: name, Values: phpserial.JSON(v), PHP: raw})
 			m.Options = append(m.Options, name)
 			options++
 		}
@@ -146,10 +146,10 @@ type manifest struct {
 func (m manifest) files() []string {
 	var out []string
 	for _, k := range m.Groups {
-		out = append(out, path.Join("fieldmgr", fileName(k)))
+		out = append(out, path.Join(groupsDir, fileName(k)))
 	}
 	for _, o := range m.Options {
-		out = append(out, path.Join("themeopts", fileName(o)))
+		out = append(out, path.Join(optionsDir, fileName(o)))
 	}
 	return out
 }
@@ -164,8 +164,14 @@ func encode(v any) []byte {
 	return b.Bytes()
 }
 
+// Each namespace's files are in a directory named after it.
+const (
+	groupsDir  = string(wpsidecar.FieldGroups)
+	optionsDir = string(wpsidecar.ThemeOptions)
+)
+
 // subdirs are where an export writes, under its directory.
-var subdirs = []string{"fieldmgr", "themeopts"}
+var subdirs = []string{groupsDir, optionsDir}
 
 // writeTree writes files (path under dir → bytes) and the manifest m,
 // each by a rename so that none is half-written, and removes the files
@@ -272,7 +278,7 @@ type Files struct {
 // GroupWant is a group as its file wants it stored.
 type GroupWant struct {
 	Key      string
-	Value    store.GroupValue
+	Value    fieldgroup.Value
 	Exported string
 	file     string
 	// configJSON: the file's config was a JSON object (validated, and
@@ -315,10 +321,10 @@ func Read(ctx context.Context, dir string) (Files, error) {
 	}
 	defer root.Close()
 	r := &reader{ctx: ctx, root: root, dir: dir}
-	if out.HasGroups, err = subdir(root, dir, "fieldmgr"); err != nil {
+	if out.HasGroups, err = subdir(root, dir, groupsDir); err != nil {
 		return out, err
 	}
-	hasOptions, err := subdir(root, dir, "themeopts")
+	hasOptions, err := subdir(root, dir, optionsDir)
 	if err != nil {
 		return out, err
 	}
@@ -337,14 +343,14 @@ func Read(ctx context.Context, dir string) (Files, error) {
 		out.Exported = append([]string{}, m.Groups...)
 	}
 	if out.HasGroups {
-		names, err := r.jsonFiles("fieldmgr")
+		names, err := r.jsonFiles(groupsDir)
 		if err != nil {
 			return out, err
 		}
 		// Keys as the table's unique index compares them (a key is ASCII).
 		seen := map[string]bool{}
 		for _, n := range names {
-			w, err := readGroup(r, path.Join("fieldmgr", n))
+			w, err := readGroup(r, path.Join(groupsDir, n))
 			if err != nil {
 				return out, err
 			}
@@ -357,12 +363,12 @@ func Read(ctx context.Context, dir string) (Files, error) {
 		}
 	}
 	if hasOptions {
-		names, err := r.jsonFiles("themeopts")
+		names, err := r.jsonFiles(optionsDir)
 		if err != nil {
 			return out, err
 		}
 		for _, n := range names {
-			rel := path.Join("themeopts", n)
+			rel := path.Join(optionsDir, n)
 			p := r.name(rel)
 			b, err := r.file(rel)
 			if err != nil {
@@ -399,12 +405,12 @@ func readGroup(r *reader, rel string) (GroupWant, error) {
 	if err := strictDecode(b, &f); err != nil {
 		return GroupWant{}, fmt.Errorf("%s: %w", p, err)
 	}
-	if f.Status != store.StatusActive && f.Status != store.StatusInactive {
+	if f.Status != fieldgroup.StatusActive && f.Status != fieldgroup.StatusInactive {
 		return GroupWant{}, fmt.Errorf("%s: status: must be active or inactive", p)
 	}
-	w := GroupWant{Key: f.Key, Value: store.GroupValue{Title: f.Title, Status: f.Status}, Exported: f.Exported, file: p}
-	if _, err := fieldmgr.Validate(f.Key, f.Title, nil); err != nil {
-		return w, fmt.Errorf("%s: %s", p, message(err))
+	w := GroupWant{Key: f.Key, Value: fieldgroup.Value{Title: f.Title, Status: f.Status}, Exported: f.Exported, file: p}
+	if _, err := fieldgroup.Validate(f.Key, f.Title, nil); err != nil {
+		return w, fmt.Errorf("%s: %w", p, err)
 	}
 	var text string
 	if err := json.Unmarshal(f.Config, &text); err == nil {
@@ -428,13 +434,13 @@ func readGroup(r *reader, rel string) (GroupWant, error) {
 		}
 		return w, nil
 	}
-	c, err := fieldmgr.Validate(f.Key, f.Title, f.Config)
+	c, err := fieldgroup.Validate(f.Key, f.Title, f.Config)
 	if err != nil {
 		// Refused unless it is what is stored (a group another writer
 		// made, exported and imported unchanged).
 		var compact bytes.Buffer
 		json.Compact(&compact, f.Config)
-		w.Value.Config, w.invalid = compact.String(), message(err)
+		w.Value.Config, w.invalid = compact.String(), err.Error()
 		return w, nil
 	}
 	w.Value.Config, w.configJSON = c, true
@@ -486,15 +492,6 @@ func readOptions(ctx context.Context, f optionsFile) (phpserial.Value, []optionV
 		out = append(out, optionValue{id: p.key, json: compact.Bytes(), value: v})
 	}
 	return base, out, nil
-}
-
-// message is what a validation error says.
-func message(err error) string {
-	var e *wpjson.Error
-	if errors.As(err, &e) {
-		return e.Message
-	}
-	return err.Error()
 }
 
 func strictDecode(b []byte, v any) error {

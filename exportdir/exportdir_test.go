@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // optsConfig is the theme options configuration of the test site: ids 3,
@@ -20,9 +21,9 @@ import (
 const optsConfig = `{"opt_name":"opts","sections":[{"id":"s","fields":[
 	{"id":"accent","type":"color"},{"id":"tagline","type":"text"},{"id":"columns","type":"number"},{"id":"logo","type":"media"}]}]}`
 
-func optsConf(t *testing.T) *themeopts.Config {
+func optsConf(t *testing.T) *themeopt.Config {
 	t.Helper()
-	c, err := themeopts.ParseConfig([]byte(optsConfig))
+	c, err := themeopt.ParseConfig([]byte(optsConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func setup(t *testing.T) (exportdir.Site, *testdb.DB) {
 	ctx := context.Background()
 	groups.EnsureTable(ctx)
 	for _, k := range []string{"g_a", "g_b"} {
-		if err := groups.Create(ctx, k, "T "+k, `{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}`, "2026-01-01 00:00:00", store.Author{}); err != nil {
+		if err := groups.Create(ctx, k, "T "+k, `{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}`, "2026-01-01 00:00:00", wpsidecar.Author{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +61,7 @@ func plan(t *testing.T, s exportdir.Site, dir string, prune bool) exportdir.Plan
 }
 
 func apply(t *testing.T, s exportdir.Site, p exportdir.Plan, force bool) error {
-	return exportdir.Apply(context.Background(), s, p, force, store.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833)
+	return exportdir.Apply(context.Background(), s, p, force, wpsidecar.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833)
 }
 
 func edit(t *testing.T, path, from, to string) {
@@ -217,8 +218,8 @@ func TestImport_Refusals(t *testing.T) {
 	}
 
 	// g_a deleted, g_c created since the export.
-	s.Groups.Delete(ctx, "g_a", nil, store.Author{})
-	s.Groups.Create(ctx, "g_c", "C", `{"type":"post","post_type":"post"}`, "2026-01-01 00:00:00", store.Author{})
+	s.Groups.Delete(ctx, "g_a", nil, wpsidecar.Author{})
+	s.Groups.Create(ctx, "g_c", "C", `{"type":"post","post_type":"post"}`, "2026-01-01 00:00:00", wpsidecar.Author{})
 	p := plan(t, s, dir, true)
 	if got := strings.Join(p.Conflicts(), ","); got != "fieldmgr g_a,fieldmgr g_c" {
 		t.Errorf("conflicts %q; plan %q", got, p.Lines())

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
-	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // Plan is what an import would change.
@@ -30,10 +31,10 @@ const (
 type GroupStep struct {
 	Key  string
 	Op   string
-	Want store.GroupValue
+	Want fieldgroup.Value
 	// Seen is the row as planned against (found false: missing); the
 	// write checks it is still that.
-	Seen      store.GroupValue
+	Seen      fieldgroup.Value
 	SeenFound bool
 	// Conflict: the row is not what the export saw.
 	Conflict bool
@@ -45,7 +46,7 @@ type OptionsStep struct {
 	Want      string
 	Seen      string
 	SeenFound bool
-	Changes   []store.ItemChange
+	Changes   []wpsidecar.Item
 	Conflict  bool
 }
 
@@ -57,12 +58,12 @@ func (p Plan) Conflicts() []string {
 	var out []string
 	for _, g := range p.Groups {
 		if g.Conflict {
-			out = append(out, "fieldmgr "+g.Key)
+			out = append(out, groupsDir+" "+g.Key)
 		}
 	}
 	for _, o := range p.Options {
 		if o.Conflict {
-			out = append(out, "themeopts "+o.Option)
+			out = append(out, optionsDir+" "+o.Option)
 		}
 	}
 	return out
@@ -78,7 +79,7 @@ func (p Plan) Lines() []string {
 		return ""
 	}
 	for _, g := range p.Groups {
-		out = append(out, fmt.Sprintf("fieldmgr: %s %s%s", g.Op, g.Key, mark(g.Conflict)))
+		out = append(out, fmt.Sprintf("%s: %s %s%s", wpsidecar.FieldGroups, g.Op, g.Key, mark(g.Conflict)))
 	}
 	for _, o := range p.Options {
 		for _, c := range o.Changes {
@@ -89,10 +90,10 @@ func (p Plan) Lines() []string {
 			case c.After == nil:
 				op = "remove"
 			}
-			out = append(out, fmt.Sprintf("themeopts %s: %s %s%s", o.Option, op, c.Key, mark(o.Conflict)))
+			out = append(out, fmt.Sprintf("%s %s: %s %s%s", wpsidecar.ThemeOptions, o.Option, op, c.Key, mark(o.Conflict)))
 		}
 		if len(o.Changes) == 0 {
-			out = append(out, fmt.Sprintf("themeopts %s: rewrite (order or container)%s", o.Option, mark(o.Conflict)))
+			out = append(out, fmt.Sprintf("%s %s: rewrite (order or container)%s", wpsidecar.ThemeOptions, o.Option, mark(o.Conflict)))
 		}
 	}
 	return out
@@ -107,7 +108,7 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		return p, err
 	}
 	// Keys are compared as the table's unique index compares them.
-	stored := map[string]store.FieldGroup{}
+	stored := map[string]fieldgroup.Group{}
 	for _, g := range list {
 		stored[strings.ToLower(g.Key)] = g
 	}
@@ -119,7 +120,7 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		if found && g.Key != w.Key {
 			return p, fmt.Errorf("%s: group %q is stored as %q: keys differ only in letter case; rename the file's key or the group", w.file, w.Key, g.Key)
 		}
-		cur := store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config}
+		cur := g.Value()
 		if found && (w.configJSON || w.invalid != "") && w.Value.Config != cur.Config && sameJSON(w.Value.Config, cur.Config) {
 			w.Value.Config = cur.Config // the same config, stored by another writer's hand
 		}
@@ -155,7 +156,7 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		for _, g := range list {
 			if !have[strings.ToLower(g.Key)] {
 				// Created since the export (or no manifest says): a conflict.
-				p.Groups = append(p.Groups, GroupStep{Key: g.Key, Op: OpDelete, Seen: store.GroupValue{Title: g.Title, Status: g.Status, Config: g.Config},
+				p.Groups = append(p.Groups, GroupStep{Key: g.Key, Op: OpDelete, Seen: g.Value(),
 					SeenFound: true, Conflict: !exported[g.Key]})
 			}
 		}
@@ -170,7 +171,7 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 		}
 		raw, err := s.DB.RawOption(ctx, o.Option)
 		found := err == nil
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err != nil && !errors.Is(err, wpsidecar.ErrNotFound) {
 			return p, err
 		}
 		want, err := wanted(ctx, s.Themeopts, o, raw, found)
@@ -184,7 +185,7 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 			continue
 		}
 		p.Options = append(p.Options, OptionsStep{Option: o.Option, Want: want, Seen: raw, SeenFound: found,
-			Changes: store.DiffOptions(raw, want), Conflict: raw != o.php})
+			Changes: themeopt.Diff(raw, want), Conflict: raw != o.php})
 	}
 	return p, nil
 }
@@ -197,7 +198,7 @@ func PlanImport(ctx context.Context, s Site, files Files, prune bool) (Plan, err
 // does not take and a non-finite number are refused; so is a PHP object
 // (O:, C:, an enum case), in a value or as the set, whatever the flags:
 // objects are imported only where the row holds them already.
-func wanted(ctx context.Context, c *themeopts.Config, o OptionsWant, raw string, found bool) (string, error) {
+func wanted(ctx context.Context, c *themeopt.Config, o OptionsWant, raw string, found bool) (string, error) {
 	// The row as stored, within the budget (the plan and the history
 	// compare it id by id, references expanded).
 	cur := phpserial.Value{Kind: phpserial.Array}
@@ -234,7 +235,7 @@ func wanted(ctx context.Context, c *themeopts.Config, o OptionsWant, raw string,
 			return "", fmt.Errorf("php: %q holds a PHP object (%s) the row does not hold: objects are not imported", iv.id, class)
 		}
 		if err := c.CheckValue(iv.id, v); err != nil {
-			return "", errors.New(message(err))
+			return "", err
 		}
 	}
 	return phpserial.Serialize(set), nil
@@ -271,25 +272,25 @@ var ErrConflict = errors.New("changed in the database since the export (--force 
 // what the site's update_option would leave (dbVersion, the site's
 // db_version: store.ModifyOption). With conflicts and no force, nothing is
 // written.
-func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now string, dbVersion int64) error {
+func Apply(ctx context.Context, s Site, p Plan, force bool, by wpsidecar.Author, now string, dbVersion int64) error {
 	if c := p.Conflicts(); len(c) > 0 && !force {
 		return fmt.Errorf("%s: %w", strings.Join(c, ", "), ErrConflict)
 	}
-	by.Via = store.ViaImport
+	by.Via = wpsidecar.ViaImport
 	for _, g := range p.Groups {
 		// Stopped (a signal): the rows before stay written.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		check := func(cur store.FieldGroup, found bool) error {
-			if !force && (found != g.SeenFound || (found && (store.GroupValue{Title: cur.Title, Status: cur.Status, Config: cur.Config}) != g.Seen)) {
-				return fmt.Errorf("fieldmgr %s: %w", g.Key, ErrConflict)
+		check := func(cur fieldgroup.Group, found bool) error {
+			if !force && (found != g.SeenFound || (found && cur.Value() != g.Seen)) {
+				return fmt.Errorf("%s %s: %w", wpsidecar.FieldGroups, g.Key, ErrConflict)
 			}
 			return nil
 		}
 		var err error
 		if g.Op == OpDelete {
-			err = s.Groups.Delete(ctx, g.Key, func(cur store.FieldGroup) error { return check(cur, true) }, by)
+			err = s.Groups.Delete(ctx, g.Key, func(cur fieldgroup.Group) error { return check(cur, true) }, by)
 		} else {
 			err = s.Groups.Put(ctx, g.Key, g.Want, now, check, by)
 		}
@@ -303,7 +304,7 @@ func Apply(ctx context.Context, s Site, p Plan, force bool, by store.Author, now
 		}
 		err := s.DB.ModifyOption(ctx, o.Option, dbVersion, &by, func(raw string, found bool) (string, error) {
 			if !force && (found != o.SeenFound || raw != o.Seen) {
-				return "", fmt.Errorf("themeopts %s: %w", o.Option, ErrConflict)
+				return "", fmt.Errorf("%s %s: %w", wpsidecar.ThemeOptions, o.Option, ErrConflict)
 			}
 			return o.Want, nil
 		})

@@ -3,14 +3,15 @@ package openapi
 import (
 	"sort"
 
-	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 func str() obj { return obj{"type": "string"} }
 
 func components(site Site) obj {
-	fieldDefs := fieldmgr.FieldDefinitionSchemas()
+	fieldDefs := fieldgroup.DefinitionSchemas()
 	var types []string
 	for t := range fieldDefs {
 		types = append(types, t)
@@ -27,7 +28,7 @@ func components(site Site) obj {
 	if site.Themeopts == nil {
 		// Without the site's configuration: a value of any field type.
 		var kinds []string
-		valueSchemas := themeopts.FieldTypeSchemas()
+		valueSchemas := themeopt.FieldTypeSchemas()
 		for t := range valueSchemas {
 			kinds = append(kinds, t)
 		}
@@ -60,7 +61,7 @@ func components(site Site) obj {
 				"additionalProperties": ref("schemas", "FieldDefinition")}, obj{"type": "array", "maxItems": 0}}},
 		}, "description": "Other top-level keys are kept as sent."},
 		"FieldGroup": obj{"type": "object", "required": []string{"id", "title", "config", "status", "created_at", "updated_at"}, "properties": obj{
-			"id": str(), "title": str(), "config": ref("schemas", "FieldGroupConfig"), "status": obj{"enum": []string{"active", "inactive"}},
+			"id": str(), "title": str(), "config": ref("schemas", "FieldGroupConfig"), "status": obj{"enum": []string{fieldgroup.StatusActive, fieldgroup.StatusInactive}},
 			"created_at": obj{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$`}, "updated_at": obj{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$`}}},
 		"FieldGroupList": obj{"type": "array", "items": ref("schemas", "FieldGroup")},
 		"FieldGroupCreate": obj{"type": "object", "required": []string{"group_key", "title"}, "properties": obj{
@@ -71,11 +72,11 @@ func components(site Site) obj {
 			"label": str(), "settings": obj{"type": "object", "additionalProperties": obj{"type": "object", "properties": obj{"type": str(), "enum": obj{"type": "array", "items": str()}}}}}}},
 		"Created":      obj{"type": "object", "required": []string{"success", "message", "id"}, "properties": obj{"success": obj{"const": true}, "message": str(), "id": str()}},
 		"Done":         obj{"type": "object", "required": []string{"success", "message"}, "properties": obj{"success": obj{"const": true}, "message": str()}},
-		"Toggled":      obj{"type": "object", "required": []string{"success", "status", "message"}, "properties": obj{"success": obj{"const": true}, "status": obj{"enum": []string{"active", "inactive"}}, "message": str()}},
+		"Toggled":      obj{"type": "object", "required": []string{"success", "status", "message"}, "properties": obj{"success": obj{"const": true}, "status": obj{"enum": []string{fieldgroup.StatusActive, fieldgroup.StatusInactive}}, "message": str()}},
 		"ThemeOptions": options,
 		"HistoryList": obj{"type": "array", "items": obj{"type": "object",
 			"required": []string{"id", "namespace", "object", "key", "before", "after", "user", "via", "request_id", "date_gmt"}, "properties": obj{
-				"id": obj{"type": "integer"}, "namespace": obj{"enum": []string{"fieldmgr", "themeopts"}},
+				"id": obj{"type": "integer"}, "namespace": obj{"enum": []string{string(wpsidecar.FieldGroups), string(wpsidecar.ThemeOptions)}},
 				"object": obj{"type": "string", "description": "the options row (themeopts) or the field-group table (fieldmgr)"},
 				"key":    obj{"type": "string", "description": "the option id or the group's key"},
 				"before": obj{"description": "the value before (null: it did not exist); a group as {title, status, config}"},

@@ -1,8 +1,11 @@
 // Package openapi describes the sidecar's API as OpenAPI 3.1, generated
 // from the code: the namespaces' route tables (with what each operation
-// answers), the field-type table that validates field groups, and the
-// theme options' value rules. Given a site's configuration (its theme
-// options and public routes), it describes that site's exact values.
+// answers), which its caller hands it, the field-type table that
+// validates field groups, and the theme options' value rules. Given a
+// site's configuration (its theme options and public routes), it
+// describes that site's exact values. It imports no handler of the
+// namespaces: their rules come from fieldgroup and themeopt, the public
+// routes' from publicroute.
 package openapi
 
 import (
@@ -12,29 +15,36 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/history"
-	"github.com/wpsidecar/wpsidecar/proxy/public"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/publicroute"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // Site is what a site's own description knows beyond the code: nil parts
 // are described generically.
 type Site struct {
-	Themeopts *themeopts.Config
-	Public    *public.Config
+	Themeopts *themeopt.Config
+	Public    *publicroute.Config
+}
+
+// Namespace is a REST namespace the description shows: its name
+// ("fieldmgr/v1") and its route table, as its handler package lists it
+// (their handlers are not called).
+type Namespace struct {
+	Name   string
+	Routes []wpjson.Route
 }
 
 type obj = map[string]any
 
-// Document is the description as JSON, indented, the same bytes for the
-// same input.
-func Document(site Site) []byte {
+// Document is the description of api, the namespaces in the order given,
+// as JSON, indented, the same bytes for the same input.
+func Document(api []Namespace, site Site) []byte {
 	paths := obj{}
-	namespace("fieldmgr/v1", fieldmgr.Routes(), paths)
-	namespace("themeopts/v1", themeopts.Routes(), paths)
-	namespace("wpsidecar/v1", history.Routes(), paths)
+	for _, ns := range api {
+		namespace(ns.Name, ns.Routes, paths)
+	}
 	if site.Public != nil {
 		publicRoutes(site, paths)
 	}
@@ -54,8 +64,8 @@ func Document(site Site) []byte {
 		"paths":      paths,
 		"components": components(site),
 		"tags": []any{
-			obj{"name": "fieldmgr", "description": "Field group definitions (fieldmgr/v1); manage_options."},
-			obj{"name": "themeopts", "description": "Saved theme options (themeopts/v1); the configured capability."},
+			obj{"name": string(wpsidecar.FieldGroups), "description": "Field group definitions (fieldmgr/v1); manage_options."},
+			obj{"name": string(wpsidecar.ThemeOptions), "description": "Saved theme options (themeopts/v1); the configured capability."},
 			obj{"name": "public", "description": "The site owner's public routes: no credentials, cacheable."},
 			obj{"name": "wpsidecar", "description": "The history of field groups and theme options, and reverting a change (wpsidecar/v1); manage_options, never cached."},
 		},

@@ -8,6 +8,8 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"time"
+
+	"github.com/wpsidecar/wpsidecar/rest"
 )
 
 // Pinger checks that the database answers.
@@ -24,7 +26,7 @@ type AdminOptions struct {
 	DB Pinger
 	// Settings, when set, must have been read for /readyz to pass: the
 	// sidecar's own routes answer 503 until then.
-	Site     Site
+	Site     rest.Site
 	Upstream *url.URL
 	Metrics  *Metrics
 	// CheckTimeout bounds each readiness check.

@@ -109,7 +109,7 @@ func (h *Handler) observe(next http.Handler) http.Handler {
 			if p != nil && p != http.ErrAbortHandler {
 				l.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", debug.Stack()).Msg("handler panicked")
 				if info.status == 0 {
-					wpjson.WriteError(sw, &wpjson.Error{Status: http.StatusInternalServerError, Code: "wpsidecar_internal_error", Message: "The sidecar failed to answer this request."})
+					wpjson.Render(sw, r, wpjson.ErrInternal)
 				}
 				p = nil
 			}
@@ -173,7 +173,9 @@ func remoteIP(addr string) string {
 
 // statusWriter records the status and size of a response. It unwraps for
 // http.ResponseController, so flushing, deadlines and hijacking reach the
-// connection.
+// connection. It is the first writer of every answer and the only one of
+// a pass-through's (streams, SSE, WebSocket upgrades); the chain of the
+// sidecar's own answers goes on in rest/writers.go, which lists it whole.
 type statusWriter struct {
 	http.ResponseWriter
 	info *reqInfo

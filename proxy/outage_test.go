@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -36,14 +37,14 @@ func TestDatabaseOutage_RecoversByItself(t *testing.T) {
 	defer cancel()
 	go watcher.Run(ctx)
 
-	site := SiteFunc(func() (SiteREST, error) {
+	site := rest.SiteFunc(func() (rest.SiteREST, error) {
 		s, err := watcher.Current()
-		return SiteREST{Home: s.Home, PlainPermalinks: s.PlainPermalinks()}, err
+		return rest.SiteREST{Home: s.Home, PlainPermalinks: s.PlainPermalinks()}, err
 	})
 	rec := newRecorder(t, nil)
 	u, _ := url.Parse(rec.srv.URL)
 	h, err := New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Main: SiteOptions{Site: site, Namespaces: []Namespace{testNS{}}}, Log: zerolog.Nop()})
+		Main: rest.SiteOptions{Site: site, Namespaces: []rest.Namespace{testNS{}}}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

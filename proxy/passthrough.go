@@ -299,6 +299,12 @@ func upstreamError(l zerolog.Logger, m *Metrics) func(http.ResponseWriter, *http
 	}
 }
 
+// writePlain answers for PHP when the pass-through fails (502, 504, 508,
+// and 400 or 408 for a client body that broke). These are not wpjson's
+// answers, on purpose: the request was not the sidecar's but WordPress's
+// (a page, an upload, wp-admin), whose client expects what a web server or
+// proxy in front of PHP says when PHP fails, plain text, not a REST error
+// of a route it never asked for.
 func writePlain(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

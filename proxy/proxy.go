@@ -1,68 +1,21 @@
-// Package proxy is the sidecar's public http.Handler: the router, the
-// middleware around it, the pass-through to PHP and the admin listener.
+// Package proxy is the sidecar's public http.Handler, the reverse proxy in
+// front of WordPress: the site dispatch, the middleware around it (request
+// ids, access log, metrics), the pass-through to PHP and the admin
+// listener. A site's own routes, and WordPress's REST server around them,
+// are package rest's.
 package proxy
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/wpjson"
+	"github.com/wpsidecar/wpsidecar/rest"
 )
-
-// DefaultMaxBodyBytes bounds request bodies on the sidecar's own routes.
-const DefaultMaxBodyBytes = 1 << 20
-
-// Namespace is a REST namespace the sidecar answers itself, such as
-// "fieldmgr/v1". Register adds its routes to a router mounted at
-// /wp-json/{Name}; paths and methods it does not register go to PHP.
-type Namespace interface {
-	Name() string
-	Register(r *mux.Router)
-}
-
-// Public serves routes without credentials (package public).
-type Public interface {
-	http.Handler
-	// Matches tells whether path and method are a public route's.
-	Matches(path, method string) bool
-}
-
-// Site tells the router what it needs to know of the site, as last read
-// from its database: the home URL and whether it uses plain permalinks.
-// An error means the database cannot be used now: the sidecar's routes
-// answer 503 until it can.
-type Site interface {
-	REST() (SiteREST, error)
-}
-
-// SiteFunc is a Site made of a function.
-type SiteFunc func() (SiteREST, error)
-
-// REST calls f.
-func (f SiteFunc) REST() (SiteREST, error) { return f() }
-
-// SiteREST is what the REST routing depends on.
-type SiteREST struct {
-	Home            string
-	PlainPermalinks bool
-}
-
-// unavailable is the mark of an error that means "the database cannot be
-// used now" (store.ErrUnavailable has it), as opposed to a fault.
-type unavailable interface{ Unavailable() bool }
-
-func isUnavailable(err error) bool {
-	var u unavailable
-	return errors.As(err, &u) && u.Unavailable()
-}
 
 // Options configures the handler.
 type Options struct {
@@ -71,45 +24,23 @@ type Options struct {
 	UpstreamTimeout time.Duration
 	UpstreamDial    time.Duration
 	BodyTimeout     time.Duration
-	MaxBodyBytes    int64 // on the sidecar's own routes; DefaultMaxBodyBytes when 0
+	MaxBodyBytes    int64 // on the sidecar's own routes; rest.DefaultMaxBodyBytes when 0
 	// Main is the single site's (without Sites).
-	Main SiteOptions
+	Main rest.SiteOptions
 	// Consistency, when set, carries a client's writes to its next reads
 	// (with read replicas).
-	Consistency Consistency
+	Consistency rest.Consistency
 	// Sites, when set (a multisite network), finds the site a request is
 	// for: its routes (made with NewSite) and the site's path to strip
 	// before routing ("/blog2" for a subdirectory site, "" otherwise). No
 	// routes: PHP answers (no site found, a site WordPress blocks).
 	// Main is then not used.
-	Sites   func(*http.Request) (routes *SiteRoutes, prefix string)
+	Sites   func(*http.Request) (routes *rest.Routes, prefix string)
 	Log     zerolog.Logger
 	Metrics *Metrics
 	// AccessLog, when set, tells whether an answer of a status gets an
 	// access line (--access-log); nil: every answer does.
 	AccessLog func(status int) bool
-}
-
-// SiteOptions are what the sidecar answers one site with.
-type SiteOptions struct {
-	Site       Site
-	Namespaces []Namespace
-	Public     Public // nil: no public routes
-	// TagPrefix, on a network, starts every cache tag of the site's
-	// answers ("site2:"; see cachetag.SitePrefix).
-	TagPrefix string
-}
-
-// SiteRoutes are one site's routes: its namespaces behind the REST
-// checks (permalinks, database, body limits) and its public routes.
-type SiteRoutes struct {
-	h         *Handler
-	site      Site
-	router    *mux.Router
-	php       *mux.Route // the catch-all: everything else goes to PHP
-	templates [][]string // the namespaces' route templates after /wp-json
-	public    Public
-	publicH   http.Handler
 }
 
 // Handler is the public handler.
@@ -121,21 +52,20 @@ type Handler struct {
 	clientIP    func(*http.Request) string
 	passthrough http.Handler
 	root        http.Handler
-	main        *SiteRoutes // without Sites: the one site's
+	rest        rest.Options // what every site's routes share
+	main        *rest.Routes // without Sites: the one site's
 }
 
 // New builds the handler. It fails when a namespace registered a route
 // the router cannot use (a bad path template).
 func New(o Options) (*Handler, error) {
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
-	}
 	h := &Handler{opts: o, log: o.Log, metrics: o.Metrics, ids: newRequestIDs(), clientIP: ClientIPFunc(o.TrustedProxies)}
 	h.passthrough = newPassthrough(upstreamOptions{
 		URL: o.Upstream, Trusted: o.TrustedProxies,
 		HeaderTimeout: o.UpstreamTimeout, DialTimeout: o.UpstreamDial,
 		Log: o.Log, Metrics: o.Metrics, MaxIdlePerHost: upstreamIdleConns,
 	})
+	h.rest = rest.Options{PHP: h.passthrough, Served: served, MaxBodyBytes: o.MaxBodyBytes, Consistency: o.Consistency}
 	if o.Sites == nil {
 		var err error
 		if h.main, err = h.NewSite(o.Main); err != nil {
@@ -146,41 +76,13 @@ func New(o Options) (*Handler, error) {
 	return h, nil
 }
 
-// NewSite builds a site's routes. It fails when a namespace registered a
-// route the router cannot use (a bad path template).
-func (h *Handler) NewSite(o SiteOptions) (*SiteRoutes, error) {
-	s := &SiteRoutes{h: h, site: o.Site, public: o.Public}
-	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
-	for _, ns := range o.Namespaces {
-		sub := r.PathPrefix("/wp-json/" + ns.Name() + "/").Subrouter()
-		sub.Use(s.intercept, restGlobals)
-		if o.TagPrefix != "" {
-			sub.Use(siteTags(o.TagPrefix))
-		}
-		ns.Register(sub)
-	}
-	// Last, so that everything no namespace route matched (other paths,
-	// other methods) goes to PHP, as the client sent it.
-	s.php = r.PathPrefix("/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.passthrough.ServeHTTP(w, originalRequest(r))
-	})
-	if err := r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error { return route.GetError() }); err != nil {
-		return nil, fmt.Errorf("proxy: route: %w", err)
-	}
-	s.router, s.templates = r, routeTemplates(r)
-	if o.Public != nil {
-		var pub http.Handler = o.Public
-		if o.TagPrefix != "" {
-			pub = siteTags(o.TagPrefix)(pub)
-		}
-		s.publicH = restGlobals(pub)
-	}
-	return s, nil
-}
+// NewSite builds a site's routes, which pass what they do not answer on
+// to this handler's PHP. It fails when a namespace registered a route the
+// router cannot use (a bad path template).
+func (h *Handler) NewSite(o rest.SiteOptions) (*rest.Routes, error) { return rest.New(h.rest, o) }
 
-// dispatch finds the request's site, then routes the REST view of the
-// request (restView) to the site's own routes when one matches it, and
-// the request as sent to PHP otherwise.
+// dispatch finds the request's site and has its routes answer it: PHP
+// answers a request of no site's.
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
 	s, prefix := h.main, ""
 	if h.opts.Sites != nil {
@@ -189,17 +91,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if rr := s.restView(r, prefix); rr != nil {
-		if s.publicH != nil && s.public.Matches(rr.URL.Path, rr.Method) {
-			s.servePublic(w, rr)
-			return
-		}
-		// One match: what no namespace route takes reaches the router's
-		// last route, which passes the request on as the client sent it.
-		s.router.ServeHTTP(w, rr)
-		return
-	}
-	h.passthrough.ServeHTTP(w, r)
+	s.Serve(w, r, prefix)
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -212,79 +104,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 	}
 	h.root.ServeHTTP(w, r)
-}
-
-// intercept runs before every route of a namespace: with plain permalinks
-// the request is not a REST request and goes to PHP; without a database the
-// answer is 503; bodies are bounded.
-func (site *SiteRoutes) intercept(next http.Handler) http.Handler {
-	h := site.h
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := site.site.REST()
-		if err != nil {
-			h.markSidecar(r)
-			if !isUnavailable(err) {
-				zerolog.Ctx(r.Context()).Error().Err(err).Msg("site settings")
-			}
-			wpjson.WriteError(w, wpjson.ErrDBUnavailable)
-			return
-		}
-		if s.PlainPermalinks && !viaRESTRoute(r) {
-			// /wp-json/… is no REST route without pretty permalinks;
-			// ?rest_route=… is, and stays the sidecar's.
-			h.passthrough.ServeHTTP(w, originalRequest(r))
-			return
-		}
-		h.markSidecar(r)
-		restHeaders(w.Header(), r, s)
-		// Answers depend on who asks: no cache may give one user's answer
-		// to another (docs/api.md §5); and on Origin, for CORS. The
-		// no-cache headers are the routes' (wpjson.Register), as the
-		// site's WordPress sends them.
-		w.Header().Set("Vary", "Origin, Authorization, Cookie")
-		if r.ContentLength > h.opts.MaxBodyBytes {
-			wpjson.WriteError(w, &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."})
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
-		w, r = h.readYourWrites(w, r)
-		next.ServeHTTP(w, r)
-	})
-}
-
-// restHeaders adds what WordPress's REST server sends on every answer
-// before dispatch: the API discovery link and, for a request with an
-// Origin, the CORS headers (rest_send_cors_headers).
-func restHeaders(h http.Header, r *http.Request, s SiteREST) {
-	setAPILink(h, s)
-	if origin := r.Header.Get("Origin"); origin != "" {
-		h.Set("Access-Control-Allow-Origin", sanitizeOrigin(origin))
-		h.Set("Access-Control-Allow-Methods", "OPTIONS, GET, POST, PUT, PATCH, DELETE")
-		h.Set("Access-Control-Allow-Credentials", "true")
-	}
-}
-
-// setAPILink is the REST API discovery link (get_rest_url).
-func setAPILink(h http.Header, s SiteREST) {
-	root := s.Home + "/wp-json/"
-	if s.PlainPermalinks {
-		root = s.Home + "/?rest_route=/"
-	}
-	h.Set("Link", "<"+root+">; rel=\"https://api.w.org/\"")
-}
-
-// sanitizeOrigin keeps "null" and otherwise drops what esc_url_raw would
-// not let into a header.
-func sanitizeOrigin(o string) string {
-	if o == "null" {
-		return o
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x21 || r > 0x7e || r == '"' || r == '<' || r == '>' || r == '\\' {
-			return -1
-		}
-		return r
-	}, o)
 }
 
 // SecureFunc tells whether a request reached the site over HTTPS: TLS at
@@ -345,68 +164,14 @@ func forwardedAddr(s string) (netip.Addr, bool) {
 	return a, err == nil
 }
 
-// servePublic answers a public route: as the namespaces' routes, PHP's
-// under plain permalinks unless named by ?rest_route=, 503 while the
-// database is down; but without credentials, for everyone alike.
-func (site *SiteRoutes) servePublic(w http.ResponseWriter, r *http.Request) {
-	h := site.h
-	s, err := site.site.REST()
-	if err == nil && s.PlainPermalinks && !viaRESTRoute(r) {
-		h.passthrough.ServeHTTP(w, originalRequest(r))
-		return
-	}
-	if info := infoFrom(r.Context()); info != nil {
-		info.servedBy, info.route = servedBySidecar, r.Method+" public"
-	}
-	if err != nil {
-		w.Header().Set("Cache-Control", "no-store")
-		wpjson.Render(w, r, err)
-		return
-	}
-	setAPILink(w.Header(), s) // CORS is the public handler's: configured origins, no credentials
-	if originalRequest(r).Method != r.Method {
-		// _method or X-HTTP-Method-Override chose another method: a shared
-		// cache keys the answer by the method sent (GET), so it may keep
-		// only the GET answer itself.
-		w = &notStorable{ResponseWriter: w}
-	}
-	site.publicH.ServeHTTP(w, r)
-}
-
-// notStorable makes an answer one no shared cache may keep.
-type notStorable struct {
-	http.ResponseWriter
-	done bool
-}
-
-func (n *notStorable) WriteHeader(code int) {
-	n.mark()
-	n.ResponseWriter.WriteHeader(code)
-}
-
-func (n *notStorable) Write(b []byte) (int, error) {
-	n.mark()
-	return n.ResponseWriter.Write(b)
-}
-
-func (n *notStorable) Unwrap() http.ResponseWriter { return n.ResponseWriter }
-
-func (n *notStorable) mark() {
-	if !n.done {
-		n.done = true
-		n.Header().Set("Cache-Control", "no-store")
-	}
-}
-
-func (h *Handler) markSidecar(r *http.Request) {
+// served marks r as the sidecar's own, answered on route (rest.Options.Served).
+func served(r *http.Request, route string) {
 	info := infoFrom(r.Context())
 	if info == nil {
 		return
 	}
 	info.servedBy = servedBySidecar
-	if cur := mux.CurrentRoute(r); cur != nil {
-		if t, err := cur.GetPathTemplate(); err == nil {
-			info.route = r.Method + " " + t
-		}
+	if route != "" {
+		info.route = route
 	}
 }

@@ -5,14 +5,14 @@ package reload
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/internal/regularfile"
 )
 
 // File is a configuration file the sidecar follows while it runs (the
@@ -49,7 +49,9 @@ const maxFileBytes = 8 << 20
 
 func (f *File[T]) read() (*T, error) {
 	f.stamp = stampOf(f.path)
-	b, err := readRegular(f.path)
+	// A pipe, a device or a directory is refused before it is read (a
+	// FIFO would block start-up, and SIGTERM with it).
+	b, err := regularfile.Read(f.path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.what, err)
 	}
@@ -114,31 +116,4 @@ func stampOf(path string) fileStamp {
 		return fileStamp{}
 	}
 	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
-}
-
-// readRegular reads a regular file of at most maxFileBytes. A pipe, a
-// device or a directory is refused before it is read (a FIFO would block
-// start-up, and SIGTERM with it); the open does not block, and the read
-// stops past the bound whatever the file became meanwhile.
-func readRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-	}
-	if fi.Size() > maxFileBytes {
-		return nil, fmt.Errorf("%s is over %d bytes", path, maxFileBytes)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err == nil && len(b) > maxFileBytes {
-		err = fmt.Errorf("%s is over %d bytes", path, maxFileBytes)
-	}
-	return b, err
 }

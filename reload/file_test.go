@@ -28,10 +28,10 @@ func TestOpen_OnlyRegularFiles(t *testing.T) {
 	parse := func(b []byte) (*string, error) { s := string(b); return &s, nil }
 	loaded := func(_ *string, e *zerolog.Event) *zerolog.Event { return e }
 	for path, want := range map[string]string{
-		fifo:        "is not a regular file (p---------)",
-		"/dev/zero": "is not a regular file (Dc---------)",
-		dir:         "is not a regular file (d---------)",
-		big:         "is over 8388608 bytes",
+		fifo:        "test file: read " + fifo + ": a named pipe (FIFO), not a regular file",
+		"/dev/zero": "test file: read /dev/zero: a device, not a regular file",
+		dir:         "test file: read " + dir + ": a directory, not a file",
+		big:         "test file: read " + big + ": larger than 8 MiB",
 		good:        "",
 	} {
 		done := make(chan error, 1)

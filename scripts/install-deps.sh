@@ -8,6 +8,9 @@ set -euo pipefail
 
 pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql php-redis redis-server nginx-light wrk varnish varnish-modules apache2 caddy systemd)
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || pkgs+=(golang-go)
+# Node and npm from Debian only where none is installed (a machine may have
+# its own Node, whose npm Debian's package would conflict with).
+command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -61,11 +64,17 @@ if ! command -v staticcheck >/dev/null 2>&1; then
   echo "install-deps: installing staticcheck"
   go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
-# Other projects' tools that check the OpenAPI description (openapi's
-# tests), at the versions of openapi/tools/package-lock.json. Without the
-# npm registry the tests say so and skip them.
-if command -v npm >/dev/null 2>&1 && [ ! -x "$(dirname "$0")/../openapi/tools/node_modules/.bin/redocly" ]; then
-  echo "install-deps: installing Redocly and openapi-typescript (npm)"
-  (cd "$(dirname "$0")/../openapi/tools" && npm ci --no-audit --no-fund --loglevel=error) || echo "install-deps: npm ci failed; the OpenAPI tool checks will be skipped" >&2
+# Other projects' tools that check the OpenAPI description (openapi's and
+# e2e's tests), at the versions of openapi/tools/package-lock.json, into
+# openapi/tools/node_modules (ignored by git): installed here, never by a
+# test, and again when the lock file changes. The tests fail without them
+# (skip under -short).
+tools="$(cd "$(dirname "$0")/../openapi/tools" && pwd)"
+if [ ! -x "$tools/node_modules/.bin/redocly" ] || [ "$tools/package-lock.json" -nt "$tools/node_modules/.package-lock.json" ]; then
+  echo "install-deps: installing Redocly, openapi-typescript and Prism (npm ci in openapi/tools)"
+  if ! (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error); then
+    echo "install-deps: npm ci failed in $tools: the npm registry must be reachable once" >&2
+    exit 1
+  fi
 fi
 echo "install-deps: ready"

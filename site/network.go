@@ -12,10 +12,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
 
 // network serves every site of a multisite network: each request's site is
@@ -38,7 +38,7 @@ type Network struct {
 type networkSite struct {
 	once   sync.Once
 	site   atomic.Pointer[Site] // set once built
-	routes *proxy.SiteRoutes
+	routes *rest.Routes
 }
 
 // NewNetwork serves main (site 1, built already) and the other sites of
@@ -53,7 +53,7 @@ func NewNetwork(watcher *store.NetworkWatcher, deps *Deps, db *store.DB, main *S
 
 // serve has the network's sites answered through h, site 1 by mainRoutes.
 // It is called once, before the first request.
-func (n *Network) Serve(h *proxy.Handler, mainRoutes *proxy.SiteRoutes) {
+func (n *Network) Serve(h *proxy.Handler, mainRoutes *rest.Routes) {
 	n.h = h
 	e := n.sites[1]
 	e.once.Do(func() { e.routes = mainRoutes })
@@ -64,7 +64,7 @@ func (n *Network) Serve(h *proxy.Handler, mainRoutes *proxy.SiteRoutes) {
 // finds no site, or a site WordPress blocks (archived, spam, deleted: PHP
 // answers those, and lets super admins in), goes to PHP, which answers it
 // as WordPress does; so does everything before the map is first read.
-func (n *Network) Route(r *http.Request) (*proxy.SiteRoutes, string) {
+func (n *Network) Route(r *http.Request) (*rest.Routes, string) {
 	m, err := n.watcher.Current()
 	if err != nil {
 		return nil, ""
@@ -182,9 +182,10 @@ func (n *Network) OptName(id int64) string {
 }
 
 // Poll is change detection by polling on a network (changes.Every): each
-// site of the map is compared with what was seen of it last (a site new to
-// the map is only looked at, its first time), and its changes name it.
-func (n *Network) Poll(ctx context.Context, interval time.Duration, notify func(changes.Change), log zerolog.Logger) {
+// site of the map is compared with what was seen of it last by a detector
+// of its own (a site new to the map is only looked at, its first time),
+// whose commits name it and go to sub.
+func (n *Network) Poll(ctx context.Context, interval time.Duration, sub changes.Subscriber, log zerolog.Logger) {
 	detectors := map[int64]*changes.Detector{}
 	changes.Every(ctx, interval, log, func(ctx context.Context) error {
 		m, err := n.watcher.Current()
@@ -199,15 +200,12 @@ func (n *Network) Poll(ctx context.Context, interval time.Duration, notify func(
 			d := detectors[id]
 			if d == nil {
 				view := n.db.ForSite(id)
-				groups, err := view.FieldGroups(siteTable(n.deps.Config, view))
+				groups, err := view.FieldGroups(view.Table(n.deps.Options.GroupsTable))
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
-				d = changes.NewDetector(view, groups, func() string { return n.OptName(id) }, func(c changes.Change) {
-					c.Site = id
-					notify(c)
-				}, log.With().Int64("blog_id", id).Logger())
+				d = changes.NewDetector(id, view, groups, func() string { return n.OptName(id) }, sub, log.With().Int64("blog_id", id).Logger())
 				detectors[id] = d
 			}
 			errs = append(errs, d.Poll(ctx))
@@ -219,10 +217,4 @@ func (n *Network) Poll(ctx context.Context, interval time.Duration, notify func(
 		}
 		return errors.Join(errs...)
 	})
-}
-
-// NetworkConstants are the network's wp-config.php constants.
-func NetworkConstants(cfg *config.Config) multisite.Constants {
-	n := cfg.Network
-	return multisite.Constants{Defined: n.Domain != "" && n.Path != "", Domain: n.Domain, Path: n.Path, NetworkID: int64(n.ID), Subdomain: n.Subdomain}
 }

@@ -1,8 +1,8 @@
 // Package site holds one site's services — its settings, authenticator,
 // field groups, theme options and public routes — and a network of sites:
 // a request routed to its site, each site's services built on its first
-// request and let go when it leaves the network. Only cmd (and command,
-// for the sites it works on) imports it.
+// request and let go when it leaves the network. Only cmd imports it, and hands it
+// Options, never the whole configuration.
 package site
 
 import (
@@ -17,18 +17,20 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/cachetag"
-	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/history"
-	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
+	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
+	publicapi "github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/reload"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // site is what the sidecar answers one site with: its settings, its
@@ -42,9 +44,9 @@ type Site struct {
 	authn    *auth.Authenticator
 	groups   *store.FieldGroups
 	fields   *fieldmgr.Service
-	opts     *themeopts.Service // nil without a theme options configuration
-	pub      *public            // nil without public routes
-	history  *history.Service   // nil when no history is kept
+	opts     *themeopts.Service  // nil without a theme options configuration
+	pub      *public             // nil without public routes
+	history  *historyapi.Service // nil when no history is kept
 }
 
 // optName is the option the site's theme options live in ("" without).
@@ -57,7 +59,7 @@ func (s *Site) OptName() string {
 
 // Themeopts is the site's theme options configuration in force (nil
 // without one).
-func (s *Site) Themeopts() *themeopts.Config {
+func (s *Site) Themeopts() *themeopt.Config {
 	if s.opts == nil {
 		return nil
 	}
@@ -74,10 +76,10 @@ func (s *Site) Settings() *store.SettingsWatcher { return s.settings }
 func (s *Site) Groups() *store.FieldGroups { return s.groups }
 
 // rest is what the router needs of the site's settings.
-func (s *Site) REST() proxy.Site {
-	return proxy.SiteFunc(func() (proxy.SiteREST, error) {
+func (s *Site) REST() rest.Site {
+	return rest.SiteFunc(func() (rest.SiteREST, error) {
 		st, err := s.settings.Current()
-		return proxy.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
+		return rest.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
 }
 
@@ -108,16 +110,32 @@ func (x Index) OptName(id int64) string {
 	return x.Network.OptName(id)
 }
 
-// Deps are what every site's services share: the configuration, the
+// Options are what of the sidecar's settings a site's services are built
+// with (cmd makes them from the configuration).
+type Options struct {
+	// HomeURL and SiteURL are WP_HOME and WP_SITEURL, when defined: the
+	// main site's.
+	HomeURL, SiteURL string
+	// SettingsRefresh is how often a site's settings are read again.
+	SettingsRefresh time.Duration
+	// DBTimeout bounds the first read of a site's settings.
+	DBTimeout time.Duration
+	// GroupsTable is the field-group table's name after the table prefix:
+	// each site's view of the database prefixes it as it prefixes its
+	// other tables.
+	GroupsTable string
+}
+
+// Deps are what every site's services share: the settings, the
 // authentication settings (the throttle counts failures network-wide),
 // the configuration files, and run's background work.
 type Deps struct {
-	Config     *config.Config
+	Options    Options
 	Logger     zerolog.Logger
 	Auth       auth.Options // Store and Settings are each site's
 	Background func(func(context.Context))
 	Themeopts  *Themeopts
-	Public     *reload.File[publicroutes.Config] // nil without public routes
+	Public     *reload.File[publicroute.Config] // nil without public routes
 
 	mu     sync.Mutex
 	authns []*auth.Authenticator // waited for before the database closes
@@ -127,19 +145,19 @@ type Deps struct {
 // view of the database, and starts its settings watcher. The settings
 // are read once before it returns, so that a site's first request does
 // not find them unread.
-func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.File[themeopts.Config]) (*Site, error) {
+func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.File[themeopt.Config]) (*Site, error) {
 	log := d.Logger
 	if id > 0 {
 		log = log.With().Int64("blog_id", id).Logger()
 	}
 	s := &Site{id: id, db: db}
-	urls := store.SiteURLs{Home: d.Config.HomeURL, SiteURL: d.Config.SiteURL}
+	urls := store.SiteURLs{Home: d.Options.HomeURL, SiteURL: d.Options.SiteURL}
 	if id > 1 {
 		urls = store.SiteURLs{} // WP_HOME and WP_SITEURL are the main site's
 	}
-	s.settings = store.NewSettingsWatcher(db, d.Config.SettingsRefresh, urls)
+	s.settings = store.NewSettingsWatcher(db, d.Options.SettingsRefresh, urls)
 	if id > 1 {
-		rctx, cancel := context.WithTimeout(ctx, d.Config.DB.Timeout)
+		rctx, cancel := context.WithTimeout(ctx, d.Options.DBTimeout)
 		_ = s.settings.Refresh(rctx) // Run tries again, and logs
 		cancel()
 	}
@@ -156,7 +174,7 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 	d.authns = append(d.authns, s.authn)
 	d.mu.Unlock()
 	var err error
-	if s.groups, err = db.FieldGroups(siteTable(d.Config, db)); err != nil {
+	if s.groups, err = db.FieldGroups(db.Table(d.Options.GroupsTable)); err != nil {
 		return nil, err
 	}
 	s.fields = fieldmgr.New(s.authn, s.groups, s.settings, log.With().Str("component", "fieldmgr").Logger())
@@ -167,32 +185,25 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 		s.pub = newPublic(d.Public, s.fields, s.opts)
 	}
 	if h := db.History(); h != nil {
-		s.history = history.New(s.authn, h, s.settings, s.opts)
+		s.history = historyapi.New(s.authn, h, s.settings, s.opts)
 	}
 	return s, nil
 }
 
 // routes are the site's routes on h. On a network, the cache tags of every
 // answer name the site.
-func (s *Site) Routes(h *proxy.Handler) (*proxy.SiteRoutes, error) { return h.NewSite(s.Options()) }
+func (s *Site) Routes(h *proxy.Handler) (*rest.Routes, error) { return h.NewSite(s.Options()) }
 
 // Options are what the router answers the site with.
-func (s *Site) Options() proxy.SiteOptions {
-	namespaces := []proxy.Namespace{s.fields}
+func (s *Site) Options() rest.SiteOptions {
+	namespaces := []rest.Namespace{s.fields}
 	if s.opts != nil {
 		namespaces = append(namespaces, s.opts)
 	}
 	if s.history != nil {
 		namespaces = append(namespaces, s.history)
 	}
-	return proxy.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)}
-}
-
-// siteTable is the field-group table as db's site names it: the
-// configured name with the site's prefix in place of the base prefix
-// (config requires the base prefix on a network).
-func siteTable(cfg *config.Config, db *store.DB) string {
-	return db.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix))
+	return rest.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)}
 }
 
 // wait waits for every site's background records of application password
@@ -209,17 +220,28 @@ func (d *Deps) Wait() {
 // (or the single site's) and those of sites with their own, each opened,
 // watched and reloaded once however many sites share it.
 type Themeopts struct {
-	all   *reload.File[themeopts.Config] // nil: none
-	sites []config.ThemeoptsSite
-	files map[string]*reload.File[themeopts.Config] // by path
+	all   *reload.File[themeopt.Config] // nil: none
+	sites []ThemeoptsSite
+	files map[string]*reload.File[themeopt.Config] // by path
 }
 
-// OpenThemeopts opens every configuration file, watched in the background
-// and reloaded on SIGHUP (reloads).
-func OpenThemeopts(cfg *config.Config, logger zerolog.Logger, background func(func(context.Context)), reloads *[]func() error) (*Themeopts, error) {
-	t := &Themeopts{sites: cfg.ThemeoptsSites, files: map[string]*reload.File[themeopts.Config]{}}
+// ThemeoptsFiles are the theme options configuration files: the
+// network's (or the single site's), and sites' own.
+type ThemeoptsFiles struct {
+	All   string // "" without
+	Sites []ThemeoptsSite
+}
+
+// ThemeoptsSite is a site's own file: Site is its blog id, its domain, or
+// its domain and path.
+type ThemeoptsSite struct{ Site, File string }
+
+// OpenThemeopts opens every configuration file, watched in the background;
+// reloads are theirs to run on SIGHUP, one a file.
+func OpenThemeopts(files ThemeoptsFiles, logger zerolog.Logger, background func(func(context.Context))) (t *Themeopts, reloads []func() error, err error) {
+	t = &Themeopts{sites: files.Sites, files: map[string]*reload.File[themeopt.Config]{}}
 	log := logger.With().Str("component", "themeopts").Logger()
-	open := func(path string) (*reload.File[themeopts.Config], error) {
+	open := func(path string) (*reload.File[themeopt.Config], error) {
 		if f, ok := t.files[path]; ok {
 			return f, nil
 		}
@@ -232,21 +254,20 @@ func OpenThemeopts(cfg *config.Config, logger zerolog.Logger, background func(fu
 			Bool("dev_mode", c.DevMode).Msg("theme options configuration loaded")
 		t.files[path] = f
 		background(func(ctx context.Context) { f.Watch(ctx, time.Second) })
-		*reloads = append(*reloads, f.Reload)
+		reloads = append(reloads, f.Reload)
 		return f, nil
 	}
-	var err error
-	if cfg.ThemeoptsConfig != "" {
-		if t.all, err = open(cfg.ThemeoptsConfig); err != nil {
-			return nil, err
+	if files.All != "" {
+		if t.all, err = open(files.All); err != nil {
+			return nil, nil, err
 		}
 	}
-	for _, s := range cfg.ThemeoptsSites {
+	for _, s := range files.Sites {
 		if _, err := open(s.File); err != nil {
-			return nil, fmt.Errorf("themeopts-site-config %s: %w", s.Site, err)
+			return nil, nil, fmt.Errorf("themeopts-site-config %s: %w", s.Site, err)
 		}
 	}
-	return t, nil
+	return t, reloads, nil
 }
 
 // Any tells whether any theme options configuration is open.
@@ -254,7 +275,7 @@ func (t *Themeopts) Any() bool { return len(t.files) > 0 }
 
 // Of is the configuration of a site: its own (by blog id, domain, or
 // domain and path), else the network's.
-func (t *Themeopts) Of(s *multisite.Site) *reload.File[themeopts.Config] {
+func (t *Themeopts) Of(s *multisite.Site) *reload.File[themeopt.Config] {
 	if s != nil {
 		id := strconv.FormatInt(s.ID, 10)
 		for _, o := range t.sites {
@@ -268,61 +289,65 @@ func (t *Themeopts) Of(s *multisite.Site) *reload.File[themeopts.Config] {
 
 // openThemeoptsFile reads a theme options configuration file, for one site or
 // several (the sites of a network that share it).
-func openThemeoptsFile(path string, log zerolog.Logger) (*reload.File[themeopts.Config], error) {
-	return reload.Open(path, "theme options configuration", themeopts.ParseConfig, func(c *themeopts.Config, ev *zerolog.Event) *zerolog.Event {
+func openThemeoptsFile(path string, log zerolog.Logger) (*reload.File[themeopt.Config], error) {
+	return reload.Open(path, "theme options configuration", themeopt.ParseConfig, func(c *themeopt.Config, ev *zerolog.Event) *zerolog.Event {
 		return ev.Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode)
 	}, log)
 }
 
-// PurgeOf is what a change makes stale: the namespace's tag (answers whose
-// tags overflowed carry only it), each changed key's or id's tag (and for
-// field groups every list's), all named as the change's site names them,
-// and the URLs of the public routes that show what changed, under the
-// site's home URL (s, the site's services: nil when not built, which
-// leaves the URLs out: no answer of it went through this instance).
-func PurgeOf(c changes.Change, s *Site) changes.Purge {
-	x := changes.Purge{Tags: cachetag.Stale(c.Site, c.Namespace, c.Keys)}
+// PublicURLs are the URLs of the site's public routes that show what c
+// changed, under the site's home URL: what a CDN must purge besides the
+// tags. None when the site has no public routes or its settings are not
+// read.
+func (s *Site) PublicURLs(c wpsidecar.Commit) []*url.URL {
 	if s == nil || s.pub == nil {
-		return x
+		return nil
 	}
 	st, err := s.settings.Current()
 	if err != nil {
-		return x
+		return nil
 	}
+	keys := c.Keys()
+	var out []*url.URL
 	for _, r := range s.pub.file.Current().Routes {
-		shows := r.Fieldmgr != nil && c.Namespace == "fieldmgr" ||
-			c.Namespace == "themeopts" && slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(c.Keys, id) })
+		shows := r.Fieldmgr != nil && c.Namespace == wpsidecar.FieldGroups ||
+			c.Namespace == wpsidecar.ThemeOptions && slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(keys, id) })
 		if !shows {
 			continue
 		}
 		if u, err := url.Parse(strings.TrimSuffix(st.Home, "/") + r.Path); err == nil {
-			x.URLs = append(x.URLs, u)
+			out = append(out, u)
 		}
 	}
-	return x
+	return out
 }
+
+// PublicURLs are those of the site c names (see Site.PublicURLs): none
+// for a site whose services are not built, which no answer of this
+// instance showed.
+func (x Index) PublicURLs(c wpsidecar.Commit) []*url.URL { return x.Built(c.Site).PublicURLs(c) }
 
 // public is the site owner's public routes, when --public-routes is set.
 type public struct {
-	file *reload.File[publicroutes.Config]
-	h    *publicroutes.Handler
+	file *reload.File[publicroute.Config]
+	h    *publicapi.Handler
 }
 
-func (p *public) handler() proxy.Public {
+func (p *public) handler() rest.Public {
 	if p == nil {
 		return nil
 	}
 	return p.h
 }
 
-// OpenPublic opens the public routes file, when --public-routes is set,
-// and says, route by route, what it exposes.
-func OpenPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*reload.File[publicroutes.Config], error) {
-	if cfg.PublicRoutes == "" {
+// OpenPublic opens the public routes file (path, --public-routes; ""
+// none), and says, route by route, what it exposes.
+func OpenPublic(path string, themeopts bool, logger zerolog.Logger) (*reload.File[publicroute.Config], error) {
+	if path == "" {
 		return nil, nil
 	}
 	log := logger.With().Str("component", "public").Logger()
-	file, err := reload.Open(cfg.PublicRoutes, "public routes", publicroutes.ParseConfig, func(c *publicroutes.Config, ev *zerolog.Event) *zerolog.Event {
+	file, err := reload.Open(path, "public routes", publicroute.ParseConfig, func(c *publicroute.Config, ev *zerolog.Event) *zerolog.Event {
 		return ev.Int("routes", len(c.Routes)).Strs("cors_origins", c.CORSOrigins)
 	}, log)
 	if err != nil {
@@ -330,7 +355,7 @@ func OpenPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*rel
 	}
 	c := file.Current()
 	if c.UsesThemeopts() && !themeopts {
-		return nil, fmt.Errorf("public routes %s: a route shows theme options, but --themeopts-config is not set", cfg.PublicRoutes)
+		return nil, fmt.Errorf("public routes %s: a route shows theme options, but --themeopts-config is not set", path)
 	}
 	for _, r := range c.Routes {
 		ev := log.Warn().Str("path", r.Path)
@@ -346,71 +371,13 @@ func OpenPublic(cfg *config.Config, themeopts bool, logger zerolog.Logger) (*rel
 
 // newPublic is a site's public routes: file's routes answered from the
 // site's field groups and theme options.
-func newPublic(file *reload.File[publicroutes.Config], fields *fieldmgr.Service, opts *themeopts.Service) *public {
-	var options publicroutes.Options
+func newPublic(file *reload.File[publicroute.Config], fields *fieldmgr.Service, opts *themeopts.Service) *public {
+	var options publicapi.Options
 	if opts != nil {
 		options = opts.Public
 	}
-	groups := func(ctx context.Context, s publicroutes.Selector) ([]byte, string, []string, error) {
+	groups := func(ctx context.Context, s publicroute.Selector) ([]byte, string, []string, error) {
 		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
 	}
-	return &public{file: file, h: publicroutes.New(file, options, groups)}
-}
-
-// Stored is a site's stored data as the commands that edit it offline
-// reach it (wpsidecar export, import, history, revert).
-type Stored struct {
-	ID      int64 // 0 on a single site
-	DB      *store.DB
-	Groups  *store.FieldGroups
-	OptName string // "" without theme options
-}
-
-// StoredSites are the sites a command works on: the single site; on a
-// network site only (when > 0), else every site.
-func StoredSites(ctx context.Context, cfg *config.Config, db *store.DB, only int64) ([]Stored, error) {
-	var reloads []func() error
-	topts, err := OpenThemeopts(cfg, zerolog.Nop(), func(func(context.Context)) {}, &reloads)
-	if err != nil {
-		return nil, err
-	}
-	stored := func(id int64, ms *multisite.Site) (Stored, error) {
-		view := db
-		if id > 0 {
-			view = db.ForSite(id)
-		}
-		s := Stored{ID: id, DB: view}
-		if f := topts.Of(ms); f != nil {
-			s.OptName = f.Current().OptName
-		}
-		s.Groups, err = view.FieldGroups(siteTable(cfg, view))
-		return s, err
-	}
-	if !cfg.Multisite {
-		if only > 0 {
-			return nil, fmt.Errorf("--site %d: not a multisite network", only)
-		}
-		s, err := stored(0, nil)
-		return []Stored{s}, err
-	}
-	m, err := multisite.Load(ctx, db.SQL(), cfg.TablePrefix, NetworkConstants(cfg))
-	if err != nil {
-		return nil, err
-	}
-	var out []Stored
-	for i := range m.Sites {
-		ms := &m.Sites[i]
-		if only > 0 && ms.ID != only {
-			continue
-		}
-		s, err := stored(ms.ID, ms)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--site %d: no such site on the network", only)
-	}
-	return out, nil
+	return &public{file: file, h: publicapi.New(file, options, groups)}
 }

@@ -10,26 +10,26 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	publicroutes "github.com/wpsidecar/wpsidecar/proxy/public"
+	"github.com/wpsidecar/wpsidecar/multisite"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
 
-// TestPurgeOf: a change's purge names its site's tags as the site's answers
-// carry them (none on a single site), and the public routes that show it
-// under that site's home; a site this instance never served purges its
-// tags only.
+// TestPurgeOf: a commit's purge names its site's tags as the site's
+// answers carry them (none on a single site), and the public routes that
+// show it under that site's home (PublicURLs); a site this instance never
+// served purges its tags only.
 func TestPurgeOf(t *testing.T) {
 	tdb := testdb.New(t)
 	tdb.AddSite(t, 2, "http://example.test/two")
 	db := tdb.Store(t)
 	routes := filepath.Join(t.TempDir(), "public.json")
 	os.WriteFile(routes, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]},{"path":"/wp-json/x/v1/fields","fieldmgr":{"status":"active"}}]}`), 0o644)
-	file, err := reload.Open(routes, "public routes", publicroutes.ParseConfig, nil, zerolog.Nop())
+	file, err := reload.Open(routes, "public routes", publicroute.ParseConfig, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,19 +39,19 @@ func TestPurgeOf(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name       string
-		change     changes.Change
+		change     wpsidecar.Commit
 		s          *Site
 		tags, urls []string
 	}{
-		{"single site", changes.Change{Namespace: "themeopts", Keys: []string{"a b"}}, nil, []string{"themeopts", "themeopts:a%20b"}, nil},
-		{"site 2, served", changes.Change{Namespace: "themeopts", Keys: []string{"logo"}, Site: 2}, two,
+		{"single site", wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Items: []wpsidecar.Item{{Key: "a b"}}}, nil, []string{"themeopts", "themeopts:a%20b"}, nil},
+		{"site 2, served", wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Items: []wpsidecar.Item{{Key: "logo"}}, Site: 2}, two,
 			[]string{"site2:themeopts", "site2:themeopts:logo"}, []string{"http://example.test/two/wp-json/x/v1/brand"}},
-		{"site 2, groups", changes.Change{Namespace: "fieldmgr", Keys: []string{"g"}, Site: 2}, two,
+		{"site 2, groups", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 2}, two,
 			[]string{"site2:fieldmgr", "site2:fieldmgr:list", "site2:fieldmgr:g"}, []string{"http://example.test/two/wp-json/x/v1/fields"}},
-		{"site 3, never served", changes.Change{Namespace: "fieldmgr", Keys: []string{"g"}, Site: 3}, nil,
+		{"site 3, never served", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 3}, nil,
 			[]string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}, nil},
 	} {
-		p := PurgeOf(c.change, c.s)
+		p := changes.PurgeOf(c.change, c.s.PublicURLs)
 		var urls []string
 		for _, u := range p.URLs {
 			urls = append(urls, u.String())
@@ -72,15 +72,14 @@ func TestThemeoptsFilesOf(t *testing.T) {
 		os.WriteFile(p, []byte(`{"opt_name":"`+opt+`","sections":[{"id":"s","title":"S","fields":[{"id":"f","type":"text","title":"F"}]}]}`), 0o644)
 		return p
 	}
-	var reloads []func() error
-	cfg := &config.Config{ThemeoptsConfig: write("network.json", "network_opts"), ThemeoptsSites: []config.ThemeoptsSite{
+	cfg := ThemeoptsFiles{All: write("network.json", "network_opts"), Sites: []ThemeoptsSite{
 		{Site: "3", File: write("three.json", "three_opts")},
 		{Site: "shop.example.test", File: write("shop.json", "shop_opts")},
 		{Site: "example.test/blog/", File: write("blog.json", "blog_opts")},
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	files, err := OpenThemeopts(cfg, zerolog.Nop(), func(f func(context.Context)) { go f(ctx) }, &reloads)
+	files, reloads, err := OpenThemeopts(cfg, zerolog.Nop(), func(f func(context.Context)) { go f(ctx) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -42,7 +43,7 @@ func TestMultibyteCharsetsCannotInject(t *testing.T) {
 				var v string
 				var found bool
 				ride := db.OptionPiggyback("blogname", &v, &found)
-				if u, err := db.UserForAuth(ctx, p.login, p.byEmail, ride, keys...); !errors.Is(err, store.ErrNotFound) {
+				if u, err := db.UserForAuth(ctx, p.login, p.byEmail, ride, keys...); !errors.Is(err, wpsidecar.ErrNotFound) {
 					t.Errorf("%q: %+v %v, want not found", p.login, u, err)
 				}
 			}

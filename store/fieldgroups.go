@@ -8,29 +8,10 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 )
-
-// FieldGroup is a row of the field-group table. Config is the config
-// object as stored: JSON text with the client's key order, or PHP
-// serialized from an older writer (see Config).
-type FieldGroup struct {
-	Key       string
-	Title     string
-	Config    string
-	Status    string
-	CreatedAt string // "YYYY-MM-DD HH:MM:SS", site time
-	UpdatedAt string
-}
-
-// Field-group statuses.
-const (
-	StatusActive   = "active"
-	StatusInactive = "inactive"
-)
-
-// ErrDuplicate: a group with that key (compared case-insensitively, as the
-// unique index does) exists.
-var ErrDuplicate = errors.New("duplicate key")
 
 // FieldGroups is the field-group table.
 type FieldGroups struct {
@@ -74,23 +55,23 @@ func (f *FieldGroups) EnsureTable(ctx context.Context) (bool, error) {
 // DATETIME columns come as "YYYY-MM-DD HH:MM:SS" text (no parseTime), the contract's form.
 const groupColumns = "group_key, title, config, status, created_at, updated_at"
 
-func scanGroup(s interface{ Scan(...any) error }) (FieldGroup, error) {
-	var g FieldGroup
+func scanGroup(s interface{ Scan(...any) error }) (fieldgroup.Group, error) {
+	var g fieldgroup.Group
 	err := s.Scan(&g.Key, &g.Title, &g.Config, &g.Status, &g.CreatedAt, &g.UpdatedAt)
 	return g, err
 }
 
 // List returns every group in creation order.
-func (f *FieldGroups) List(ctx context.Context) ([]FieldGroup, error) {
-	var out []FieldGroup
+func (f *FieldGroups) List(ctx context.Context) ([]fieldgroup.Group, error) {
+	var out []fieldgroup.Group
 	if err := f.db.readAlone(ctx, f.ListPiggyback(&out)); err != nil {
 		return nil, fmt.Errorf("store: field groups: %w", err)
 	}
 	return out, nil
 }
 
-func scanGroups(rows *sql.Rows) ([]FieldGroup, error) {
-	out := []FieldGroup{}
+func scanGroups(rows *sql.Rows) ([]fieldgroup.Group, error) {
+	out := []fieldgroup.Group{}
 	for rows.Next() {
 		g, err := scanGroup(rows)
 		if err != nil {
@@ -103,23 +84,23 @@ func scanGroups(rows *sql.Rows) ([]FieldGroup, error) {
 
 // Get returns the group whose key is exactly key (case-sensitive, although
 // the column's collation is not).
-func (f *FieldGroups) Get(ctx context.Context, key string) (FieldGroup, error) {
-	var g FieldGroup
+func (f *FieldGroups) Get(ctx context.Context, key string) (fieldgroup.Group, error) {
+	var g fieldgroup.Group
 	var found bool
 	if err := f.db.readAlone(ctx, f.GetPiggyback(key, &g, &found)); err != nil {
-		return FieldGroup{}, fmt.Errorf("store: field group: %w", err)
+		return fieldgroup.Group{}, fmt.Errorf("store: field group: %w", err)
 	}
 	if !found {
-		return FieldGroup{}, ErrNotFound
+		return fieldgroup.Group{}, wpsidecar.ErrNotFound
 	}
 	return g, nil
 }
 
 // Create inserts a new active group; now is the site's local time.
-func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string, by Author) error {
-	return f.change(ctx, "create field group", key, by, func(q querier, _ FieldGroup, found bool) error {
+func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string, by wpsidecar.Author) error {
+	return f.change(ctx, "create field group", key, by, func(q querier, _ fieldgroup.Group, found bool) error {
 		if found {
-			return ErrDuplicate
+			return wpsidecar.ErrDuplicate
 		}
 		return exec(ctx, q, "INSERT INTO `"+f.table+"` (group_key, title, config, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)",
 			key, title, config, now, now)
@@ -129,7 +110,7 @@ func (f *FieldGroups) Create(ctx context.Context, key, title, config, now string
 // Update sets the title and/or config (nil leaves a value as it is) and
 // moves updated_at. check, when not nil, decides on the row as read under
 // the lock (its error is returned as is, nothing written).
-func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(FieldGroup) error, by Author) error {
+func (f *FieldGroups) Update(ctx context.Context, key string, title, config *string, now string, check func(fieldgroup.Group) error, by wpsidecar.Author) error {
 	set := []string{"updated_at = ?"}
 	args := []any{now}
 	if title != nil {
@@ -141,14 +122,14 @@ func (f *FieldGroups) Update(ctx context.Context, key string, title, config *str
 		args = append(args, *config)
 	}
 	args = append(args, key, key)
-	return f.change(ctx, "update field group", key, by, existing(check, func(q querier, _ FieldGroup) error {
+	return f.change(ctx, "update field group", key, by, existing(check, func(q querier, _ fieldgroup.Group) error {
 		return exec(ctx, q, "UPDATE `"+f.table+"` SET "+strings.Join(set, ", ")+" WHERE group_key = ? AND BINARY group_key = ?", args...)
 	}))
 }
 
 // Delete removes the group for good; check as for Update.
-func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGroup) error, by Author) error {
-	return f.change(ctx, "delete field group", key, by, existing(check, func(q querier, _ FieldGroup) error {
+func (f *FieldGroups) Delete(ctx context.Context, key string, check func(fieldgroup.Group) error, by wpsidecar.Author) error {
+	return f.change(ctx, "delete field group", key, by, existing(check, func(q querier, _ fieldgroup.Group) error {
 		return exec(ctx, q, "DELETE FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ?", key, key)
 	}))
 }
@@ -156,11 +137,11 @@ func (f *FieldGroups) Delete(ctx context.Context, key string, check func(FieldGr
 // Toggle flips the status and returns the new one; concurrent toggles are
 // serialised by the row lock, so each sees the status its own flip made.
 // check as for Update.
-func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(FieldGroup) error, by Author) (next string, err error) {
-	err = f.change(ctx, "toggle field group", key, by, existing(check, func(q querier, g FieldGroup) error {
-		next = StatusInactive
-		if g.Status != StatusActive {
-			next = StatusActive
+func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(fieldgroup.Group) error, by wpsidecar.Author) (next string, err error) {
+	err = f.change(ctx, "toggle field group", key, by, existing(check, func(q querier, g fieldgroup.Group) error {
+		next = fieldgroup.StatusInactive
+		if g.Status != fieldgroup.StatusActive {
+			next = fieldgroup.StatusActive
 		}
 		return exec(ctx, q, "UPDATE `"+f.table+"` SET status = ?, updated_at = ? WHERE group_key = ? AND BINARY group_key = ?", next, now, key, key)
 	}))
@@ -170,8 +151,8 @@ func (f *FieldGroups) Toggle(ctx context.Context, key, now string, check func(Fi
 // Put makes the group what v says — created (with now as both dates),
 // changed (updated_at now) or left alone when it already is — after check
 // approved the row as read under the lock (found false when missing).
-func (f *FieldGroups) Put(ctx context.Context, key string, v GroupValue, now string, check func(g FieldGroup, found bool) error, by Author) error {
-	return f.change(ctx, "put field group", key, by, func(q querier, g FieldGroup, found bool) error {
+func (f *FieldGroups) Put(ctx context.Context, key string, v fieldgroup.Value, now string, check func(g fieldgroup.Group, found bool) error, by wpsidecar.Author) error {
+	return f.change(ctx, "put field group", key, by, func(q querier, g fieldgroup.Group, found bool) error {
 		if err := check(g, found); err != nil {
 			return err
 		}
@@ -206,10 +187,10 @@ type querier interface {
 
 // existing is a change of a group that must exist, after check (when not
 // nil) approved it.
-func existing(check func(FieldGroup) error, write func(querier, FieldGroup) error) func(querier, FieldGroup, bool) error {
-	return func(q querier, g FieldGroup, found bool) error {
+func existing(check func(fieldgroup.Group) error, write func(querier, fieldgroup.Group) error) func(querier, fieldgroup.Group, bool) error {
+	return func(q querier, g fieldgroup.Group, found bool) error {
 		if !found {
-			return ErrNotFound
+			return wpsidecar.ErrNotFound
 		}
 		if check != nil {
 			if err := check(g); err != nil {
@@ -226,7 +207,7 @@ func existing(check func(FieldGroup) error, write func(querier, FieldGroup) erro
 // It runs in READ COMMITTED so that reading a missing row takes no gap
 // lock: of two creators, the second waits on the first's insert and fails
 // with a duplicate key.
-func (f *FieldGroups) change(ctx context.Context, what, key string, by Author, write func(q querier, g FieldGroup, found bool) error) error {
+func (f *FieldGroups) change(ctx context.Context, what, key string, by wpsidecar.Author, write func(q querier, g fieldgroup.Group, found bool) error) error {
 	defer f.forget()
 	hist := f.db.History()
 	return f.db.onPrimary(ctx, func(conn *sql.Conn) error {
@@ -249,7 +230,7 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by Author, w
 			var me *mysql.MySQLError
 			switch {
 			case errors.As(err, &me) && me.Number == 1062:
-				return ErrDuplicate
+				return wpsidecar.ErrDuplicate
 			case errors.As(err, &failed):
 				return fmt.Errorf("store: %s: %w", what, classify(failed.error))
 			}
@@ -259,8 +240,8 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by Author, w
 		if err != nil {
 			return err
 		}
-		if c, changed := DiffGroup(key, before, found, after, exists); changed {
-			if err := hist.record(ctx, tx, HistoryFieldmgr, f.table, by, []ItemChange{c}); err != nil {
+		if c, changed := fieldgroup.Diff(key, before, found, after, exists); changed {
+			if err := hist.record(ctx, tx, wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: f.table, Items: []wpsidecar.Item{c}, Author: by}); err != nil {
 				return err
 			}
 		}
@@ -272,13 +253,13 @@ func (f *FieldGroups) change(ctx context.Context, what, key string, by Author, w
 }
 
 // lockedGet reads the group under a row lock held until tx ends.
-func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (FieldGroup, bool, error) {
+func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (fieldgroup.Group, bool, error) {
 	g, err := scanGroup(tx.QueryRowContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key = ? AND BINARY group_key = ? FOR UPDATE", key, key))
 	if errors.Is(err, sql.ErrNoRows) {
-		return FieldGroup{}, false, nil
+		return fieldgroup.Group{}, false, nil
 	}
 	if err != nil {
-		return FieldGroup{}, false, fmt.Errorf("store: field group: %w", classify(err))
+		return fieldgroup.Group{}, false, fmt.Errorf("store: field group: %w", classify(err))
 	}
 	return g, true, nil
 }
@@ -289,22 +270,22 @@ func (f *FieldGroups) forget() { f.db.memo.Forget(Changed{Groups: true}) }
 
 // ListPiggyback is List as a ride-along read (see Piggyback): the groups
 // land in *dst.
-func (f *FieldGroups) ListPiggyback(dst *[]FieldGroup) *Piggyback {
+func (f *FieldGroups) ListPiggyback(dst *[]fieldgroup.Group) *Piggyback {
 	return &Piggyback{kind: kindGroup, key: "list\x00" + f.table,
 		query: "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id",
 		read:  func(rows *sql.Rows) (any, error) { return scanGroups(rows) },
-		take:  func(v any) { *dst = v.([]FieldGroup) }}
+		take:  func(v any) { *dst = v.([]fieldgroup.Group) }}
 }
 
 // groupRow is one group, or not found.
 type groupRow struct {
-	g     FieldGroup
+	g     fieldgroup.Group
 	found bool
 }
 
 // GetPiggyback is Get as a ride-along read: the group lands in *dst, or
 // *found stays false.
-func (f *FieldGroups) GetPiggyback(key string, dst *FieldGroup, found *bool) *Piggyback {
+func (f *FieldGroups) GetPiggyback(key string, dst *fieldgroup.Group, found *bool) *Piggyback {
 	return &Piggyback{kind: kindGroup, key: "group\x00" + f.table + "\x00" + key,
 		query: "SELECT " + groupColumns + " FROM `" + f.table + "` WHERE group_key = ? AND BINARY group_key = ?", args: []any{key, key},
 		read: func(rows *sql.Rows) (any, error) {
@@ -334,4 +315,34 @@ func (f *FieldGroups) Versions(ctx context.Context) (map[string]string, error) {
 		return nil, fmt.Errorf("store: field group versions: %w", classify(err))
 	}
 	return pairs(rows, "field group versions")
+}
+
+// Rows reads the groups of keys as stored now, from the primary as
+// Versions does (a poller reads them when their versions changed); a key
+// with no row is absent, and so is every key when the table is missing.
+func (f *FieldGroups) Rows(ctx context.Context, keys []string) (map[string]fieldgroup.Group, error) {
+	out := map[string]fieldgroup.Group{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	rows, err := f.db.sql.QueryContext(ctx, "SELECT "+groupColumns+" FROM `"+f.table+"` WHERE group_key IN (?"+strings.Repeat(",?", len(keys)-1)+")", args...)
+	if missingTable(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	groups, err := scanGroups(rows)
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("store: field groups: %w", classify(err))
+	}
+	for _, g := range groups {
+		out[g.Key] = g
+	}
+	return out, nil
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,135 +12,23 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/history"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 // The history keeps, per site, every change to the field groups and the
-// theme options row: the sidecar's own writes, recorded in the write's
-// transaction, and others' changes as the binlog feed sees them
-// (RecordSeen). Its table, {prefix}wpsidecar_history, is created on
-// first use.
-
-// Namespaces of history entries.
-const (
-	HistoryFieldmgr  = "fieldmgr"
-	HistoryThemeopts = "themeopts"
-)
-
-// How a change was made (HistoryEntry.Via).
-const (
-	ViaREST   = "rest"
-	ViaImport = "import"
-	ViaRevert = "revert"
-	ViaBinlog = "binlog"
-)
-
-// LoginPHP is the login recorded for changes the sidecar did not make.
-const LoginPHP = "php"
-
-// Author is who makes a write, as the history records it.
-type Author struct {
-	UserID    int64
-	Login     string
-	Via       string // ViaREST, ViaImport or ViaRevert
-	RequestID string
-}
-
-// ItemChange is one group's or one option id's before and after: nil
-// where it did not exist. A group's value is its GroupValue JSON, an
-// option id's its value as PHP serializes it.
-type ItemChange struct {
-	Key           string
-	Before, After *string
-}
-
-// HistoryEntry is a row of the history.
-type HistoryEntry struct {
-	ID        int64
-	Namespace string
-	// Object is the options row an option id belongs to, or the field
-	// group table.
-	Object    string
-	Key       string
-	Before    *string
-	After     *string
-	UserID    int64
-	Login     string
-	Via       string
-	RequestID string
-	DateGMT   string // "YYYY-MM-DD HH:MM:SS"
-}
-
-// GroupValue is what the history keeps of a field group: what a revert
-// writes back (the dates are the table's own).
-type GroupValue struct {
-	Title  string `json:"title"`
-	Status string `json:"status"`
-	Config string `json:"config"`
-}
-
-func groupValue(g FieldGroup) *string {
-	b, _ := json.Marshal(GroupValue{Title: g.Title, Status: g.Status, Config: g.Config})
-	s := string(b)
-	return &s
-}
-
-// ParseGroupValue reads a history value of a field group.
-func ParseGroupValue(s string) (GroupValue, error) {
-	var v GroupValue
-	err := json.Unmarshal([]byte(s), &v)
-	return v, err
-}
-
-// optionIDs are a stored options set's ids, each with its value as PHP
-// serializes it, and their order; a row that is not an array or object
-// has none.
-func optionIDs(raw string) (map[string]string, []string) {
-	values, order := map[string]string{}, []string{}
-	if v, err := phpserial.MaybeUnserialize(raw); err == nil && (v.Kind == phpserial.Array || v.Kind == phpserial.Object) {
-		for _, e := range v.Entries {
-			id := e.Key.String()
-			values[id] = phpserial.Serialize(e.Value)
-			order = append(order, id)
-		}
-	}
-	return values, order
-}
-
-// DiffOptions is what changed, id by id, between two stored options sets:
-// changed or added ids in the new order, then removed ones.
-func DiffOptions(before, after string) []ItemChange {
-	ov, oo := optionIDs(before)
-	nv, no := optionIDs(after)
-	var out []ItemChange
-	for _, id := range no {
-		a := nv[id]
-		if b, ok := ov[id]; !ok {
-			out = append(out, ItemChange{Key: id, After: &a})
-		} else if b != a {
-			out = append(out, ItemChange{Key: id, Before: &b, After: &a})
-		}
-	}
-	for _, id := range oo {
-		if _, ok := nv[id]; !ok {
-			b := ov[id]
-			out = append(out, ItemChange{Key: id, Before: &b})
-		}
-	}
-	return out
-}
-
-// DiffGroup is a group's change: found tells whether it existed.
-func DiffGroup(key string, before FieldGroup, hadBefore bool, after FieldGroup, hasAfter bool) (ItemChange, bool) {
-	c := ItemChange{Key: key}
-	if hadBefore {
-		c.Before = groupValue(before)
-	}
-	if hasAfter {
-		c.After = groupValue(after)
-	}
-	return c, !equalPtr(c.Before, c.After)
-}
+// theme options row, whoever made it. Its table,
+// {prefix}wpsidecar_history, is created on first use. Every entry is
+// written by one function (record), whichever way the change came: the
+// sidecar's own writes go through it inside the write's transaction (the
+// entry commits with the write, or neither does), and others' changes, as
+// the binlog feed saw them, through Record (changes' history subscriber),
+// by their name in the log. One recorder keeps one row format, one rule of
+// what is an entry and one way of naming a change however many instances
+// see it; store is its home because the own writes' entries must share
+// their transaction, which only store holds.
 
 func equalPtr(a, b *string) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
@@ -185,22 +72,48 @@ func (h *History) ensure(ctx context.Context, q querier) error {
 
 const historyColumns = "id, namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, changed_gmt"
 
-// record adds entries within the writer's transaction. The table is
-// created beforehand, outside it: DDL would commit the transaction.
-func (h *History) record(ctx context.Context, tx querier, namespace, object string, by Author, changes []ItemChange) error {
-	if h == nil || len(changes) == 0 {
+// record adds c's items as entries through q: a writer's transaction
+// (the table is created beforehand, outside it: DDL would commit it), or
+// the pool. c.Object is what they belong to: the theme options row, or the
+// field groups' table. An item whose value did not change (a write of a
+// group's dates alone) is no entry. A change named in the log (c.Origin)
+// is recorded once however many instances record it: each entry's origin
+// is the change's, its namespace's letter and the item's place.
+func (h *History) record(ctx context.Context, q querier, c wpsidecar.Commit) error {
+	if h == nil {
 		return nil
 	}
-	now := time.Now().UTC().Format(time.DateTime)
-	for _, c := range changes {
-		_, err := tx.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			namespace, object, []byte(c.Key), nullable(c.Before), nullable(c.After), by.UserID, by.Login, by.Via, by.RequestID, now)
+	when := c.When
+	if when.IsZero() {
+		when = time.Now()
+	}
+	at := when.UTC().Format(time.DateTime)
+	tag, ok := originTags[c.Namespace]
+	if !ok {
+		tag = string(c.Namespace)
+	}
+	for i, it := range c.Items {
+		if equalPtr(it.Before, it.After) {
+			continue
+		}
+		var origin any
+		if c.Origin != "" {
+			origin = c.Origin + "/" + tag + "#" + strconv.Itoa(i)
+		}
+		// Another instance may have recorded it: that is no error, any
+		// other is.
+		_, err := q.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id",
+			string(c.Namespace), c.Object, []byte(it.Key), nullable(it.Before), nullable(it.After), c.Author.UserID, c.Author.Login, c.Author.Via, c.Author.RequestID, origin, at)
 		if err != nil {
 			return fmt.Errorf("store: history: %w", classify(err))
 		}
 	}
 	return nil
 }
+
+// originTags are the letters origins give a namespace's entries (an
+// origin names a transaction, which may change both namespaces).
+var originTags = map[wpsidecar.Namespace]string{wpsidecar.FieldGroups: "g", wpsidecar.ThemeOptions: "o"}
 
 func nullable(s *string) any {
 	if s == nil {
@@ -209,38 +122,19 @@ func nullable(s *string) any {
 	return []byte(*s)
 }
 
-// RecordSeen adds the changes another writer committed at when, as the
-// binlog feed saw them. origin names the change in the log: every
-// instance may record it, the table keeps it once.
-func (h *History) RecordSeen(ctx context.Context, origin string, when time.Time, namespace, object string, changes []ItemChange) error {
+// Record adds what c changed, as a change detector saw it, to the
+// history: a change another writer committed, named by c.Origin. Every
+// instance may record it; the table keeps it once.
+func (h *History) Record(ctx context.Context, c wpsidecar.Commit) error {
 	if err := h.ensure(ctx, h.db.sql); err != nil {
 		return err
 	}
-	now := when.UTC().Format(time.DateTime)
-	for i, c := range changes {
-		// Another instance may have recorded it: that is no error, any
-		// other is.
-		_, err := h.db.sql.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_login, via, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id",
-			namespace, object, []byte(c.Key), nullable(c.Before), nullable(c.After), LoginPHP, ViaBinlog, origin+"#"+strconv.Itoa(i), now)
-		if err != nil {
-			return fmt.Errorf("store: history: %w", classify(err))
-		}
-	}
-	return nil
-}
-
-// HistoryFilter selects entries; zero fields select all.
-type HistoryFilter struct {
-	Namespace string
-	Key       string
-	Since     time.Time
-	Page      int // from 1
-	PerPage   int
+	return h.record(ctx, h.db.sql, c)
 }
 
 // List returns a page of entries, newest first, and how many match in all.
 // A missing table is an empty history.
-func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, int, error) {
+func (h *History) List(ctx context.Context, f history.Filter) ([]history.Entry, int, error) {
 	var where []string
 	var args []any
 	if f.Namespace != "" {
@@ -259,14 +153,14 @@ func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, in
 	var total int
 	err := h.db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM `"+h.table+"`"+cond, args...).Scan(&total)
 	if missingTable(err) {
-		return []HistoryEntry{}, 0, nil
+		return []history.Entry{}, 0, nil
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: history: %w", classify(err))
 	}
 	page, per := max(f.Page, 1), max(f.PerPage, 1)
 	if (page-1)*per >= total {
-		return []HistoryEntry{}, total, nil
+		return []history.Entry{}, total, nil
 	}
 	rows, err := h.db.sql.QueryContext(ctx, "SELECT "+historyColumns+" FROM `"+h.table+"`"+cond+" ORDER BY id DESC LIMIT ? OFFSET ?",
 		append(args, per, (page-1)*per)...)
@@ -274,7 +168,7 @@ func (h *History) List(ctx context.Context, f HistoryFilter) ([]HistoryEntry, in
 		return nil, 0, fmt.Errorf("store: history: %w", classify(err))
 	}
 	defer rows.Close()
-	out := []HistoryEntry{}
+	out := []history.Entry{}
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
@@ -294,8 +188,8 @@ func missingTable(err error) bool {
 	return errors.As(err, &me) && me.Number == 1146
 }
 
-func scanEntry(s interface{ Scan(...any) error }) (HistoryEntry, error) {
-	var e HistoryEntry
+func scanEntry(s interface{ Scan(...any) error }) (history.Entry, error) {
+	var e history.Entry
 	var before, after []byte
 	err := s.Scan(&e.ID, &e.Namespace, &e.Object, &e.Key, &before, &after, &e.UserID, &e.Login, &e.Via, &e.RequestID, &e.DateGMT)
 	if before != nil {
@@ -309,14 +203,14 @@ func scanEntry(s interface{ Scan(...any) error }) (HistoryEntry, error) {
 	return e, err
 }
 
-// Get returns one entry; ErrNotFound when there is none.
-func (h *History) Get(ctx context.Context, id int64) (HistoryEntry, error) {
+// Get returns one entry; wpsidecar.ErrNotFound when there is none.
+func (h *History) Get(ctx context.Context, id int64) (history.Entry, error) {
 	e, err := scanEntry(h.db.sql.QueryRowContext(ctx, "SELECT "+historyColumns+" FROM `"+h.table+"` WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) || missingTable(err) {
-		return HistoryEntry{}, ErrNotFound
+		return history.Entry{}, wpsidecar.ErrNotFound
 	}
 	if err != nil {
-		return HistoryEntry{}, fmt.Errorf("store: history: %w", classify(err))
+		return history.Entry{}, fmt.Errorf("store: history: %w", classify(err))
 	}
 	return e, nil
 }
@@ -370,13 +264,6 @@ func (h *History) deleteBatches(ctx context.Context, cond string, arg any) (int6
 	}
 }
 
-// ErrChanged: the value is no longer what the entry left it at.
-var ErrChanged = errors.New("changed since")
-
-// ErrUnrevertable: the entry cannot be written back (its value, or the
-// options row it belongs to, is no longer one PHP can read as such).
-var ErrUnrevertable = errors.New("cannot be reverted")
-
 // errNothing: a forced revert finds nothing to do.
 var errNothing = errors.New("nothing to revert")
 
@@ -385,57 +272,58 @@ var errNothing = errors.New("nothing to revert")
 // it writes (ModifyOption), and force to write even when the value changed
 // since the entry.
 type Revert struct {
-	By        Author
+	By        wpsidecar.Author
 	Now       string
 	DBVersion int64
 	Force     bool
 }
 
 // Revert writes entry id's "before" back, through the same writes as
-// every other (recorded in turn). ErrChanged, with nothing written, when
+// every other (recorded in turn). wpsidecar.ErrChanged, with nothing written, when
 // the current value is not the entry's "after" and rv.Force is not set.
 func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 	e, err := h.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	rv.By.Via = ViaRevert
-	switch e.Namespace {
-	case HistoryFieldmgr:
+	rv.By.Via = wpsidecar.ViaRevert
+	switch wpsidecar.Namespace(e.Namespace) {
+	case wpsidecar.FieldGroups:
 		groups, err := h.db.FieldGroups(e.Object)
 		if err != nil {
-			return fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
+			return fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
 		}
-		check := func(g FieldGroup, found bool) error {
+		check := func(g fieldgroup.Group, found bool) error {
 			var cur *string
 			if found {
-				cur = groupValue(g)
+				s := g.Value().JSON()
+				cur = &s
 			}
 			if !rv.Force && !equalPtr(cur, e.After) {
-				return ErrChanged
+				return wpsidecar.ErrChanged
 			}
 			return nil
 		}
 		if e.Before == nil {
-			return groups.change(ctx, "revert field group", e.Key, rv.By, func(q querier, g FieldGroup, found bool) error {
+			return groups.change(ctx, "revert field group", e.Key, rv.By, func(q querier, g fieldgroup.Group, found bool) error {
 				if err := check(g, found); err != nil || !found {
 					return err
 				}
 				return exec(ctx, q, "DELETE FROM `"+groups.table+"` WHERE group_key = ? AND BINARY group_key = ?", e.Key, e.Key)
 			})
 		}
-		v, err := ParseGroupValue(*e.Before)
+		v, err := fieldgroup.ParseValue(*e.Before)
 		if err != nil {
-			return fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
+			return fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
 		}
 		return groups.Put(ctx, e.Key, v, rv.Now, check, rv.By)
-	case HistoryThemeopts:
+	case wpsidecar.ThemeOptions:
 		err := h.db.ModifyOption(ctx, e.Object, rv.DBVersion, &rv.By, func(raw string, found bool) (string, error) {
 			set := phpserial.Value{Kind: phpserial.Array}
 			if found {
 				v, err := phpserial.MaybeUnserialize(raw)
 				if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-					return "", fmt.Errorf("store: option %q is not an array: %w", e.Object, ErrUnrevertable)
+					return "", fmt.Errorf("store: option %q is not an array: %w", e.Object, wpsidecar.ErrUnrevertable)
 				}
 				set = v
 			} else if e.Before == nil {
@@ -449,7 +337,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 					cur = &s
 				}
 				if !equalPtr(cur, e.After) {
-					return "", ErrChanged
+					return "", wpsidecar.ErrChanged
 				}
 			}
 			switch {
@@ -458,7 +346,7 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 			case e.Before != nil:
 				v, err := phpserial.Unserialize(*e.Before)
 				if err != nil {
-					return "", fmt.Errorf("store: history entry %d: %w", id, ErrUnrevertable)
+					return "", fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
 				}
 				if at >= 0 {
 					set.Entries[at].Value = v
@@ -473,5 +361,5 @@ func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 		}
 		return err
 	}
-	return fmt.Errorf("store: history entry %d has namespace %q: %w", id, e.Namespace, ErrUnrevertable)
+	return fmt.Errorf("store: history entry %d has namespace %q: %w", id, e.Namespace, wpsidecar.ErrUnrevertable)
 }

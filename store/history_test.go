@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/history"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -40,7 +42,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	_, db, groups := historyStore(t)
 	ctx := context.Background()
 	h := db.History()
-	by := store.Author{UserID: 7, Login: "ann", Via: store.ViaREST, RequestID: "r1"}
+	by := wpsidecar.Author{UserID: 7, Login: "ann", Via: wpsidecar.ViaREST, RequestID: "r1"}
 	now := "2026-01-01 00:00:00"
 
 	if err := groups.Create(ctx, "g1", "One", `{"type":"post"}`, now, by); err != nil {
@@ -66,7 +68,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	list, total, err := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 100})
+	list, total, err := h.List(ctx, history.Filter{Page: 1, PerPage: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,15 +94,15 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		f    store.HistoryFilter
+		f    history.Filter
 		want int
 		n    int
 	}{
-		{store.HistoryFilter{Namespace: "fieldmgr", Page: 1, PerPage: 10}, 3, 3},
-		{store.HistoryFilter{Key: "a", Page: 1, PerPage: 10}, 2, 2},
-		{store.HistoryFilter{Key: "A", Page: 1, PerPage: 10}, 0, 0}, // keys are exact
-		{store.HistoryFilter{Page: 2, PerPage: 5}, 7, 2},
-		{store.HistoryFilter{Since: time.Now().Add(time.Hour), Page: 1, PerPage: 10}, 0, 0},
+		{history.Filter{Namespace: "fieldmgr", Page: 1, PerPage: 10}, 3, 3},
+		{history.Filter{Key: "a", Page: 1, PerPage: 10}, 2, 2},
+		{history.Filter{Key: "A", Page: 1, PerPage: 10}, 0, 0}, // keys are exact
+		{history.Filter{Page: 2, PerPage: 5}, 7, 2},
+		{history.Filter{Since: time.Now().Add(time.Hour), Page: 1, PerPage: 10}, 0, 0},
 	} {
 		l, n, err := h.List(ctx, c.f)
 		if err != nil || n != c.want || len(l) != c.n {
@@ -116,7 +118,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	if raw, _ := db.RawOption(ctx, "opts"); raw != `a:1:{s:1:"a";i:1;}` {
 		t.Errorf("after the revert: %s", raw)
 	}
-	if err := h.Revert(ctx, list[1].ID, rv); !errors.Is(err, store.ErrChanged) {
+	if err := h.Revert(ctx, list[1].ID, rv); !errors.Is(err, wpsidecar.ErrChanged) {
 		t.Errorf("second revert: %v", err)
 	}
 	// Revert the removal of b: it comes back, exactly (a float).
@@ -130,11 +132,11 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	if err := h.Revert(ctx, list[6].ID, store.Revert{By: by, Now: now, Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := groups.Get(ctx, "g1"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := groups.Get(ctx, "g1"); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("the group after reverting its creation: %v", err)
 	}
-	latest, _, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1})
-	if latest[0].Via != store.ViaRevert || latest[0].After != nil {
+	latest, _, _ := h.List(ctx, history.Filter{Page: 1, PerPage: 1})
+	if latest[0].Via != wpsidecar.ViaRevert || latest[0].After != nil {
 		t.Errorf("the revert's own entry: %+v", latest[0])
 	}
 	if err := h.Revert(ctx, latest[0].ID, rv); err != nil {
@@ -143,15 +145,15 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	if g, err := groups.Get(ctx, "g1"); err != nil || g.Title != "Uno" || g.Status != "inactive" {
 		t.Errorf("the group back: %+v %v", g, err)
 	}
-	if err := h.Revert(ctx, 999999, rv); !errors.Is(err, store.ErrNotFound) {
+	if err := h.Revert(ctx, 999999, rv); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("no such entry: %v", err)
 	}
 
-	_, before, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1})
+	_, before, _ := h.List(ctx, history.Filter{Page: 1, PerPage: 1})
 	if n, err := h.Prune(ctx, 0, 3); err != nil || n != int64(before-3) {
 		t.Errorf("prune to 3: %d deleted (%v), had %d", n, err, before)
 	}
-	if _, n, _ := h.List(ctx, store.HistoryFilter{Page: 1, PerPage: 1}); n != 3 {
+	if _, n, _ := h.List(ctx, history.Filter{Page: 1, PerPage: 1}); n != 3 {
 		t.Errorf("after pruning: %d", n)
 	}
 	if n, err := h.Prune(ctx, time.Hour, 0); err != nil || n != 0 {
@@ -162,11 +164,11 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 // A history that was never written is empty, not an error.
 func TestHistory_NoTableYet(t *testing.T) {
 	_, db, _ := historyStore(t)
-	l, n, err := db.History().List(context.Background(), store.HistoryFilter{Page: 1, PerPage: 10})
+	l, n, err := db.History().List(context.Background(), history.Filter{Page: 1, PerPage: 10})
 	if err != nil || n != 0 || len(l) != 0 {
 		t.Errorf("%v %d %v", l, n, err)
 	}
-	if _, err := db.History().Get(context.Background(), 1); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.History().Get(context.Background(), 1); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("get: %v", err)
 	}
 }

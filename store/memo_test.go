@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -29,7 +31,7 @@ func TestMemo(t *testing.T) {
 	if _, err := groups.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := groups.Create(ctx, "g1", "T1", "{}", "2026-01-01 00:00:00", store.Author{}); err != nil {
+	if err := groups.Create(ctx, "g1", "T1", "{}", "2026-01-01 00:00:00", wpsidecar.Author{}); err != nil {
 		t.Fatal(err)
 	}
 	id := tdb.AddUser(t, "kept", "kept@example.test", "h1", [2]string{"session_tokens", "s1"})
@@ -103,10 +105,10 @@ func TestMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("own option write", option(), "v3")
-	if _, err := groups.Toggle(ctx, "g1", "2026-01-02 00:00:00", nil, store.Author{}); err != nil {
+	if _, err := groups.Toggle(ctx, "g1", "2026-01-02 00:00:00", nil, wpsidecar.Author{}); err != nil {
 		t.Fatal(err)
 	}
-	if g, err := groups.Get(ctx, "g1"); err != nil || g.Status != store.StatusInactive {
+	if g, err := groups.Get(ctx, "g1"); err != nil || g.Status != fieldgroup.StatusInactive {
 		t.Errorf("own group write: %+v %v", g, err)
 	}
 
@@ -118,10 +120,10 @@ func TestMemo(t *testing.T) {
 	check("all forgotten: user", user(), "h3/s2")
 
 	// Nobody found is nobody kept: a user or group created later is seen.
-	if _, err := db.UserForAuth(ctx, "later", false, nil); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "later", false, nil); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Fatal(err)
 	}
-	if _, err := groups.Get(ctx, "g2"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := groups.Get(ctx, "g2"); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Fatal(err)
 	}
 	tdb.AddUser(t, "later", "later@example.test", "h")

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/multisite"
+	"github.com/wpsidecar/wpsidecar/multisite"
 )
 
 // NetworkWatcher keeps a network's site map (multisite.Map) as fresh as
@@ -36,7 +36,7 @@ func (w *NetworkWatcher) Current() (*multisite.Map, error) {
 
 // Refresh reads the map once.
 func (w *NetworkWatcher) Refresh(ctx context.Context) error {
-	m, err := multisite.Load(ctx, w.db.sql, w.db.base, w.consts)
+	m, err := w.db.LoadNetwork(ctx, w.consts)
 	if err != nil {
 		return classify(err)
 	}
@@ -76,4 +76,46 @@ func (db *DB) NetworkSites(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	return n, classify(err)
+}
+
+// LoadNetwork reads the networks and sites of the base prefix's tables
+// ({base}site and {base}blogs) into a site map with the network's
+// constants c.
+func (db *DB) LoadNetwork(ctx context.Context, c multisite.Constants) (*multisite.Map, error) {
+	m := &multisite.Map{Const: c}
+	rows, err := db.sql.QueryContext(ctx, "SELECT id, domain, path FROM "+db.base+"site ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("multisite: networks: %w", err)
+	}
+	for rows.Next() {
+		var n multisite.Network
+		if err := rows.Scan(&n.ID, &n.Domain, &n.Path); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("multisite: networks: %w", err)
+		}
+		m.Networks = append(m.Networks, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("multisite: networks: %w", err)
+	}
+	rows, err = db.sql.QueryContext(ctx, "SELECT blog_id, site_id, domain, path, archived, spam, deleted FROM "+db.base+"blogs ORDER BY blog_id")
+	if err != nil {
+		return nil, fmt.Errorf("multisite: sites: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s multisite.Site
+		var archived, spam int
+		if err := rows.Scan(&s.ID, &s.NetworkID, &s.Domain, &s.Path, &archived, &spam, &s.Deleted); err != nil {
+			return nil, fmt.Errorf("multisite: sites: %w", err)
+		}
+		s.Archived, s.Spam = archived == 1, spam == 1
+		m.Sites = append(m.Sites, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("multisite: sites: %w", err)
+	}
+	m.Index()
+	return m, nil
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
 )
 
 // TestNetworkWatcher: nothing before the first read; a site added is in

@@ -10,7 +10,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // WordPress's options.autoload rules changed in 6.6, which left
@@ -81,7 +83,7 @@ func (db *DB) OptionPiggyback(name string, dst *string, found *bool) *Piggyback 
 }
 
 // RawOption reads one option's value as stored, without get_option's
-// filters; ErrNotFound when the row is missing.
+// filters; wpsidecar.ErrNotFound when the row is missing.
 func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 	var v string
 	var found bool
@@ -89,7 +91,7 @@ func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("store: option %q: %w", name, err)
 	}
 	if !found {
-		return "", ErrNotFound
+		return "", wpsidecar.ErrNotFound
 	}
 	return v, nil
 }
@@ -111,7 +113,7 @@ func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 // (retries pause a short random while). When by is not nil the row is the
 // theme options set and its ids' changes are recorded in the history, by
 // that author.
-func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by *Author, modify func(value string, found bool) (string, error)) error {
+func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by *wpsidecar.Author, modify func(value string, found bool) (string, error)) error {
 	var err error
 	for attempt := 1; attempt <= 20; attempt++ {
 		err = db.modifyOption(ctx, name, dbVersion, by, modify)
@@ -127,11 +129,11 @@ func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by
 	return err
 }
 
-func (db *DB) modifyOption(ctx context.Context, name string, dbVersion int64, by *Author, modify func(string, bool) (string, error)) error {
+func (db *DB) modifyOption(ctx context.Context, name string, dbVersion int64, by *wpsidecar.Author, modify func(string, bool) (string, error)) error {
 	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, dbVersion, by, modify) })
 }
 
-func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, dbVersion int64, by *Author, modify func(string, bool) (string, error)) error {
+func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, dbVersion int64, by *wpsidecar.Author, modify func(string, bool) (string, error)) error {
 	var hist *History
 	if by != nil {
 		if hist = db.History(); hist != nil {
@@ -173,7 +175,7 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, d
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
 	}
 	if hist != nil {
-		if err := hist.record(ctx, tx, HistoryThemeopts, name, *by, DiffOptions(current, next)); err != nil {
+		if err := hist.record(ctx, tx, wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Object: name, Items: themeopt.Diff(current, next), Author: *by}); err != nil {
 			return err
 		}
 	}

@@ -8,9 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 // db_versions of WordPress 6.1 (also 6.2) and 7.1.
@@ -68,7 +69,7 @@ func TestModifyOption_CreatesKeepsAutoloadAndWritesNothingOnError(t *testing.T) 
 	if v, _ := optionRow(t, tdb, "themeopts_options"); v != `a:0:{}` {
 		t.Errorf("row after failed modify = %q", v)
 	}
-	if _, err := db.RawOption(ctx, "never_created"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.RawOption(ctx, "never_created"); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("never_created: %v", err)
 	}
 }

@@ -6,22 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // Option reads one row of {prefix}options as WordPress's get_option() sees
 // it before unserializing: the name is trimmed, an empty or missing name is
-// ErrNotFound, and siteurl, home, category_base and tag_base lose their
+// wpsidecar.ErrNotFound, and siteurl, home, category_base and tag_base lose their
 // trailing slashes. An empty home falls back to siteurl, as in get_option().
 func (db *DB) Option(ctx context.Context, name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return "", ErrNotFound
+		return "", wpsidecar.ErrNotFound
 	}
 	var v string
 	err := db.sql.QueryRowContext(ctx,
 		"SELECT option_value FROM "+db.Table("options")+" WHERE option_name = ? LIMIT 1", name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrNotFound
+		return "", wpsidecar.ErrNotFound
 	}
 	if err != nil {
 		return "", fmt.Errorf("store: option %q: %w", name, classify(err))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -67,7 +68,7 @@ func TestReplicas(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	fromReplica := func() bool {
 		_, err := db.RawOption(context.Background(), "replica_only")
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err != nil && !errors.Is(err, wpsidecar.ErrNotFound) {
 			t.Fatal(err)
 		}
 		return err == nil
@@ -116,7 +117,7 @@ func TestReplicas(t *testing.T) {
 	var v string
 	var found bool
 	ride := db.OptionPiggyback("blogname", &v, &found)
-	if _, err := db.UserForAuth(forged, "replica_user", false, ride); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(forged, "replica_user", false, ride); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("a proven lookup with a GTID the replica lacks read the replica: %v", err)
 	}
 

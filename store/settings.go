@@ -71,10 +71,6 @@ var saltOptionNames = []string{
 }
 
 // siteOptionNames are read in one query per refresh.
-// SiteOptionNames are the options the settings snapshot reads: a change
-// feed refreshes it when one changes.
-func (db *DB) SiteOptionNames() []string { return db.siteOptionNames() }
-
 func (db *DB) siteOptionNames() []string {
 	return append([]string{"siteurl", "home", "permalink_structure", "timezone_string", "gmt_offset",
 		"db_version", db.Table("user_roles"), "using_application_passwords", CompanionOption}, saltOptionNames...)
@@ -183,6 +179,7 @@ type SettingsWatcher struct {
 	db        *DB
 	overrides SiteURLs
 	every     time.Duration
+	names     []string // db.siteOptionNames()
 	current   atomic.Pointer[SiteSettings]
 	lastErr   atomic.Pointer[error]
 	// While the database is marked down, a request may try it itself:
@@ -205,11 +202,15 @@ const (
 // NewSettingsWatcher returns a watcher that has read nothing yet: until its
 // first successful read, Current answers ErrUnavailable.
 func NewSettingsWatcher(db *DB, every time.Duration, overrides SiteURLs) *SettingsWatcher {
-	w := &SettingsWatcher{db: db, overrides: overrides, every: every}
+	w := &SettingsWatcher{db: db, overrides: overrides, every: every, names: db.siteOptionNames()}
 	err := fmt.Errorf("%w: site settings not read yet", ErrUnavailable)
 	w.lastErr.Store(&err)
 	return w
 }
+
+// Options are the options the snapshot is read from: a change feed reads
+// it again when one of them is written.
+func (w *SettingsWatcher) Options() []string { return w.names }
 
 // Current returns the latest snapshot, or ErrUnavailable while the database
 // did not answer the last refresh (the sidecar's own routes then answer 503

@@ -21,8 +21,6 @@ import (
 
 // Sentinel errors. Callers test them with errors.Is.
 var (
-	// ErrNotFound: the row asked for does not exist.
-	ErrNotFound = errors.New("not found")
 	// ErrUnavailable: the database could not be reached or refused the
 	// connection; the request may succeed later. Packages that must not
 	// import store recognise it by its Unavailable method.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -32,8 +33,8 @@ func TestOption(t *testing.T) {
 		{"blogdescription", "ends with a slash/", nil},
 		{"  unicode  ", "Grüße 🎉", nil},
 		{"UNICODE", "Grüße 🎉", nil}, // option_name is case-insensitive, as in WordPress
-		{"missing_option", "", store.ErrNotFound},
-		{"   ", "", store.ErrNotFound},
+		{"missing_option", "", wpsidecar.ErrNotFound},
+		{"   ", "", wpsidecar.ErrNotFound},
 	}
 	for _, tt := range tests {
 		got, err := db.Option(context.Background(), tt.name)
@@ -211,8 +212,16 @@ func TestSettingsWatcher_RequestsTryTheDatabase(t *testing.T) {
 		t.Fatalf("Current with the server stopped = %v", err)
 	}
 	srv.Start()
-	time.Sleep(300 * time.Millisecond) // past the spacing of tries
-	if s, err := w.Current(); err != nil || s.SiteURL == "" {
+	// Requests' tries are spaced: the first calls may be turned away
+	// without one, until a request's own try reads the settings (no Run
+	// here to do it).
+	var s store.SiteSettings
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if s, err = w.Current(); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || s.SiteURL == "" {
 		t.Fatalf("Current once the server is back = %+v, %v", s, err)
 	}
 	if _, err := w.Current(); err != nil {

@@ -12,7 +12,8 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 // User is a wp_users row with the user meta authentication needs, read in
@@ -107,7 +108,7 @@ func LooksLikeEmail(s string) bool { return len(s) >= 6 && reEmail.MatchString(s
 // collation makes it case-insensitive) or, when byEmail and no login
 // matches, by e-mail address, with the meta values named by metaKeys: one
 // database round trip, which also carries ride (when not nil and not run
-// yet). A user that does not exist is ErrNotFound. With a Memo, either or
+// yet). A user that does not exist is wpsidecar.ErrNotFound. With a Memo, either or
 // both may come from it; the User is shared and must not be modified.
 func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride *Piggyback, metaKeys ...string) (*User, error) {
 	login = strings.TrimSpace(login)
@@ -117,7 +118,7 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 		email = login
 	}
 	if clean == "" && email == "" {
-		return nil, ErrNotFound
+		return nil, wpsidecar.ErrNotFound
 	}
 	if ride != nil && !ride.done {
 		if v, ok, _, _ := db.memo.lookup(memoKey{ride.kind, ride.key}); ok {
@@ -175,7 +176,7 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 	if unrepresentable(err) {
 		// A login the connection charset cannot hold equals no stored one;
 		// wpdb's lookup fails the same way and WordPress answers "unknown".
-		return nil, ErrNotFound
+		return nil, wpsidecar.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: user: %w", classify(err))
@@ -235,7 +236,7 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 		return nil, fmt.Errorf("store: user: %w", classify(err))
 	}
 	if u == nil {
-		return nil, ErrNotFound
+		return nil, wpsidecar.ErrNotFound
 	}
 	if serving {
 		db.memo.put(key, gen, u)

@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testvectors"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 )
 
 func TestUserForAuth(t *testing.T) {
@@ -39,10 +41,10 @@ func TestUserForAuth(t *testing.T) {
 	if u, err := db.UserForAuth(ctx, "shared@example.test", true, nil, keys...); err != nil || u.ID != other || u.Matched != "email" {
 		t.Errorf("by e-mail: %+v %v", u, err)
 	}
-	if _, err := db.UserForAuth(ctx, "shared@example.test", false, nil, keys...); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "shared@example.test", false, nil, keys...); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("e-mail not allowed: %v", err)
 	}
-	if _, err := db.UserForAuth(ctx, "nobody", true, nil); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "nobody", true, nil); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Errorf("unknown: %v", err)
 	}
 	_ = mailer
@@ -178,7 +180,7 @@ func TestPiggyback(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var list []store.FieldGroup
+	var list []fieldgroup.Group
 	pb := groups.ListPiggyback(&list)
 	// The table does not exist yet: the lookup still works, the ride-along reports it.
 	if u, err := db.UserForAuth(ctx, "rider", false, pb); err != nil || u.Login != "rider" {
@@ -190,7 +192,7 @@ func TestPiggyback(t *testing.T) {
 	if _, err := groups.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := groups.Create(ctx, "g1", "T", "{}", "2026-01-01 00:00:00", store.Author{}); err != nil {
+	if err := groups.Create(ctx, "g1", "T", "{}", "2026-01-01 00:00:00", wpsidecar.Author{}); err != nil {
 		t.Fatal(err)
 	}
 	pb = groups.ListPiggyback(&list)
@@ -200,10 +202,10 @@ func TestPiggyback(t *testing.T) {
 	if done, err := pb.Done(); !done || err != nil || len(list) != 1 || list[0].Key != "g1" {
 		t.Errorf("ride-along: done=%v err=%v list=%+v", done, err, list)
 	}
-	var g store.FieldGroup
+	var g fieldgroup.Group
 	found := false
 	pb = groups.GetPiggyback("g1", &g, &found)
-	if _, err := db.UserForAuth(ctx, "nobody", false, pb); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.UserForAuth(ctx, "nobody", false, pb); !errors.Is(err, wpsidecar.ErrNotFound) {
 		t.Fatal(err)
 	}
 	if done, err := pb.Done(); !done || err != nil || !found || g.Title != "T" {

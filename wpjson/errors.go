@@ -45,6 +45,14 @@ func (e *Error) WithStatus(status int) *Error {
 	return &c
 }
 
+// AsBare is e in the fieldmgr namespace's {"error": message} shape, which
+// has no code (e itself is shared, not changed).
+func (e *Error) AsBare() *Error {
+	c := *e
+	c.Code, c.Bare = "", true
+	return &c
+}
+
 // unavailable marks an error that means "the database cannot be used
 // now" (store.ErrUnavailable has the method) rather than a fault.
 type unavailable interface{ Unavailable() bool }

@@ -31,6 +31,7 @@ func TestRender(t *testing.T) {
 		{fmt.Errorf("read: %w", down{}), 503, `{"code":"wpsidecar_db_unavailable","message":"The WordPress database is not available right now. Please try again shortly.","data":{"status":503}}`, "5"},
 		{&wpjson.Error{Status: 400, Code: "rest_invalid_param", Message: "Invalid parameter(s): page", Params: map[string]string{"page": "no"}}, 400,
 			`{"code":"rest_invalid_param","message":"Invalid parameter(s): page","data":{"status":400,"params":{"page":"no"}}}`, ""},
+		{wpjson.ErrTooLarge.AsBare(), 413, `{"error":"The request body is too large."}`, ""},
 		{errors.New("boom"), 500, `{"code":"wpsidecar_internal_error","message":"The sidecar failed to answer this request.","data":{"status":500}}`, ""},
 	} {
 		w := httptest.NewRecorder()

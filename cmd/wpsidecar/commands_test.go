@@ -22,11 +22,11 @@ import (
 // is refused at once; an import of a config whose references nest (PHP-made, 1.2 kB) ends
 // at once, exiting 1 and naming the bound.
 func TestCommands_StopAndExit(t *testing.T) {
+	tdb := testdb.New(t) // first: under -short it skips before the build
 	bin := filepath.Join(t.TempDir(), "wpsidecar")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	tdb := testdb.New(t)
 	db := tdb.Store(t)
 	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
 	groups.EnsureTable(context.Background())
@@ -44,6 +44,9 @@ $table_prefix = 'wp_';
 		t.Fatal(lerr)
 	}
 	defer silent.Close()
+	// Each connection it takes is told: the command is waiting on it then,
+	// its signal handlers long installed (main's first statement).
+	dialled := make(chan struct{}, 16)
 	go func() {
 		for {
 			c, err := silent.Accept()
@@ -51,6 +54,10 @@ $table_prefix = 'wp_';
 				return
 			}
 			defer c.Close()
+			select {
+			case dialled <- struct{}{}:
+			default:
+			}
 		}
 	}()
 	silentConfig := filepath.Join(t.TempDir(), "wp-config.php")
@@ -79,8 +86,9 @@ $table_prefix = 'wp_';
 	}{
 		{"SIGTERM while the database does not answer", config, syscall.SIGTERM, 1, "wpsidecar: import interrupted: terminated signal received\n", silentConfig},
 		{"SIGINT while the database does not answer", config, syscall.SIGINT, 1, "wpsidecar: import interrupted: interrupt signal received\n", silentConfig},
-		// A pipe for a configuration is refused before anything waits on it.
-		{"a pipe at start-up", fifo, syscall.SIGTERM, 1, "wpsidecar: theme options configuration: " + fifo + " is not a regular file (p---------)\n", ""},
+		// A pipe for a configuration is refused before anything waits on
+		// it (waiting, the command would run into the 20 s bound below).
+		{"a pipe at start-up", fifo, 0, 1, "wpsidecar: theme options configuration: read " + fifo + ": a named pipe (FIFO), not a regular file\n", ""},
 		{"nested references", config, 0, 1, "wpsidecar: " + filepath.Join(dir, "fieldmgr", "nest.json") + ": config: over 32 MiB with its references expanded\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,13 +100,24 @@ $table_prefix = 'wp_';
 			cmd := exec.Command(bin, "import", "--dry-run", "--wp-config", wp, "--themeopts-config", c.config, dir)
 			cmd.Env = []string{} // the site's configuration only (not the tests' WPSIDECAR_TEST_* variables)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			for len(dialled) > 0 {
+				<-dialled // an earlier command's
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			if c.signal != 0 {
-				time.Sleep(time.Second) // blocked on the pipe by then
+				select {
+				case <-dialled:
+				case err := <-done:
+					t.Fatalf("exited before reaching the database: %v\n%s", err, stderr.String())
+				case <-time.After(20 * time.Second):
+					cmd.Process.Kill()
+					<-done
+					t.Fatalf("never reached the database (stderr %q)", stderr.String())
+				}
 				cmd.Process.Signal(c.signal)
 			}
 			select {

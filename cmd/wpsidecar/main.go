@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
 )
 
@@ -22,7 +23,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "wpsidecar:", err)
-		if config.IsConfigError(err) {
+		if config.IsConfigError(err) || command.IsUsageError(err) {
 			os.Exit(2)
 		}
 		os.Exit(1)

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -15,7 +15,7 @@ import (
 const leaderKeep = 10 * time.Second
 
 // consistency is read-your-writes across instances, with read replicas.
-func consistency(db *store.DB, cfg *config.Config) proxy.Consistency {
+func consistency(db *store.DB, cfg *config.Config) rest.Consistency {
 	if len(cfg.DB.Replicas) == 0 {
 		return nil
 	}

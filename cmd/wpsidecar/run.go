@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -32,26 +33,25 @@ import (
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/logging"
+	"github.com/wpsidecar/wpsidecar/multisite"
+	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/openapi"
 	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
+	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/redact"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/multisite"
-	"github.com/wpsidecar/wpsidecar/store/objcache"
 )
 
 // run reads the configuration, builds everything, serves until ctx ends and
 // then drains in-flight requests. listening, when not nil, is told the
 // bound addresses (tests listen on port 0).
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, listening func(public, admin net.Addr)) error {
-	if len(args) > 0 && args[0] == "probe" {
-		return proxy.Probe(ctx, args[1:], stdout)
-	}
-	if len(args) > 0 && args[0] == "openapi" {
-		return openapi.Command(args[1:], environ, stdout, stderr)
-	}
-	if len(args) > 0 && slices.Contains(command.Names, args[0]) {
-		return command.Run(ctx, args[0], args[1:], command.Env{Environ: environ, Stdout: stdout, Stderr: stderr})
+	if len(args) > 0 && command.Is(args[0]) {
+		return command.Run(ctx, args[0], args[1:], commandSettings(environ, stderr), command.Env{Stdout: stdout, Stderr: stderr})
 	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
 		fmt.Fprintln(stdout, versionLine())
@@ -127,10 +127,11 @@ type sidecar struct {
 	sites          site.Index
 	siteMap        *store.NetworkWatcher // on a network
 
-	feedMode   atomic.Value      // how changes are noticed, for /readyz and metrics
-	feed       *changes.Feed     // the binlog feed, when it runs
-	memo       *store.Memo       // with serve-from-feed and a feed
-	leadership *store.Leadership // with changes to send or a history to prune
+	feedMode   atomic.Value       // how changes are noticed, for /readyz and metrics
+	feed       *changes.Feed      // the binlog feed, when it runs
+	refresh    *changes.Refresher // reads again what a change made stale
+	memo       *store.Memo        // with serve-from-feed and a feed
+	leadership *store.Leadership  // with changes to send or a history to prune
 	leading    atomic.Bool
 	lead       []func(bool, time.Time) // told when leadership changes
 	purgers    []*changes.Purger
@@ -157,27 +158,23 @@ func (s *sidecar) background(f func(context.Context)) {
 func (s *sidecar) open(ctx context.Context) error {
 	cfg, logger := s.cfg, s.logger
 	if cfg.ObjectCache == "redis" {
-		oc, err := site.OpenObjectCache(ctx, cfg, logger)
+		oc, err := objcache.Open(ctx, objcacheOptions(cfg, logger), cfg.Source("object-cache"))
 		if err != nil {
 			return err
 		}
 		s.onClose(func() { oc.Close() })
 		s.cache = oc
 	}
-	network, addr := cfg.DB.Address()
-	db, err := store.Open(store.Options{
-		Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
-		Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
-		MaxOpen: cfg.DB.MaxOpen, MaxWait: cfg.DB.MaxWait, Timeout: cfg.DB.Timeout, Cache: s.cache,
-		Replicas: cfg.DB.Replicas, MaxReplicaLag: cfg.DB.MaxReplicaLag, History: !cfg.History.Off,
-		Logger: logger.With().Str("component", "store").Logger(),
-	})
+	o := dbOptions(cfg)
+	o.MaxOpen, o.MaxWait, o.Cache, o.Replicas, o.MaxReplicaLag = cfg.DB.MaxOpen, cfg.DB.MaxWait, s.cache, cfg.DB.Replicas, cfg.DB.MaxReplicaLag
+	o.Logger = logger.With().Str("component", "store").Logger()
+	db, err := store.Open(o)
 	if err != nil {
 		return err
 	}
 	s.db = db
 	s.onClose(func() { db.Close() })
-	logger.Info().Str("db_net", network).Str("db_addr", addr).Str("db_name", cfg.DB.Name).
+	logger.Info().Str("db_net", o.Net).Str("db_addr", o.Addr).Str("db_name", cfg.DB.Name).
 		Str("table_prefix", cfg.TablePrefix).Msg("database configured")
 
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -210,12 +207,12 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		s.drains = append(s.drains, reporter)
 		s.background(reporter.Run)
 	}
-	topts, err := site.OpenThemeopts(cfg, logger, s.background, &s.reloads)
+	topts, reloads, err := site.OpenThemeopts(themeoptsFiles(cfg), logger, s.background)
 	if err != nil {
 		return err
 	}
-	s.topts = topts
-	pubFile, err := site.OpenPublic(cfg, topts.Any(), logger)
+	s.topts, s.reloads = topts, append(s.reloads, reloads...)
+	pubFile, err := site.OpenPublic(cfg.PublicRoutes, topts.Any(), logger)
 	if err != nil {
 		return err
 	}
@@ -223,7 +220,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		s.reloads = append(s.reloads, pubFile.Reload)
 		s.background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
 	}
-	s.deps = &site.Deps{Config: cfg, Logger: logger, Background: s.background, Themeopts: topts, Public: pubFile,
+	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Themeopts: topts, Public: pubFile,
 		Auth: auth.Options{
 			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
@@ -243,7 +240,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 	}
 	s.sites = site.Index{Main: s.main}
 	if cfg.Multisite {
-		s.siteMap = store.NewNetworkWatcher(s.db, site.NetworkConstants(cfg), cfg.SettingsRefresh)
+		s.siteMap = store.NewNetworkWatcher(s.db, networkConstants(cfg), cfg.SettingsRefresh)
 		s.background(s.siteMap.Run)
 		s.sites.Network = site.NewNetwork(s.siteMap, s.deps, s.db, s.main, logger.With().Str("component", "multisite").Logger())
 		s.background(func(ctx context.Context) { s.sites.Network.Prune(ctx, cfg.SettingsRefresh) })
@@ -252,47 +249,62 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 }
 
 // detectChanges notices changes — by the binlog feed, else by polling —
-// when webhooks, purges or serve-from-feed need them. Every instance
-// notices; only the one elected through the database sends.
+// when webhooks, purges, serve-from-feed or the history need them, and
+// subscribes to them what each commit does (changes/commit.go). Every
+// instance notices; only the one elected through the database sends.
 func (s *sidecar) detectChanges(ctx context.Context) {
 	cfg, logger, db := s.cfg, s.logger, s.db
 	s.feedMode.Store("off")
+	clog := logger.With().Str("component", "changes").Logger()
+	s.refresh = &changes.Refresher{Settings: s.settingsOf, Network: s.siteMap, Log: clog}
 	if cfg.ServeFromFeed {
-		s.memo = store.NewMemo(func() bool { return s.feed.Current(cfg.MaxStaleness) }, memoLimit)
+		s.memo = store.NewMemo(s.current, memoLimit)
 	}
 	s.purgers = buildPurgers(cfg.Purge, logger)
 	detect := len(cfg.WebhookURLs) > 0 || len(s.purgers) > 0
-	var history *site.HistoryRecorder
+	var history *changes.Recorder
 	if !cfg.History.Off {
-		history = site.NewHistoryRecorder(cfg, db, logger.With().Str("component", "history").Logger())
+		hlog := logger.With().Str("component", "history").Logger()
+		history = changes.NewRecorder(db, groupsTable(cfg), cfg.DB.Timeout, hlog)
 		s.background(history.Run)
 		s.elect(logger, nil)
 		s.background(func(ctx context.Context) {
-			site.PruneHistory(ctx, cfg, db, s.siteMap, 10*time.Minute, s.leading.Load, logger.With().Str("component", "history").Logger())
+			changes.PruneHistory(ctx, db, s.siteMap, cfg.History.MaxAge, cfg.History.MaxCount, 10*time.Minute, s.leading.Load, hlog)
 		})
 	}
 	if detect || s.memo != nil || (history != nil && cfg.ChangeFeed == changes.ModeBinlog) {
-		clog := logger.With().Str("component", "changes").Logger()
-		notify := func(changes.Change) {}
+		// In order: the memo forgets (on the feed's goroutine, before the
+		// feed says it heard the transaction), the settings and the site
+		// map are read again (on a goroutine of their own), the history
+		// records others' changes, the leader sends webhooks and purges.
+		var subs changes.Subscribers
+		if s.memo != nil {
+			subs = append(subs, changes.Forget{Memo: s.memo})
+		}
+		subs = append(subs, s.refresh)
+		s.background(s.refresh.Run)
+		if history != nil {
+			subs = append(subs, history)
+		}
 		if detect {
-			notify = s.senders(clog)
+			subs = append(subs, s.senders(clog))
 		}
 		var optName func() string
 		if s.topts.Any() {
 			optName = s.main.OptName
 		}
-		detector := changes.NewDetector(db, s.main.Groups(), optName, notify, clog)
+		detector := changes.NewDetector(0, db, s.main.Groups(), optName, subs, clog)
 		poll := func(ctx context.Context) {
 			s.feedMode.Store(changes.ModePoll)
 			switch {
 			case !detect:
 			case s.sites.Network != nil:
-				s.sites.Network.Poll(ctx, cfg.ChangeInterval, notify, clog)
+				s.sites.Network.Poll(ctx, cfg.ChangeInterval, subs, clog)
 			default:
 				detector.Run(ctx, cfg.ChangeInterval)
 			}
 		}
-		if s.feed = changeFeed(ctx, cfg, db, s.sites, s.siteMap, s.topts.Any(), notify, s.memo, history, clog); s.feed != nil {
+		if s.feed = changeFeed(ctx, cfg, db, s.sites, s.topts.Any(), subs, clog); s.feed != nil {
 			s.feedMode.Store(changes.ModeBinlog)
 			s.drains = append(s.drains, closer(s.feed.Close)) // after Run has returned
 			s.background(func(ctx context.Context) { s.feed.Run(ctx, poll) })
@@ -324,35 +336,39 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 	}
 }
 
+// current: the feed vouches for the database as of at most max-staleness
+// ago, and what it asked to be read again (settings, the site map) has
+// been: serve-from-feed answers from memory only then.
+func (s *sidecar) current() bool { return s.feed.Current(s.cfg.MaxStaleness) && s.refresh.Idle() }
+
+// settingsOf is site id's settings snapshot, when its services are built.
+func (s *sidecar) settingsOf(id int64) *store.SettingsWatcher {
+	if b := s.sites.Built(id); b != nil {
+		return b.Settings()
+	}
+	return nil
+}
+
 // senders start the webhooks and purges, and the election of the one
-// instance that sends them; changes noticed go to what they return.
-func (s *sidecar) senders(clog zerolog.Logger) func(changes.Change) {
-	var tell []func(changes.Change)
+// instance that sends them; the commits noticed go to what they return.
+func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
+	var tell changes.Subscribers
 	if len(s.cfg.WebhookURLs) > 0 {
 		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Log: clog})
 		s.drains = append(s.drains, notifier)
 		s.background(notifier.Run)
-		tell = append(tell, notifier.Notify)
+		tell = append(tell, notifier)
 	}
 	for _, p := range s.purgers {
 		s.drains = append(s.drains, p)
 		s.background(p.Run)
 	}
 	if len(s.purgers) > 0 {
-		tell = append(tell, func(c changes.Change) {
-			x := site.PurgeOf(c, s.sites.Built(c.Site))
-			for _, p := range s.purgers {
-				p.Purge(x)
-			}
-		})
+		tell = append(tell, changes.Purges{Purgers: s.purgers, URLs: s.sites.PublicURLs})
 	}
-	sender := changes.NewSender(func(c changes.Change) {
-		for _, t := range tell {
-			t(c)
-		}
-	}, leaderKeep, s.cfg.ChangeInterval+time.Second)
+	sender := changes.NewSender(tell, leaderKeep, s.cfg.ChangeInterval+time.Second)
 	s.elect(clog, sender.Lead)
-	return sender.Notify
+	return sender
 }
 
 // elect has this instance take part in the election of the one that
@@ -391,7 +407,7 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 	if s.sites.Network != nil {
 		// A site's routes are made on the handler: the network routes once
 		// it exists, before the first request.
-		opts.Sites = func(r *http.Request) (*proxy.SiteRoutes, string) { return s.sites.Network.Route(r) }
+		opts.Sites = func(r *http.Request) (*rest.Routes, string) { return s.sites.Network.Route(r) }
 	}
 	handler, err := proxy.New(opts)
 	if err != nil {
@@ -430,7 +446,13 @@ func (s *sidecar) openapi() []byte {
 	if s.deps.Public != nil {
 		site.Public = s.deps.Public.Current()
 	}
-	return openapi.Document(site)
+	return openapi.Document(api(), site)
+}
+
+// api is what the OpenAPI description shows: each namespace's route table.
+func api() []openapi.Namespace {
+	return []openapi.Namespace{{Name: "fieldmgr/v1", Routes: fieldmgr.Routes()}, {Name: "themeopts/v1", Routes: themeopts.Routes()},
+		{Name: "wpsidecar/v1", Routes: historyapi.Routes()}}
 }
 
 // status is what /readyz says besides readiness.
@@ -459,7 +481,7 @@ func (s *sidecar) status() map[string]string {
 	}
 	if s.memo != nil {
 		st["serve_from_feed"] = "database"
-		if s.feed.Current(s.cfg.MaxStaleness) {
+		if s.current() {
 			st["serve_from_feed"] = "memory"
 		}
 	}
@@ -521,7 +543,7 @@ func serve(ctx context.Context, cfg *config.Config, logger zerolog.Logger, publi
 		publicLn = tls.NewListener(publicLn, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	}
 	logger.Info().Str("listen", publicLn.Addr().String()).Str("admin_listen", adminLn.Addr().String()).
-		Str("upstream", config.RedactURL(cfg.Upstream)).Bool("tls", cfg.TLSCert != "").Msg("wpsidecar serving")
+		Str("upstream", redact.URL(cfg.Upstream)).Bool("tls", cfg.TLSCert != "").Msg("wpsidecar serving")
 	if listening != nil {
 		listening(publicLn.Addr(), adminLn.Addr())
 	}
@@ -649,4 +671,33 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reloads []func() 
 			}
 		}
 	}
+}
+
+// commandSettings reads a subcommand's settings as the server does its own.
+func commandSettings(environ []string, stderr io.Writer) command.Settings {
+	return func(args []string, flags func(*flag.FlagSet), database bool) (command.Options, []string, error) {
+		cfg, pos, err := config.LoadCommand(args, environ, stderr, flags, database)
+		if err != nil {
+			return command.Options{}, nil, err
+		}
+		nop := zerolog.Nop()
+		o := command.Options{DB: dbOptions(cfg), FieldmgrTable: cfg.FieldmgrTable, Network: networkConstants(cfg),
+			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api(), Themeopts: func() (command.Themeopts, error) {
+				t, _, err := site.OpenThemeopts(themeoptsFiles(cfg), nop, func(func(context.Context)) {})
+				return t, err
+			}}
+		if cfg.ObjectCache == "redis" {
+			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
+				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))
+			}
+		}
+		return o, pos, nil
+	}
+}
+
+// dbOptions reach the database, for the server and the commands alike.
+func dbOptions(cfg *config.Config) store.Options {
+	network, addr := cfg.DB.Address()
+	return store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name, Charset: cfg.DB.Charset,
+		Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite, Timeout: cfg.DB.Timeout, History: !cfg.History.Off}
 }

@@ -107,9 +107,10 @@ func get(t testing.TB, u string) (int, string) {
 
 func TestRun_EndToEnd(t *testing.T) {
 	tdb := testdb.New(t)
-	release := make(chan struct{})
+	release, arrived := make(chan struct{}), make(chan struct{})
 	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
+			close(arrived)
 			<-release
 		}
 		io.WriteString(w, "php: "+r.URL.RequestURI())
@@ -179,10 +180,10 @@ func TestRun_EndToEnd(t *testing.T) {
 		code, body := get(t, s.public+"/slow")
 		inflight <- result{code, body}
 	}()
-	time.Sleep(200 * time.Millisecond)
+	<-arrived // in flight: PHP has it
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.stop() }()
-	time.Sleep(200 * time.Millisecond)
+	waitLog(t, s, `"message":"shutting down: no new connections; draining in-flight requests"`)
 	close(release)
 	if r := <-inflight; r.code != 200 || r.body != "php: /slow" {
 		t.Errorf("in-flight request during shutdown: %d %q", r.code, r.body)
@@ -483,6 +484,28 @@ func TestRun_ThemeoptsConfig(t *testing.T) {
 	}
 }
 
+// logHas tells whether a line of the sidecar's log holds all of parts.
+func logHas(s *started, parts ...string) bool {
+	for _, line := range strings.Split(s.log.String(), "\n") {
+		n := 0
+		for _, p := range parts {
+			if strings.Contains(line, p) {
+				n++
+			}
+		}
+		if n == len(parts) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitLog waits until a line of the sidecar's log holds all of parts.
+func waitLog(t *testing.T, s *started, parts ...string) {
+	t.Helper()
+	waitFor(t, func() bool { return logHas(s, parts...) }, s)
+}
+
 // waitReady waits until /readyz says the database (and its site settings)
 // and the upstream are there.
 func waitReady(t *testing.T, s *started) {
@@ -657,15 +680,23 @@ func TestRun_OneSender(t *testing.T) {
 		}
 	}
 	// Each change sets one more id: its webhook names that id.
-	set := ""
-	change := func(i int) {
-		set += fmt.Sprintf(`s:%d:"f%d";s:1:"x";`, len(fmt.Sprintf("f%d", i)), i)
-		tdb.SetOption(t, "o", fmt.Sprintf("a:%d:{%s}", i+1, set))
-		time.Sleep(300 * time.Millisecond) // each its own poll
-	}
+	set, n := "", 0
 	body := func(i int) string { return fmt.Sprintf("f%d", i) }
+	arrived := func(i int) bool { mu.Lock(); defer mu.Unlock(); return got[body(i)] > 0 }
+	write := func(i int) {
+		set += fmt.Sprintf(`s:%d:"f%d";s:1:"x";`, len(body(i)), i)
+		n++
+		tdb.SetOption(t, "o", fmt.Sprintf("a:%d:{%s}", n, set))
+	}
+	// change makes one and waits for its webhook: the next change is its
+	// own poll, and whatever the sender sends is in order, so once change
+	// i arrived every earlier webhook (a second send of one included) has.
+	change := func(i int) {
+		t.Helper()
+		write(i)
+		waitFor(t, func() bool { return arrived(i) }, ss[0])
+	}
 	count := func(from, to int) (once, more, missing []int) {
-		time.Sleep(500 * time.Millisecond)
 		mu.Lock()
 		defer mu.Unlock()
 		for i := from; i < to; i++ {
@@ -682,7 +713,17 @@ func TestRun_OneSender(t *testing.T) {
 	}
 
 	first := leader("start", -1)
-	time.Sleep(300 * time.Millisecond) // every detector has its baseline
+	// A first change every detector reports: each has its baseline, and
+	// will see the next ones.
+	write(39)
+	waitFor(t, func() bool {
+		for _, s := range ss {
+			if !logHas(s, `"message":"stored data changed"`, `"keys":["f39"]`) {
+				return false
+			}
+		}
+		return arrived(39)
+	}, ss[0])
 	for i := 0; i < 10; i++ {
 		change(i)
 	}
@@ -691,12 +732,15 @@ func TestRun_OneSender(t *testing.T) {
 	}
 
 	ss[first].stop()
-	change(10) // while leadership moves
+	write(10) // while leadership moves
 	second := leader("after the leader stopped", first)
+	// The new leader sends what it noticed while following (change 10,
+	// not lost), then what it notices: once the fail-over's changes have
+	// all arrived, it is past the fail-over.
 	for i := 11; i < 15; i++ {
 		change(i)
 	}
-	time.Sleep(1500 * time.Millisecond) // past the fail-over's grace
+	waitFor(t, func() bool { return arrived(10) }, ss[second])
 	for i := 15; i < 25; i++ {
 		change(i)
 	}
@@ -900,9 +944,27 @@ func TestRun_PrimaryRestart(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// Conditions on the load, not durations: it runs before the outage,
+	// meets it, and runs on after.
+	waitLoad := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			ok := cond()
+			mu.Unlock()
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("the load never %s: statuses %v, %d created", what, statuses, len(created))
+			}
+		}
+	}
+	waitLoad("wrote", func() bool { return len(created) >= 3 })
 	primary.Stop()
-	time.Sleep(time.Second)
+	waitLoad("met the outage", func() bool { return statuses[503] >= 3 })
 	primary.Start()
 	restarted := time.Now()
 	// Writes succeed again.
@@ -923,7 +985,10 @@ func TestRun_PrimaryRestart(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
+	mu.Lock()
+	afterAt := len(created)
+	mu.Unlock()
+	waitLoad("wrote after the restart", func() bool { return len(created) >= afterAt+3 })
 	close(stop)
 	wg.Wait()
 	t.Logf("primary restarted: statuses %v; a write succeeded %s after the restart", statuses, back.Round(time.Millisecond))

@@ -51,6 +51,21 @@ type Server struct {
 	started bool
 }
 
+// How a server gets its port. MariaDB and MySQL take no port 0 (0 means
+// their default, 3306), so the harness cannot ask one to pick a free port
+// and report it. MariaDB (10.6 and later, built with systemd, as Debian's
+// are) takes its listening socket from its parent instead, as from
+// systemd's socket activation (LISTEN_FDS): the harness binds 127.0.0.1:0
+// itself and hands the bound socket over, so no other process can take
+// the port between the pick and the bind, and the port is the one bound.
+// MySQL has no socket activation: it is given a port that was free a
+// moment before (freePort) and Start moves to another when its error log
+// says the port was taken meanwhile. A restart (outage tests) binds the
+// port the server had again, waiting for it to be free, so clients keep
+// their address; while the server is stopped nothing listens there, so
+// they are refused, as by a server that is down.
+func (s *Server) socketActivated() bool { return s.flavor == "mariadb" }
+
 // ServerOptions adjust a private server (StartServerWith).
 type ServerOptions struct {
 	// Binlog turns the binary log on, row-based with full row images and
@@ -92,6 +107,7 @@ func StartBinlogServer(t testing.TB) *Server {
 // the server's directory, more server arguments.
 func StartServerWith(t testing.TB, o ServerOptions) *Server {
 	t.Helper()
+	SkipShort(t)
 	flavor, root, err := serverStack()
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
@@ -137,7 +153,9 @@ func StartServerWith(t testing.TB, o ServerOptions) *Server {
 			t.Fatalf("testdb: %v", err)
 		}
 	}
-	s.Port = freePort(t)
+	if !s.socketActivated() {
+		s.Port = freePort(t)
+	}
 	t.Cleanup(s.Stop)
 	s.Start()
 	return s
@@ -234,6 +252,8 @@ func StacksDir() string {
 // args are the server's options for a start on s.Port.
 func (s *Server) args() []string {
 	dir := s.inRoot(s.dir)
+	// With socket activation MariaDB ignores --port, --bind-address and
+	// --socket: it listens on the socket handed over, and nowhere else.
 	a := []string{"--no-defaults", "--datadir=" + filepath.Join(dir, "data"),
 		"--port=" + strconv.Itoa(s.Port), "--bind-address=127.0.0.1", "--socket=" + filepath.Join(dir, "sock"),
 		"--pid-file=" + filepath.Join(dir, "pid"), "--log-error=" + filepath.Join(dir, "error.log"),
@@ -280,6 +300,13 @@ func (s *Server) args() []string {
 // moves to another; a restart keeps its port, waiting for it to be free.
 func (s *Server) Start() {
 	s.t.Helper()
+	if s.socketActivated() {
+		if err := s.start(); err != nil {
+			s.t.Fatalf("testdb: private %s server: %v", s.flavor, err)
+		}
+		s.started = true
+		return
+	}
 	for attempt := 1; ; attempt++ {
 		err := s.start()
 		if err == nil {
@@ -305,12 +332,31 @@ func (s *Server) start() error {
 	if fi, err := os.Stat(logFile); err == nil {
 		from = fi.Size()
 	}
-	cmd := exec.Command(s.bin, s.args()...)
+	var cmd *exec.Cmd
+	var sock *os.File
+	if s.socketActivated() {
+		var err error
+		if sock, err = s.listen(); err != nil {
+			return err
+		}
+		// sd_listen_fds wants LISTEN_PID to be the server's own pid, known
+		// only once it runs: a shell sets it to its own and then becomes
+		// the server (exec keeps the pid). The socket is descriptor 3.
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, s.bin}, s.args()...)...)
+		cmd.Env = append(os.Environ(), "LISTEN_FDS=1", "LISTEN_FDNAMES=tcp")
+		cmd.ExtraFiles = []*os.File{sock}
+	} else {
+		cmd = exec.Command(s.bin, s.args()...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if s.root != "" {
 		cmd.SysProcAttr.Chroot, cmd.Dir = s.root, "/"
 	}
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	if sock != nil {
+		sock.Close() // the server's copy is the one that listens
+	}
+	if err != nil {
 		return fmt.Errorf("start %s: %v", s.bin, err)
 	}
 	s.cmd, s.exited = cmd, make(chan struct{})
@@ -356,6 +402,30 @@ func logSince(name string, off int64) []byte {
 	f.Seek(off, io.SeekStart)
 	b, _ := io.ReadAll(f)
 	return b
+}
+
+// listen binds the server's listening socket: on a port of the system's
+// choice the first time, on the server's own port again on a restart
+// (waiting for it to be free: the old server's connections may hold it a
+// moment). The file is a copy of the socket for the server to inherit.
+func (s *Server) listen() (*os.File, error) {
+	addr := "127.0.0.1:0"
+	if s.started {
+		addr = "127.0.0.1:" + strconv.Itoa(s.Port)
+	}
+	var l net.Listener
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if l, err = net.Listen("tcp", addr); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s for the server: %w", addr, err)
+	}
+	defer l.Close()
+	s.Port = l.Addr().(*net.TCPAddr).Port
+	return l.(*net.TCPListener).File()
 }
 
 // freePort is a loopback port free now. The server binds it a moment

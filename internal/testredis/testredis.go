@@ -1,7 +1,8 @@
 // Package testredis points tests at the Redis server they share, from
 // WPSIDECAR_TEST_REDIS (host:port, default 127.0.0.1:6379). When none
-// answers, tests fail, they do not skip. Tests keep apart by giving their
-// keys a salt of their own (Salt).
+// answers, tests fail, they do not skip; under go test -short they skip
+// before dialling (Addr, Client). Tests keep apart by giving their keys a
+// salt of their own (Salt).
 package testredis
 
 import (
@@ -20,9 +21,18 @@ import (
 // DefaultAddr is used when WPSIDECAR_TEST_REDIS is unset.
 const DefaultAddr = "127.0.0.1:6379"
 
+// SkipShort skips the test under go test -short: it needs a Redis server.
+func SkipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Redis; skipped under -short")
+	}
+}
+
 // Addr is the test server's host and port.
 func Addr(t testing.TB) (host string, port int) {
 	t.Helper()
+	SkipShort(t)
 	addr := os.Getenv("WPSIDECAR_TEST_REDIS")
 	if addr == "" {
 		addr = DefaultAddr
@@ -41,6 +51,7 @@ func Addr(t testing.TB) (host string, port int) {
 // Client is a connection to the test server, closed when the test ends.
 func Client(t testing.TB) *redis.Client {
 	t.Helper()
+	SkipShort(t)
 	host, port := Addr(t)
 	c := redis.NewClient(&redis.Options{Addr: net.JoinHostPort(host, strconv.Itoa(port)), Protocol: 2, DisableIdentity: true})
 	t.Cleanup(func() { c.Close() })

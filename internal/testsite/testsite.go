@@ -22,6 +22,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/proxy"
+	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -71,23 +72,23 @@ func AddUser(t testing.TB, tdb *testdb.DB, u User) int64 {
 
 // Serve puts namespaces behind the sidecar's handler, with a stand-in PHP
 // that answers "php" to everything else, and returns its URL.
-func (s *Site) Serve(t testing.TB, namespaces ...proxy.Namespace) string {
+func (s *Site) Serve(t testing.TB, namespaces ...rest.Namespace) string {
 	t.Helper()
 	return s.ServeWith(t, nil, namespaces...)
 }
 
 // ServeWith is Serve with public routes.
-func (s *Site) ServeWith(t testing.TB, public proxy.Public, namespaces ...proxy.Namespace) string {
+func (s *Site) ServeWith(t testing.TB, public rest.Public, namespaces ...rest.Namespace) string {
 	t.Helper()
 	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
 	t.Cleanup(php.Close)
 	u, _ := url.Parse(php.URL)
-	site := proxy.SiteFunc(func() (proxy.SiteREST, error) {
+	site := rest.SiteFunc(func() (rest.SiteREST, error) {
 		st, err := s.Settings.Current()
-		return proxy.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
+		return rest.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
 	h, err := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Main: proxy.SiteOptions{Site: site, Namespaces: namespaces, Public: public}, Log: zerolog.Nop()})
+		Main: rest.SiteOptions{Site: site, Namespaces: namespaces, Public: public}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

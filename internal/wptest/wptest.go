@@ -658,6 +658,14 @@ func repoRoot() (string, error) {
 	return "", errors.New("wptest: no go.mod above the working directory")
 }
 
+// freePorts are n loopback ports free now, for nginx, its proxy port, the
+// sidecar's two listeners and Varnish. These are picked, not bound by the
+// servers themselves (as testdb's MariaDB does): WordPress is installed
+// with the sidecar's URL as its home before any of them runs, nginx's and
+// PHP-FPM's configurations are written with their ports, and none of
+// nginx, the sidecar or varnishd takes a listening socket from its parent.
+// The window between the pick and the bind is the start of one suite,
+// once per run; a port taken in it makes Start fail, saying which.
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	var ls []net.Listener

@@ -1,5 +1,6 @@
 // Package fieldmgr answers the fieldmgr/v1 REST namespace (field group
-// definitions) from the field-group table.
+// definitions) from the field-group table: HTTP around the rules of
+// package fieldgroup, whose refusals it answers as the contract's errors.
 package fieldmgr
 
 import (
@@ -7,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,11 +20,13 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/cachetag"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -69,7 +73,7 @@ func (s *Service) ensureTable(next http.Handler) http.Handler {
 }
 
 // Name is the namespace the service answers.
-func (s *Service) Name() string { return "fieldmgr/v1" }
+func (s *Service) Name() string { return string(wpsidecar.FieldGroups) + "/v1" }
 
 // Register lists every route of the namespace (docs/api.md §2), all
 // behind manage_options; OPTIONS describes a route as WordPress does. Other
@@ -121,25 +125,6 @@ func (s *Service) routes() []wpjson.Route {
 	}
 }
 
-// FieldDefinitionSchemas are the JSON Schemas of a field definition, one
-// per field type, from the table that validates them.
-func FieldDefinitionSchemas() map[string]any {
-	out := map[string]any{}
-	for _, t := range fieldTypes {
-		props := map[string]any{"type": map[string]any{"const": t.name}, "label": map[string]any{"type": "string", "minLength": 1}}
-		for _, st := range t.settings {
-			p := map[string]any{"type": st.typ}
-			if st.enum != nil {
-				p["enum"] = st.enum
-			}
-			props[st.name] = p
-		}
-		out[t.name] = map[string]any{"title": t.label, "type": "object", "required": []string{"type", "label"},
-			"properties": props, "additionalProperties": false}
-	}
-	return out
-}
-
 func (s *Service) home() (string, error) {
 	st, err := s.settings.Current()
 	return st.Home, err
@@ -153,8 +138,8 @@ func (s *Service) dbVersion() (int64, error) {
 // prefetched is what a GET's read brought along with authentication.
 type prefetched struct {
 	pb    *store.Piggyback
-	list  []store.FieldGroup
-	group store.FieldGroup
+	list  []fieldgroup.Group
+	group fieldgroup.Group
 	found bool
 }
 
@@ -207,13 +192,13 @@ func capability(r *http.Request) string {
 // writeGroup writes the wire form of a group, keys in the contract's order.
 // It is written by hand: encoding/json would re-scan every stored config,
 // the bulk of a list, on every request.
-func writeGroup(b *bytes.Buffer, g store.FieldGroup) {
+func writeGroup(b *bytes.Buffer, g fieldgroup.Group) {
 	b.WriteString(`{"id":`)
 	phpserial.JSONString(b, g.Key)
 	b.WriteString(`,"title":`)
 	phpserial.JSONString(b, g.Title)
 	b.WriteString(`,"config":`)
-	b.Write(ConfigJSON(g.Config))
+	b.Write(fieldgroup.ConfigJSON(g.Config))
 	b.WriteString(`,"status":`)
 	phpserial.JSONString(b, g.Status)
 	b.WriteString(`,"created_at":`)
@@ -221,33 +206,6 @@ func writeGroup(b *bytes.Buffer, g store.FieldGroup) {
 	b.WriteString(`,"updated_at":`)
 	phpserial.JSONString(b, g.UpdatedAt)
 	b.WriteByte('}')
-}
-
-// ConfigJSON is the stored config as JSON: the sidecar stores JSON text
-// (validated on the way in);
-// an older writer stored a PHP-serialized array, rendered as json_encode
-// would, with an empty fields list as {}.
-func ConfigJSON(stored string) json.RawMessage {
-	if strings.HasPrefix(stored, "{") {
-		return json.RawMessage(stored)
-	}
-	v, err := phpserial.Unserialize(stored)
-	if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-		return json.RawMessage("{}")
-	}
-	for i, e := range v.Entries {
-		if e.Key.Str == "fields" && e.Value.Kind == phpserial.Array && len(e.Value.Entries) == 0 {
-			v.Entries[i].Value = phpserial.Value{Kind: phpserial.Object}
-		}
-	}
-	if v.Kind == phpserial.Array && len(v.Entries) == 0 {
-		return json.RawMessage("{}")
-	}
-	j, err := phpserial.EncodeJSON(v)
-	if err != nil {
-		return json.RawMessage("{}") // over phpserial.MaxJSON with its references expanded
-	}
-	return json.RawMessage(j)
 }
 
 type result struct {
@@ -264,7 +222,7 @@ type toggleResult struct {
 
 // handleList is GET /field-groups.
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
-	var list []store.FieldGroup
+	var list []fieldgroup.Group
 	if p := prefetchedFrom(r); p != nil {
 		list = p.list
 	} else {
@@ -287,14 +245,14 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 // lists are never modified: the same first element and length is the same
 // answer, and its ETag (a hash of every group) and JSON are made once.
 type renderedList struct {
-	first *store.FieldGroup // held, so that its address is not reused
+	first *fieldgroup.Group // held, so that its address is not reused
 	n     int
 	etag  string
 	tags  cachetag.Tags
 	body  []byte
 }
 
-func (s *Service) render(list []store.FieldGroup) *renderedList {
+func (s *Service) render(list []fieldgroup.Group) *renderedList {
 	if a := s.listed.Load(); a != nil && len(list) > 0 && a.first == &list[0] && a.n == len(list) {
 		return a
 	}
@@ -310,7 +268,7 @@ func (s *Service) render(list []store.FieldGroup) *renderedList {
 // listTags are a list's ETag (kind names what is listed) and cache tags:
 // the namespace, "fieldmgr:list" (any change may change a list: a new
 // group, a toggle) and each group's key.
-func listTags(kind string, list []store.FieldGroup) (string, []string) {
+func listTags(kind string, list []fieldgroup.Group) (string, []string) {
 	parts := make([]string, 0, 6*len(list))
 	tags := []string{cachetag.FieldGroups, cachetag.FieldGroupList}
 	for _, g := range list {
@@ -320,7 +278,7 @@ func listTags(kind string, list []store.FieldGroup) (string, []string) {
 	return httpcond.ETag(kind, parts...), tags
 }
 
-func listJSON(list []store.FieldGroup) []byte {
+func listJSON(list []fieldgroup.Group) []byte {
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i, g := range list {
@@ -348,7 +306,7 @@ func (s *Service) Public(ctx context.Context, sel Selection) (body []byte, etag 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	var list []store.FieldGroup
+	var list []fieldgroup.Group
 	for _, g := range all {
 		if sel.picks(g) {
 			list = append(list, g)
@@ -358,7 +316,7 @@ func (s *Service) Public(ctx context.Context, sel Selection) (body []byte, etag 
 	return listJSON(list), etag, tags, nil
 }
 
-func (sel Selection) picks(g store.FieldGroup) bool {
+func (sel Selection) picks(g fieldgroup.Group) bool {
 	if len(sel.Keys) > 0 && !slices.Contains(sel.Keys, g.Key) || sel.Status != "" && g.Status != sel.Status {
 		return false
 	}
@@ -370,7 +328,7 @@ func (sel Selection) picks(g store.FieldGroup) bool {
 		PostType string `json:"post_type"`
 		Taxonomy string `json:"taxonomy"`
 	}
-	if json.Unmarshal(ConfigJSON(g.Config), &c) != nil {
+	if json.Unmarshal(fieldgroup.ConfigJSON(g.Config), &c) != nil {
 		return false
 	}
 	return (sel.Type == "" || c.Type == sel.Type) && (sel.PostType == "" || c.PostType == sel.PostType) && (sel.Taxonomy == "" || c.Taxonomy == sel.Taxonomy)
@@ -378,29 +336,29 @@ func (sel Selection) picks(g store.FieldGroup) bool {
 
 // groupETag is a group's entity tag: GET answers it, If-Match is checked
 // against it.
-func groupETag(g store.FieldGroup) string {
+func groupETag(g fieldgroup.Group) string {
 	return httpcond.ETag("fieldmgr:group", g.Key, g.Title, g.Config, g.Status, g.CreatedAt, g.UpdatedAt)
 }
 
 // ifMatch is the store's check for the request's If-Match (nil without one).
-func ifMatch(r *http.Request) func(store.FieldGroup) error {
+func ifMatch(r *http.Request) func(fieldgroup.Group) error {
 	p := httpcond.IfMatch(r)
 	if p == nil {
 		return nil
 	}
-	return func(g store.FieldGroup) error { return p.Check(groupETag(g)) }
+	return func(g fieldgroup.Group) error { return p.Check(groupETag(g)) }
 }
 
 // handleGet is GET /field-groups/{id}.
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		return store.ErrNotFound
+		return wpsidecar.ErrNotFound
 	}
-	var g store.FieldGroup
+	var g fieldgroup.Group
 	if p := prefetchedFrom(r); p != nil {
 		if !p.found {
-			return store.ErrNotFound
+			return wpsidecar.ErrNotFound
 		}
 		g = p.group
 	} else {
@@ -425,22 +383,24 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	keyNode, ok := body.Get("group_key")
-	if !ok || keyNode.Kind != phpserial.String || !groupKeyRe.MatchString(keyNode.Str) {
-		return invalid("group_key: required, 1-191 characters of A-Z, a-z, 0-9, _ and -")
+	var key string // not a string: as refused as an empty key
+	if k, ok := body.Get("group_key"); ok && k.Kind == phpserial.String {
+		key = k.Str
 	}
-	key := keyNode.Str
+	if err := fieldgroup.ValidateKey(key); err != nil {
+		return err
+	}
 	rawTitle, ok := body.Get("title")
 	if !ok {
 		return invalid("title: required")
 	}
-	title, err := validTitle(rawTitle)
+	title, err := fieldgroup.ValidateTitle(rawTitle)
 	if err != nil {
 		return err
 	}
-	config := defaultConfig
+	config := fieldgroup.DefaultConfig
 	if raw, ok := body.Get("config"); ok {
-		if config, err = validateConfig(raw); err != nil {
+		if config, err = fieldgroup.ValidateConfig(raw); err != nil {
 			return err
 		}
 	}
@@ -459,7 +419,7 @@ func (s *Service) handleCreate(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		return store.ErrNotFound
+		return wpsidecar.ErrNotFound
 	}
 	body, err := readBody(r)
 	if err != nil {
@@ -467,14 +427,14 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 	}
 	var title, config *string
 	if raw, ok := body.Get("title"); ok {
-		t, err := validTitle(raw)
+		t, err := fieldgroup.ValidateTitle(raw)
 		if err != nil {
 			return err
 		}
 		title = &t
 	}
 	if raw, ok := body.Get("config"); ok {
-		c, err := validateConfig(raw)
+		c, err := fieldgroup.ValidateConfig(raw)
 		if err != nil {
 			return err
 		}
@@ -498,7 +458,7 @@ func (s *Service) handleUpdate(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		return store.ErrNotFound
+		return wpsidecar.ErrNotFound
 	}
 	if err := s.groups.Delete(r.Context(), key, ifMatch(r), auth.AuthorOf(r)); err != nil {
 		return err
@@ -511,7 +471,7 @@ func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) error {
 	key, ok := groupKey(r)
 	if !ok {
-		return store.ErrNotFound
+		return wpsidecar.ErrNotFound
 	}
 	now, err := s.localNow()
 	if err != nil {
@@ -522,7 +482,7 @@ func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	msg := "Field group activated"
-	if status == store.StatusInactive {
+	if status == fieldgroup.StatusInactive {
 		msg = "Field group deactivated"
 	}
 	wpjson.WriteJSON(w, http.StatusOK, toggleResult{Success: true, Status: status, Message: msg})
@@ -539,11 +499,18 @@ func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// The field schemas, which are the program's, not stored: their body and
+// its tag are made once.
+var (
+	schemasJSON = fieldgroup.SchemasJSON()
+	schemasETag = httpcond.ETag("fieldmgr:schemas", string(schemasJSON))
+)
+
 // groupKey is the {id} of the path, decoded; false when it cannot be a key
 // (the database is then not asked).
 func groupKey(r *http.Request) (string, bool) {
 	k, err := url.PathUnescape(mux.Vars(r)["id"])
-	return k, err == nil && groupKeyRe.MatchString(k)
+	return k, err == nil && fieldgroup.ValidateKey(k) == nil
 }
 
 func (s *Service) localNow() (string, error) {
@@ -557,42 +524,51 @@ func (s *Service) localNow() (string, error) {
 // readBody reads a JSON object body, once: JSON media type, at most the
 // sidecar's body limit (enforced by the proxy), an object at the top
 // without duplicate keys.
-func readBody(r *http.Request) (node, error) {
+func readBody(r *http.Request) (phpserial.Value, error) {
 	b, err := wpjson.ReadBody(r, bodyErrors)
 	if err != nil {
-		return node{}, err
+		return phpserial.Value{}, err
 	}
 	if b == nil && !wpjson.IsJSONMediaType(r.Header.Get("Content-Type")) {
-		return node{}, errMediaType
+		return phpserial.Value{}, errMediaType
 	}
-	n, err := parseJSON(b)
+	n, err := fieldgroup.ParseJSON(b)
 	if err != nil {
-		return node{}, invalid("body: not valid JSON: %v", err)
+		return phpserial.Value{}, invalid("body: not valid JSON: %v", err)
 	}
-	if !isObject(n) {
-		return node{}, invalid("body: must be a JSON object")
+	if n.Kind != phpserial.Object {
+		return phpserial.Value{}, invalid("body: must be a JSON object")
 	}
-	if path, ok := beyondFloat(n, ""); ok {
-		return node{}, invalid("%s: number beyond what a PHP float holds", path)
+	if path, ok := fieldgroup.BeyondFloat(n, ""); ok {
+		return phpserial.Value{}, invalid("%s: number beyond what a PHP float holds", path)
 	}
 	return n, nil
 }
 
 var (
 	errMediaType = &wpjson.Error{Status: http.StatusUnsupportedMediaType, Message: "The request body must be JSON (Content-Type: application/json).", Bare: true}
-	errTooLarge  = &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Message: "The request body is too large.", Bare: true}
-	bodyErrors   = wpjson.BodyErrors{MediaType: errMediaType, TooLarge: errTooLarge, Unread: invalid("body: could not be read").(*wpjson.Error)}
+	errTooLarge  = wpjson.ErrTooLarge.AsBare()
+	bodyErrors   = wpjson.BodyErrors{MediaType: errMediaType, TooLarge: errTooLarge, Unread: invalid("body: could not be read")}
 )
 
-// fail maps an error to the contract's answer, in one place.
+// invalid is a client mistake, answered 400 with its message: the
+// namespace's rules' (a *wpsidecar.Invalid, through answerOf) and the
+// body's (here) alike.
+func invalid(format string, a ...any) *wpjson.Error {
+	return &wpjson.Error{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, a...), Bare: true}
+}
+
 // answerOf names the namespace's errors as the contract answers them, in
 // its own {"error": …} shape; the rest (a database that is down, a stale
 // If-Match, faults) the REST server's renderer answers.
 func answerOf(err error) error {
+	var bad *wpsidecar.Invalid
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.As(err, &bad):
+		return invalid("%s", bad.Message)
+	case errors.Is(err, wpsidecar.ErrNotFound):
 		return errNotFound
-	case errors.Is(err, store.ErrDuplicate):
+	case errors.Is(err, wpsidecar.ErrDuplicate):
 		return errDuplicate
 	}
 	return err

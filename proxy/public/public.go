@@ -1,3 +1,7 @@
+// Package public serves the public routes a site owner configures
+// (--public-routes): chosen theme options and field groups, the same for
+// everyone, without credentials, cacheable by a CDN and a browser. The
+// routes file and its rules are publicroute's; this is their HTTP.
 package public
 
 import (
@@ -9,6 +13,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/cachetag"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -18,7 +23,7 @@ type Options func(ctx context.Context, ids []string) (body []byte, etag string, 
 
 // Groups answers a field-group route: the picked groups' JSON list, its
 // ETag and cache tags.
-type Groups func(ctx context.Context, s Selector) (body []byte, etag string, tags []string, err error)
+type Groups func(ctx context.Context, s publicroute.Selector) (body []byte, etag string, tags []string, err error)
 
 // Handler serves the configured public routes.
 type Handler struct {
@@ -29,7 +34,7 @@ type Handler struct {
 
 // Source gives the routes in force; whoever reads the file reloads and
 // watches it (reload.File).
-type Source interface{ Current() *Config }
+type Source interface{ Current() *publicroute.Config }
 
 // New serves the routes of file with the two namespaces' answers.
 func New(file Source, options Options, groups Groups) *Handler {
@@ -51,7 +56,7 @@ func (h *Handler) Matches(path, method string) bool {
 }
 
 // route is c's route at path, or nil.
-func route(c *Config, path string) *Route {
+func route(c *publicroute.Config, path string) *publicroute.Route {
 	path = strings.TrimSuffix(path, "/")
 	for i := range c.Routes {
 		if strings.EqualFold(c.Routes[i].Path, path) {
@@ -98,7 +103,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		wpjson.Render(w, r, err)
 		return
 	}
-	hd.Set("Cache-Control", rt.cacheControl)
+	hd.Set("Cache-Control", rt.CacheControl())
 	hd.Set("Allow", "GET, HEAD, OPTIONS")
 	cachetag.Set(hd, tags...)
 	if httpcond.NotModified(w, r, etag) {
@@ -109,7 +114,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
-func (h *Handler) answer(ctx context.Context, rt *Route) ([]byte, string, []string, error) {
+func (h *Handler) answer(ctx context.Context, rt *publicroute.Route) ([]byte, string, []string, error) {
 	if rt.Fieldmgr != nil {
 		return h.groups(ctx, *rt.Fieldmgr)
 	}

@@ -16,34 +16,10 @@ import (
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/public"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
+	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/reload"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
-
-func TestParseConfig(t *testing.T) {
-	ok := `{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["accent_color"],"max_age":30,"s_maxage":600,"stale_while_revalidate":60,"stale_if_error":86400},
-		{"path":"/wp-json/site/v1/product-fields","fieldmgr":{"status":"active","type":"post","post_type":"product"}}],"cors_origins":["https://www.example.com"]}`
-	if _, err := public.ParseConfig([]byte(ok)); err != nil {
-		t.Fatal(err)
-	}
-	for body, want := range map[string]string{
-		`{"routes":[]}`: "routes: at least one route",
-		`{"routes":[{"path":"/wp-json/fieldmgr/v1/field-groups","themeopts":["a"]}]}`:                            `routes[0].path: "/wp-json/fieldmgr/v1/field-groups" would shadow the routes under /wp-json/fieldmgr/`,
-		`{"routes":[{"path":"/wp-json/wp/v2/brand","themeopts":["a"]}]}`:                                         `would shadow the routes under /wp-json/wp/`,
-		`{"routes":[{"path":"/brand","themeopts":["a"]}]}`:                                                       `routes[0].path: "/brand" is not /wp-json/<namespace>/v<n>/<route>`,
-		`{"routes":[{"path":"/wp-json/s/v1/a?x=1","themeopts":["a"]}]}`:                                          `is not /wp-json/<namespace>/v<n>/<route>`,
-		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["*"]}]}`:                                              `routes[0].themeopts[0]: "*" is not an option id (no wildcards)`,
-		`{"routes":[{"path":"/wp-json/s/v1/a","fieldmgr":{}}]}`:                                                  `routes[0].fieldmgr: name at least one of keys, status, type, post_type, taxonomy (no route shows every group)`,
-		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"fieldmgr":{"status":"active"}}]}`:               `routes[0]: give exactly one of themeopts`,
-		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"]},{"path":"/wp-json/s/v1/A","themeopts":["b"]}]}`: `routes[1].path: "/wp-json/s/v1/A" is given twice`,
-		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"max_age":-1}]}`:                                 `routes[0]: cache lifetimes are seconds, 0 or more`,
-		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"]}],"cors_origins":["https://x.test/path"]}`:       `cors_origins[0]: "https://x.test/path" is not an origin`,
-		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"maxage":1}]}`:                                   `unknown field "maxage"`,
-	} {
-		if _, err := public.ParseConfig([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", body, err, want)
-		}
-	}
-}
 
 // fixture is a site with field groups and theme options, public routes in
 // front.
@@ -57,7 +33,7 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	}
 	fields := fieldmgr.New(site.Auth, groups, site.Settings, zerolog.Nop())
 	cfg, _ := filepath.Abs("../themeopts/testdata/config.json")
-	optsFile, err := reload.Open(cfg, "theme options configuration", themeopts.ParseConfig, func(_ *themeopts.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	optsFile, err := reload.Open(cfg, "theme options configuration", themeopt.ParseConfig, func(_ *themeopt.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +42,11 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	if err := os.WriteFile(path, []byte(routes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file, err := reload.Open(path, "public routes", public.ParseConfig, func(_ *public.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.ParseConfig, func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := public.New(file, opts.Public, func(ctx context.Context, s public.Selector) ([]byte, string, []string, error) {
+	h := public.New(file, opts.Public, func(ctx context.Context, s publicroute.Selector) ([]byte, string, []string, error) {
 		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
 	})
 	return site.ServeWith(t, h, fields, opts), site, tdb
@@ -196,11 +172,11 @@ func TestPublicRoutes_RemovedByReload(t *testing.T) {
 		}
 	}
 	write("/wp-json/site/v1/old")
-	file, err := reload.Open(path, "public routes", public.ParseConfig, func(_ *public.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.ParseConfig, func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := public.New(file, nil, func(context.Context, public.Selector) ([]byte, string, []string, error) {
+	h := public.New(file, nil, func(context.Context, publicroute.Selector) ([]byte, string, []string, error) {
 		return []byte("[]"), `"e"`, nil, nil
 	})
 	if !h.Matches("/wp-json/site/v1/old", http.MethodGet) {

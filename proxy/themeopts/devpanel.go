@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -15,7 +15,7 @@ import (
 func (s *Service) handleDevPanel(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
 	d, err := s.savedSet(w, r, c)
-	if err != nil || httpcond.NotModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.raw), strconv.FormatBool(d.found), d.raw)) {
+	if err != nil || httpcond.NotModified(w, r, httpcond.ETag("themeopts:dev-panel", string(c.JSON()), strconv.FormatBool(d.found), d.raw)) {
 		return err
 	}
 	set := d.set

@@ -13,6 +13,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // TestNoCacheHeadersByVersion: through the whole sidecar (authentication
@@ -32,7 +33,7 @@ func TestNoCacheHeadersByVersion(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "themeopts.json")
 	os.WriteFile(path, raw, 0o644)
-	cfg, err := reload.Open(path, "theme options configuration", themeopts.ParseConfig, func(_ *themeopts.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	cfg, err := reload.Open(path, "theme options configuration", themeopt.ParseConfig, func(_ *themeopt.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 // Package themeopts answers the themeopts/v1 REST namespace (saved theme
 // options) from the options row the theme options configuration names,
 // read and written in PHP's serialize() format so that PHP's get_option
-// and the sidecar see the same bytes.
+// and the sidecar see the same bytes: HTTP around the rules of package
+// themeopt (the configuration and what a value may be).
 package themeopts
 
 import (
@@ -17,11 +18,13 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/cachetag"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/httpcond"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -41,6 +44,8 @@ type Service struct {
 	// public keeps each public route's answer (by its ids) while the row
 	// is unchanged.
 	public sync.Map
+	// configTag is the configuration in force with its ETag.
+	configTag atomic.Pointer[taggedConfig]
 }
 
 // derivedSet is what a row's bytes give a GET. It is shared: never modified.
@@ -56,25 +61,31 @@ type derivedSet struct {
 
 // Source gives the configuration in force; whoever reads the file reloads
 // and watches it (reload.File).
-type Source interface{ Current() *Config }
+type Source interface{ Current() *themeopt.Config }
 
 // NewService returns the service of a configuration.
 func NewService(a *auth.Authenticator, db *store.DB, settings store.Settings, cfg Source, log zerolog.Logger) *Service {
 	return &Service{auth: a, db: db, settings: settings, log: log, cfg: cfg}
 }
 
-// Config is the configuration in force.
-func (s *Service) Config() *Config { return s.cfg.Current() }
+// Config is the configuration in force; nil on a nil Service (a site
+// that serves no theme options: proxy/historyapi asks it all the same).
+func (s *Service) Config() *themeopt.Config {
+	if s == nil {
+		return nil
+	}
+	return s.cfg.Current()
+}
 
 // Name is the namespace the service answers.
-func (s *Service) Name() string { return "themeopts/v1" }
+func (s *Service) Name() string { return string(wpsidecar.ThemeOptions) + "/v1" }
 
 // Register lists every route of the namespace (docs/api.md §3), all
 // behind the configured capability; /dev-panel exists only in developer
 // mode (otherwise PHP answers it: rest_no_route).
 func (s *Service) Register(r *mux.Router) {
 	r.Use(s.auth.Identify(http.StatusForbidden, s.ride), wpjson.CheckBody, s.auth.Permit(s.capability, http.StatusForbidden))
-	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, DBVersion: s.dbVersion, LoggedIn: loggedIn,
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, DBVersion: s.dbVersion, LoggedIn: loggedIn,
 		Permitted: func(r *http.Request) bool { return auth.UserFrom(r.Context()).Can(s.Config().Capability) }}, s.routes())
 }
 
@@ -89,7 +100,7 @@ func Routes() []wpjson.Route { return (&Service{}).routes() }
 // answers (docs/api.md §3).
 func (s *Service) routes() []wpjson.Route {
 	body := []wpjson.ErrorDoc{{Status: http.StatusBadRequest, Code: "rest_invalid_json"}, {Status: http.StatusBadRequest, Code: "themeopts_invalid_body"},
-		{Status: http.StatusUnsupportedMediaType, Code: "themeopts_unsupported_media_type"}, {Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large"}}
+		{Status: http.StatusUnsupportedMediaType, Code: "themeopts_unsupported_media_type"}, {Status: http.StatusRequestEntityTooLarge, Code: wpjson.ErrTooLarge.Code}}
 	corrupt := wpjson.ErrorDoc{Status: http.StatusInternalServerError, Code: "themeopts_corrupt_option"}
 	return []wpjson.Route{
 		{Path: "/options", Handlers: []wpjson.MethodHandler{
@@ -170,7 +181,7 @@ func (s *Service) stored(r *http.Request, optName string) (raw string, found boo
 		}
 	}
 	raw, err = s.db.RawOption(r.Context(), optName)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, wpsidecar.ErrNotFound) {
 		return "", false, nil
 	}
 	return raw, err == nil, err
@@ -223,7 +234,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 // savedSet reads the saved set for a GET and names the namespace and every
 // saved id (themeopts:<id>, as the change webhooks name them) in the cache
 // tags. A corrupt row reads as empty, as PHP's get_option gives false.
-func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *Config) (*derivedSet, error) {
+func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *themeopt.Config) (*derivedSet, error) {
 	raw, found, err := s.stored(r, c.OptName)
 	if err != nil {
 		return nil, err
@@ -242,7 +253,7 @@ func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag s
 	c := s.Config()
 	raw, err := s.db.RawOption(ctx, c.OptName)
 	found := err == nil
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, wpsidecar.ErrNotFound) {
 		err = nil
 	}
 	if err != nil {
@@ -280,7 +291,7 @@ type publicAnswer struct {
 }
 
 // derive is what the row's bytes give, reused while they stay the same.
-func (s *Service) derive(ctx context.Context, c *Config, raw string, found bool) *derivedSet {
+func (s *Service) derive(ctx context.Context, c *themeopt.Config, raw string, found bool) *derivedSet {
 	d := s.last.Load()
 	if d == nil || d.raw != raw || d.found != found {
 		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{cachetag.ThemeOptions}}
@@ -401,7 +412,7 @@ func sectionParam(r *http.Request) (string, error) {
 }
 
 // modify changes the saved set in place with change, atomically.
-func (s *Service) modify(w http.ResponseWriter, r *http.Request, c *Config, change func(*phpserial.Value)) (phpserial.Value, error) {
+func (s *Service) modify(w http.ResponseWriter, r *http.Request, c *themeopt.Config, change func(*phpserial.Value)) (phpserial.Value, error) {
 	return s.write(w, r, c, func(cur phpserial.Value, err error) (phpserial.Value, error) {
 		if err != nil {
 			return cur, err
@@ -415,7 +426,7 @@ func (s *Service) modify(w http.ResponseWriter, r *http.Request, c *Config, chan
 // If-Match is checked against the row as locked, next gets the saved set
 // (or errCorrupt) and returns the set to store. On success the answer
 // carries the row's new ETag, the one GET /options now answers.
-func (s *Service) write(w http.ResponseWriter, r *http.Request, c *Config, next func(phpserial.Value, error) (phpserial.Value, error)) (phpserial.Value, error) {
+func (s *Service) write(w http.ResponseWriter, r *http.Request, c *themeopt.Config, next func(phpserial.Value, error) (phpserial.Value, error)) (phpserial.Value, error) {
 	st, err := s.settings.Current()
 	if err != nil {
 		return phpserial.Value{}, err
@@ -461,35 +472,44 @@ func put(set *phpserial.Value, key phpserial.Key, v phpserial.Value) {
 func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
 	cachetag.Set(w.Header(), cachetag.ThemeOptions, cachetag.ThemeOptionsConfig)
-	if httpcond.NotModified(w, r, c.etag) {
+	if httpcond.NotModified(w, r, s.configETag(c)) {
 		return nil
 	}
-	wpjson.WriteRaw(w, http.StatusOK, c.raw)
+	wpjson.WriteRaw(w, http.StatusOK, c.JSON())
 	return nil
 }
 
-// CheckValue says why POST /options refuses v as option id's value (an id
-// the configuration does not have, or a value its field's type does not
-// take: a non-finite number among them), nil when it takes it. wpsidecar
-// import checks the values it writes with it too.
-func (c *Config) CheckValue(id string, v phpserial.Value) error {
-	f, ok := c.Field(id)
-	if !ok {
-		return invalidOption(id, "is not an option of the theme options configuration")
-	}
-	if msg := f.check(v); msg != "" {
-		return invalidOption(id, msg)
-	}
-	return nil
+// taggedConfig is a configuration with its ETag.
+type taggedConfig struct {
+	c    *themeopt.Config
+	etag string
 }
 
-func invalidOption(id, msg string) error {
-	return &wpjson.Error{Status: http.StatusBadRequest, Code: "themeopts_invalid_option", Message: "Invalid value for option " + strconv.Quote(id) + ": " + msg + "."}
+// configETag is c's ETag, made once for each configuration loaded (a
+// reload brings a new one).
+func (s *Service) configETag(c *themeopt.Config) string {
+	if t := s.configTag.Load(); t != nil && t.c == c {
+		return t.etag
+	}
+	t := &taggedConfig{c: c, etag: httpcond.ETag("themeopts:config", string(c.JSON()))}
+	s.configTag.Store(t)
+	return t.etag
+}
+
+// answerOf answers a value the configuration refuses (CheckValue's
+// *wpsidecar.Invalid) as themeopts_invalid_option; the REST server's
+// renderer answers the rest.
+func answerOf(err error) error {
+	var bad *wpsidecar.Invalid
+	if errors.As(err, &bad) {
+		return &wpjson.Error{Status: http.StatusBadRequest, Code: "themeopts_invalid_option", Message: bad.Message}
+	}
+	return err
 }
 
 var (
 	errMediaType = &wpjson.Error{Status: http.StatusUnsupportedMediaType, Code: "themeopts_unsupported_media_type", Message: "The request body must be JSON (Content-Type: application/json)."}
-	errTooLarge  = &wpjson.Error{Status: http.StatusRequestEntityTooLarge, Code: "wpsidecar_body_too_large", Message: "The request body is too large."}
+	errTooLarge  = wpjson.ErrTooLarge
 	errNotObject = &wpjson.Error{Status: http.StatusBadRequest, Code: "themeopts_invalid_body", Message: "The request body must be a JSON object."}
 	errBadJSON   = &wpjson.Error{Status: http.StatusBadRequest, Code: "rest_invalid_json", Message: "Invalid JSON body passed."}
 )

@@ -16,9 +16,10 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
-	"github.com/wpsidecar/wpsidecar/store/phpserial"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 const (
@@ -34,7 +35,7 @@ type fixture struct {
 	tdb     *testdb.DB
 	url     string
 	svc     *themeopts.Service
-	cfg     *reload.File[themeopts.Config]
+	cfg     *reload.File[themeopt.Config]
 	cfgPath string
 }
 
@@ -52,7 +53,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	path := filepath.Join(t.TempDir(), "themeopts.json")
 	os.WriteFile(path, raw, 0o644)
-	cfg, err := reload.Open(path, "theme options configuration", themeopts.ParseConfig, func(_ *themeopts.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	cfg, err := reload.Open(path, "theme options configuration", themeopt.ParseConfig, func(_ *themeopt.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,127 @@
+package changes
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// What a commit does. The two detectors — the binlog feed (Feed), and the
+// poller (Detector: one site; a network polls one per site) — each tell
+// one Subscriber, in commit order and on their own goroutine, what every
+// committed transaction did:
+//
+//   - Touched: the rows it wrote of the tables followed (the feed only):
+//     what copies of them kept in memory must forget (Forget: the memo of
+//     serve-from-feed; Refresher: a site's settings snapshot, the
+//     network's site map);
+//   - Commit, one for each namespace of each site it changed: the history
+//     records it (Recorder, others' changes only), and the leading
+//     instance (Sender) hands it to the webhooks (Notifier) and the CDN
+//     purges (Purges).
+//
+// cmd wires the subscribers together (Subscribers). A subscriber is
+// called on the detector's goroutine and must be quick: work that waits
+// on the database or the network goes to a goroutine of its own.
+type Subscriber interface {
+	Touched(Touched)
+	Commit(wpsidecar.Commit)
+}
+
+// Touched is what one committed transaction wrote to the tables the feed
+// follows, whatever it changed of the namespaces.
+type Touched struct {
+	UserIDs []int64 // users and usermeta rows, by their user's id
+	// Options are the option rows written, by name, for each site (0 on a
+	// single site).
+	Options map[int64][]string
+	Groups  []string // field group keys, of any site
+	// DDL: a statement that is not row-based (ALTER, TRUNCATE, DROP, …)
+	// ran in the schema, or rows could not be read: what it did to the
+	// rows is not known.
+	DDL bool
+	// Network: the network's tables of sites were written.
+	Network bool
+}
+
+func (t Touched) empty() bool {
+	return !t.DDL && !t.Network && len(t.UserIDs)+len(t.Options)+len(t.Groups) == 0
+}
+
+// Subscribers tell each of theirs, in order.
+type Subscribers []Subscriber
+
+func (s Subscribers) Touched(t Touched) {
+	for _, x := range s {
+		x.Touched(t)
+	}
+}
+
+func (s Subscribers) Commit(c wpsidecar.Commit) {
+	for _, x := range s {
+		x.Commit(c)
+	}
+}
+
+// OnCommit is a subscriber of commits only.
+type OnCommit func(wpsidecar.Commit)
+
+func (OnCommit) Touched(Touched)             {}
+func (f OnCommit) Commit(c wpsidecar.Commit) { f(c) }
+
+// Forget has serve-from-feed's memo forget what each transaction wrote.
+// It runs on the feed's goroutine, before the feed says it heard the
+// transaction: a reader that finds the feed current finds what it forgot
+// forgotten.
+type Forget struct{ Memo *store.Memo }
+
+func (f Forget) Touched(t Touched) {
+	var names []string
+	for _, site := range t.Options {
+		for _, n := range site {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	f.Memo.Forget(store.Changed{All: t.DDL, Users: len(t.UserIDs) > 0, Options: names, Groups: len(t.Groups) > 0})
+}
+
+func (Forget) Commit(wpsidecar.Commit) {}
+
+// keys are what a commit changed, each once and in order: the field
+// groups' keys, or the theme options' ids, as webhooks, purges and logs
+// name them, whichever detector saw the change.
+func keys(c wpsidecar.Commit) []string {
+	k := c.Keys()
+	slices.Sort(k)
+	return slices.Compact(k)
+}
+
+// WebhookJSON is a commit as a webhook's body:
+// {"namespace":"fieldmgr","keys":[…]} or {"namespace":"themeopts","ids":[…]};
+// on a network, with "site": the blog id.
+func WebhookJSON(c wpsidecar.Commit) []byte {
+	field := "keys"
+	if c.Namespace == wpsidecar.ThemeOptions {
+		field = "ids"
+	}
+	set := phpserial.Value{Kind: phpserial.Array}
+	for i, k := range keys(c) {
+		set.Entries = append(set.Entries, phpserial.Entry{Key: phpserial.IntKey(int64(i)), Value: phpserial.Value{Kind: phpserial.String, Str: k}})
+	}
+	var b strings.Builder
+	b.WriteString(`{"namespace":`)
+	b.Write(phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: string(c.Namespace)}))
+	b.WriteString(`,"` + field + `":`)
+	b.Write(phpserial.JSON(set))
+	if c.Site > 0 {
+		b.WriteString(`,"site":` + strconv.FormatInt(c.Site, 10))
+	}
+	b.WriteString(`}`)
+	return []byte(b.String())
+}

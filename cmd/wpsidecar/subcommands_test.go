@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommands_ServerSettings: the subcommands that reach no database
+// (openapi, probe) take the server's settings as the server does — its
+// flags, wp-config.php — and need none of them; an unknown flag is
+// refused as the server refuses it, and extra arguments are a usage
+// problem.
+func TestCommands_ServerSettings(t *testing.T) {
+	wpConfig := filepath.Join(t.TempDir(), "wp-config.php")
+	os.WriteFile(wpConfig, []byte("<?php\ndefine( 'DB_NAME', 'x' );\ndefine( 'DB_USER', 'u' );\n$table_prefix = 'wp_';\n"), 0o644)
+	ready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	defer ready.Close()
+	settings := []string{"--wp-config", wpConfig, "--log-level", "debug", "--admin-listen", "127.0.0.1:9191"}
+
+	var doc bytes.Buffer
+	if err := run(context.Background(), append([]string{"openapi"}, settings...), nil, &doc, io.Discard, nil); err != nil || !json.Valid(doc.Bytes()) {
+		t.Errorf("openapi with the server's settings: %v %.100q", err, doc.String())
+	}
+	var probed bytes.Buffer
+	if err := run(context.Background(), append([]string{"probe", ready.URL}, settings...), nil, &probed, io.Discard, nil); err != nil || probed.String() != "ok\n" {
+		t.Errorf("probe with the server's settings: %v %q", err, probed.String())
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"openapi", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"probe", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"openapi", "extra"}, "wpsidecar openapi: takes no arguments"},
+		{[]string{"probe", ready.URL, "extra"}, "wpsidecar probe: give at most one URL: wpsidecar probe [URL] (default http://127.0.0.1:9090/readyz)"},
+		{[]string{"openapi", "--log-level", "loud"}, `log-level: "loud" is not one of debug, info, warn, error`},
+	} {
+		err := run(context.Background(), c.args, nil, io.Discard, io.Discard, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package command_test
+
+import (
+	"context"
+	"flag"
+	"io"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/command"
+	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/multisite"
+	"github.com/wpsidecar/wpsidecar/site"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// settings reads a command's settings from its flags alone, as
+// cmd/wpsidecar does (commandSettings there; the object cache aside: these
+// sites have none).
+func settings(stderr io.Writer) command.Settings {
+	return func(args []string, flags func(*flag.FlagSet), database bool) (command.Options, []string, error) {
+		cfg, pos, err := config.LoadCommand(args, nil, stderr, flags, database)
+		if err != nil {
+			return command.Options{}, nil, err
+		}
+		network, addr := cfg.DB.Address()
+		return command.Options{
+			DB: store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
+				Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
+				Timeout: cfg.DB.Timeout, History: !cfg.History.Off},
+			FieldmgrTable: cfg.FieldmgrTable, Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
+				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
+			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes,
+			Themeopts: func() (command.Themeopts, error) {
+				t, _, err := site.OpenThemeopts(site.ThemeoptsFiles{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
+				return t, err
+			},
+		}, pos, nil
+	}
+}

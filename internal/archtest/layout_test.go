@@ -1,0 +1,174 @@
+package archtest
+
+import (
+	"flag"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// layout is the one table of the house's rules: every package of the
+// project, what it holds, and the project packages it may import. Imports
+// point down the table: a package may import only packages listed below
+// it, so there is no cycle and no layer reaches up. Pure packages (a
+// namespace's rules, the wire-free leaves) import no net/http, even
+// indirectly. docs/architecture.md's layout table is generated from it
+// (go test ./internal/archtest -update); TestLayout checks the code
+// against it and TestLayoutDoc the document.
+var layout = []struct {
+	pkg     string
+	holds   string
+	imports []string // direct project imports allowed; "*": anything below
+	pure    bool     // no net/http, even indirectly
+}{
+	{"cmd/wpsidecar", "`main` and `run`: the wiring. The only reader of the settings: builds each package's options from them, subscribes what a change does, starts and waits for every goroutine, serves, shuts down in order", []string{"*"}, false},
+	{"command", "the subcommands, one table of them (`export`, `import`, `history`, `revert`, `openapi`, `probe`), each taking the server's settings as an options struct", []string{"", "exportdir", "history", "multisite", "objcache", "openapi", "publicroute", "reload", "store", "themeopt"}, false},
+	{"site", "one site's services (settings, authenticator, the namespaces' handlers, public routes) and a network of them: a request's site, services built on a site's first request and let go when it leaves", []string{"", "auth", "cachetag", "changes", "multisite", "proxy", "proxy/fieldmgr", "proxy/historyapi", "proxy/public", "proxy/themeopts", "publicroute", "reload", "rest", "store", "themeopt"}, false},
+	{"changes", "change detection (the binlog feed, the poller): each change one `wpsidecar.Commit` handed to one `Subscriber`; the subscribers (memo, settings and site-map refresh off the feed's goroutine, history, webhooks, companion reports, CDN purges); the leader", []string{"", "cachetag", "fieldgroup", "phpserial", "redact", "store", "themeopt"}, false},
+	{"proxy", "the reverse proxy: a request's site, pass-through to PHP, request ids, access log, metrics, admin listener", []string{"rest", "wpjson"}, false},
+	{"openapi", "the OpenAPI 3.1 description, from the route tables its caller hands it and the namespaces' rules", []string{"", "fieldgroup", "publicroute", "themeopt", "wpjson"}, false},
+	{"proxy/fieldmgr", "`fieldmgr/v1`'s handlers: routes, authentication, bodies, answers; a rule's refusal rendered as the contract's error", []string{"", "auth", "cachetag", "fieldgroup", "phpserial", "proxy/httpcond", "store", "wpjson"}, false},
+	{"proxy/themeopts", "`themeopts/v1`'s handlers, likewise", []string{"", "auth", "cachetag", "phpserial", "proxy/httpcond", "store", "themeopt", "wpjson"}, false},
+	{"proxy/historyapi", "`wpsidecar/v1`'s handlers: the history list and reverting an entry", []string{"", "auth", "history", "store", "themeopt", "wpjson"}, false},
+	{"proxy/public", "the site owner's public routes, answered without credentials", []string{"cachetag", "proxy/httpcond", "publicroute", "wpjson"}, false},
+	{"rest", "WordPress's REST server in front of a site's namespaces: REST routing (`rest_route`, case, `_method`), the checks before a route, the global parameters (`_fields`, `_envelope`, `_jsonp`, `_pretty`), read-your-writes, a network site's cache tags; the answer's one writer chain", []string{"cachetag", "wpjson"}, false},
+	{"proxy/httpcond", "ETags, `If-None-Match`, `If-Match`", []string{"wpjson"}, false},
+	{"exportdir", "field groups and theme options as files: export, the plan of an import, applying it, with the namespaces' own rules", []string{"", "fieldgroup", "internal/regularfile", "phpserial", "store", "themeopt"}, false},
+	{"auth", "WordPress's authentication: cookies, nonces, passwords, application passwords, capabilities, throttling, the companion plugin's policy", []string{"", "phpserial", "store", "wpjson"}, false},
+	{"publicroute", "the public routes file without HTTP: routes, selectors, cache lifetimes, CORS origins, validated", []string{"", "fieldgroup", "phpserial", "themeopt"}, true},
+	{"store", "all SQL: the pool, replicas, options, users, field groups, the history and its one recorder, the settings snapshot, a network's site map, the binlog server's position and columns", []string{"", "fieldgroup", "history", "multisite", "phpserial", "themeopt"}, false},
+	{"history", "the history's rules without HTTP: an entry and a filter, the list's parameters validated as WordPress does, an entry's JSON, the capability a namespace's entries take", []string{"", "fieldgroup", "phpserial", "themeopt"}, true},
+	{"fieldgroup", "the field groups' model and rules: a group validated, the field types and their schemas, a config as JSON, a group's diff", []string{"", "phpserial"}, true},
+	{"themeopt", "the theme options' model and rules: the configuration file, a value checked against its field, the value schemas, the diff of two saved sets", []string{"", "phpserial"}, true},
+	{"multisite", "which site of a network a request is for, as WordPress finds it", nil, true},
+	{"objcache", "WordPress's Redis object cache: opening it, deleting the keys a write makes stale", nil, false},
+	{"config", "the sidecar's settings: `Config`, the named defaults, `Load` (flags, variables, what `wpconfig` read), `Validate`", []string{"internal/regularfile", "redact", "wpconfig"}, true},
+	{"wpconfig", "a site's configuration files read as WordPress would: `wp-config.php` and its includes, Bedrock and `.env`, `DB_HOST` (a bounded PHP evaluator; fuzzed)", []string{"internal/regularfile"}, true},
+	{"reload", "configuration files followed while running (reloaded on SIGHUP and on change)", []string{"internal/regularfile"}, true},
+	{"internal/regularfile", "the one reader of a file an operator or a site names: a regular file only, within a size, never blocking", nil, true},
+	{"redact", "the masking every printed or logged URL goes through", nil, true},
+	{"wpjson", "WordPress's REST wire format: the one error type and its renderer, REST headers, PHP's JSON-body check", nil, false},
+	{"cachetag", "cache tags: spelled, escaped and given their site in one place", []string{""}, false},
+	{"logging", "the log's buffer and the collapser of repeated errors", nil, true},
+	{"phpserial", "PHP values: serialize, unserialize, `json_decode`/`json_encode`, the one order-keeping JSON model (fuzzed)", nil, true},
+	{"", "the root package `wpsidecar`: the words everyone shares — the namespaces, `Item`, `Author`, `Commit`, the sentinel errors", nil, true},
+}
+
+// harness are the packages outside the table: tests, benchmarks and
+// their helpers, which may import anything.
+var harness = []string{"e2e", "internal/archtest", "internal/test", "internal/wptest", "scripts/"}
+
+var update = flag.Bool("update", false, "rewrite docs/architecture.md's layout table from the rules")
+
+// TestLayout: every package has a row, imports only what its row allows,
+// each of which lies below it, and a pure package reaches no net/http.
+func TestLayout(t *testing.T) {
+	row := map[string]int{}
+	for i, r := range layout {
+		row[r.pkg] = i
+	}
+	for i, r := range layout {
+		for _, imp := range r.imports {
+			if j, ok := row[imp]; imp != "*" && (!ok || j <= i) {
+				t.Errorf("%s may import %q, which is not a package below it", name(r.pkg), imp)
+			}
+		}
+	}
+	for _, path := range goList(t, "-f={{.ImportPath}}", "...") {
+		pkg := rel(path)
+		i, ok := row[pkg]
+		if !ok {
+			if !slices.ContainsFunc(harness, func(h string) bool { return strings.HasPrefix(pkg, h) }) {
+				t.Errorf("%s has no row in the layout table", name(pkg))
+			}
+			continue
+		}
+		r := layout[i]
+		for _, dep := range goList(t, "-f={{join .Imports \" \"}}", pkg) {
+			if !ours(dep) {
+				continue
+			}
+			d := rel(dep)
+			if j, ok := row[d]; slices.Contains(r.imports, "*") && ok && j > i {
+				continue
+			}
+			if !slices.Contains(r.imports, d) {
+				t.Errorf("%s imports %s, which its row does not allow", name(pkg), name(d))
+			}
+		}
+		if r.pure {
+			for _, dep := range goList(t, "-deps", pkg) {
+				if dep == "net/http" {
+					t.Errorf("%s reaches net/http (its row says it knows no HTTP)", name(pkg))
+				}
+			}
+		}
+	}
+}
+
+// TestLayoutDoc: docs/architecture.md shows the table as the rules say.
+func TestLayoutDoc(t *testing.T) {
+	const doc = "../../docs/architecture.md"
+	const begin, end = "<!-- layout: begin (generated: go test ./internal/archtest -update) -->\n", "<!-- layout: end -->\n"
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no layout markers", doc)
+	}
+	want := s[:i+len(begin)] + layoutTable() + s[j:]
+	if *update {
+		if err := os.WriteFile(doc, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if s != want {
+		t.Errorf("%s's layout table differs from the rules in internal/archtest/layout_test.go: go test ./internal/archtest -update", doc)
+	}
+}
+
+func layoutTable() string {
+	var b strings.Builder
+	b.WriteString("| package | holds | may import |\n|---|---|---|\n")
+	for _, r := range layout {
+		imports := "nothing of the project"
+		if len(r.imports) > 0 {
+			var names []string
+			for _, imp := range r.imports {
+				if imp == "*" {
+					names = append(names, "any package below")
+				} else {
+					names = append(names, name(imp))
+				}
+			}
+			imports = strings.Join(names, ", ")
+		}
+		if r.pure {
+			imports += "; no `net/http`"
+		}
+		b.WriteString("| " + name(r.pkg) + " | " + r.holds + " | " + imports + " |\n")
+	}
+	return b.String()
+}
+
+// name is how the table shows a package: the root package by its name.
+func name(pkg string) string {
+	if pkg == "" {
+		return "`wpsidecar` (root)"
+	}
+	return "`" + pkg + "`"
+}
+
+func ours(path string) bool { return path == module || strings.HasPrefix(path, module+"/") }
+
+func rel(path string) string {
+	if path == module {
+		return ""
+	}
+	return strings.TrimPrefix(path, module+"/")
+}

@@ -1,0 +1,34 @@
+package publicroute_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wpsidecar/wpsidecar/publicroute"
+)
+
+func TestParseConfig(t *testing.T) {
+	ok := `{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["accent_color"],"max_age":30,"s_maxage":600,"stale_while_revalidate":60,"stale_if_error":86400},
+		{"path":"/wp-json/site/v1/product-fields","fieldmgr":{"status":"active","type":"post","post_type":"product"}}],"cors_origins":["https://www.example.com"]}`
+	if _, err := publicroute.ParseConfig([]byte(ok)); err != nil {
+		t.Fatal(err)
+	}
+	for body, want := range map[string]string{
+		`{"routes":[]}`: "routes: at least one route",
+		`{"routes":[{"path":"/wp-json/fieldmgr/v1/field-groups","themeopts":["a"]}]}`:                            `routes[0].path: "/wp-json/fieldmgr/v1/field-groups" would shadow the routes under /wp-json/fieldmgr/`,
+		`{"routes":[{"path":"/wp-json/wp/v2/brand","themeopts":["a"]}]}`:                                         `would shadow the routes under /wp-json/wp/`,
+		`{"routes":[{"path":"/brand","themeopts":["a"]}]}`:                                                       `routes[0].path: "/brand" is not /wp-json/<namespace>/v<n>/<route>`,
+		`{"routes":[{"path":"/wp-json/s/v1/a?x=1","themeopts":["a"]}]}`:                                          `is not /wp-json/<namespace>/v<n>/<route>`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["*"]}]}`:                                              `routes[0].themeopts[0]: "*" is not an option id (no wildcards)`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","fieldmgr":{}}]}`:                                                  `routes[0].fieldmgr: name at least one of keys, status, type, post_type, taxonomy (no route shows every group)`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"fieldmgr":{"status":"active"}}]}`:               `routes[0]: give exactly one of themeopts`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"]},{"path":"/wp-json/s/v1/A","themeopts":["b"]}]}`: `routes[1].path: "/wp-json/s/v1/A" is given twice`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"max_age":-1}]}`:                                 `routes[0]: cache lifetimes are seconds, 0 or more`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"]}],"cors_origins":["https://x.test/path"]}`:       `cors_origins[0]: "https://x.test/path" is not an origin`,
+		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["a"],"maxage":1}]}`:                                   `unknown field "maxage"`,
+	} {
+		if _, err := publicroute.ParseConfig([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}

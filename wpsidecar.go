@@ -1,0 +1,107 @@
+// Package wpsidecar holds the words every part of the sidecar shares, and
+// nothing that does work: the namespaces it serves, a change to one of
+// them and who made it, and the errors that say what went wrong in terms
+// a caller can act on. It imports no project package, so everyone may
+// import it; the rules of each namespace live in their own package
+// (fieldgroup, themeopt), HTTP and SQL around them.
+package wpsidecar
+
+import (
+	"errors"
+	"time"
+)
+
+// Namespace is a kind of data the sidecar serves, by the first part of
+// its REST namespace: "fieldmgr" for fieldmgr/v1. It is also what the
+// history, webhooks and cache tags call it.
+type Namespace string
+
+// The namespaces.
+const (
+	FieldGroups  Namespace = "fieldmgr"
+	ThemeOptions Namespace = "themeopts"
+)
+
+// Namespaces are all of them, in the order they are listed everywhere.
+var Namespaces = []Namespace{FieldGroups, ThemeOptions}
+
+// How a change was made (Author.Via).
+const (
+	ViaREST   = "rest"
+	ViaImport = "import"
+	ViaRevert = "revert"
+	// ViaBinlog: seen in the binary log, made by someone else (PHP,
+	// wp-admin, SQL); ViaPoll: seen by polling.
+	ViaBinlog = "binlog"
+	ViaPoll   = "poll"
+)
+
+// LoginPHP is the login recorded for changes the sidecar did not make.
+const LoginPHP = "php"
+
+// Author is who made a change, as the history records it.
+type Author struct {
+	UserID    int64
+	Login     string
+	Via       string
+	RequestID string
+}
+
+// Item is one item's before and after: a field group by its key, a
+// theme option by its id. Before or After is nil where the item did not
+// exist. A field group's value is its fieldgroup.Value JSON, a theme
+// option's its value as PHP serializes it.
+type Item struct {
+	Key           string
+	Before, After *string
+}
+
+// Commit is what one committed transaction changed of one namespace of
+// one site: the one event change detection produces, whoever made the
+// change and however it was seen.
+type Commit struct {
+	// Site is the blog id on a multisite network; 0 on a single site.
+	Site      int64
+	Namespace Namespace
+	// Object is what the items belong to: the theme options row's name;
+	// empty for field groups.
+	Object string
+	Items  []Item
+	// Origin names the transaction: its GTID where the server has them,
+	// else its place in the log (file:position); empty when polled.
+	Origin string
+	Author Author
+	// When is the commit's time as the log dates it (to the second), or
+	// when the poll saw it.
+	When time.Time
+}
+
+// Keys are the items' keys, in order.
+func (c Commit) Keys() []string {
+	keys := make([]string, len(c.Items))
+	for i, it := range c.Items {
+		keys[i] = it.Key
+	}
+	return keys
+}
+
+// Errors that say what happened to a read or a write, whatever layer
+// finds them; the REST layer answers each with its own status.
+var (
+	// ErrNotFound: no such item.
+	ErrNotFound = errors.New("not found")
+	// ErrDuplicate: an item with that key exists already.
+	ErrDuplicate = errors.New("duplicate key")
+	// ErrChanged: the item changed since the state the write was based on.
+	ErrChanged = errors.New("changed since")
+	// ErrUnrevertable: a history entry that cannot be reverted.
+	ErrUnrevertable = errors.New("cannot be reverted")
+)
+
+// Invalid is a value a namespace's rules refuse: Message says what is
+// wrong, in the words WordPress or the namespace's contract use.
+type Invalid struct {
+	Message string
+}
+
+func (e *Invalid) Error() string { return e.Message }
