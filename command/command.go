@@ -61,11 +61,27 @@ type Themeopts interface {
 
 // Settings reads a command's settings as the server reads its own: the
 // same flags, variables and wp-config.php, with the command's own flags
-// added to the flag set; database says the command reaches the database
-// (the settings must then name it). It returns the arguments that are not
-// flags, in order, and flag.ErrHelp when the flags asked for help (the
-// usage has been written).
-type Settings func(args []string, flags func(*flag.FlagSet), database bool) (Options, []string, error)
+// added to the flag set, as far as reads says. It returns the arguments
+// that are not flags, in order, and flag.ErrHelp when the flags asked for
+// help (the usage has been written).
+type Settings func(args []string, flags func(*flag.FlagSet), reads Reads) (Options, []string, error)
+
+// Reads is how much of the settings a command reads.
+type Reads int
+
+const (
+	// ReadsFlags: the server's flags are accepted and checked as flags,
+	// and nothing else is read (no variables, no files; Options stay
+	// empty). For the health check, which judges the server that runs,
+	// not the configuration on disk now: a wp-config.php edited since the
+	// server started must not make a serving container unhealthy.
+	ReadsFlags Reads = iota
+	// ReadsSettings: everything the server reads, but no database needs
+	// naming.
+	ReadsSettings
+	// ReadsDatabase: everything, and the settings must name the database.
+	ReadsDatabase
+)
 
 // Env is what a command writes to.
 type Env struct {
@@ -79,25 +95,26 @@ type command struct {
 	// at most), and usage what it says when given others.
 	args  [2]int
 	usage string
-	// database: it reaches the site's database, which is opened (and its
-	// sites found, --site chosen) before run.
-	database bool
-	flags    func(*flag.FlagSet, *flags)
-	run      func(c *cmd, ctx context.Context, args []string) error
+	// reads: how much of the settings it reads; ReadsDatabase: it
+	// reaches the site's database, which is opened (and its sites found,
+	// --site chosen) before run.
+	reads Reads
+	flags func(*flag.FlagSet, *flags)
+	run   func(c *cmd, ctx context.Context, args []string) error
 }
 
 // commands are wpsidecar's subcommands; without one, it serves.
 var commands = []command{
 	{name: "export", args: [2]int{1, 1}, usage: "give one directory: wpsidecar export DIR",
-		database: true, flags: siteFlag, run: (*cmd).export},
+		reads: ReadsDatabase, flags: siteFlag, run: (*cmd).export},
 	{name: "import", args: [2]int{1, 1}, usage: "give one directory: wpsidecar import DIR",
-		database: true, flags: importFlags, run: (*cmd).importDir},
+		reads: ReadsDatabase, flags: importFlags, run: (*cmd).importDir},
 	{name: "history", usage: "takes no arguments",
-		database: true, flags: historyFlags, run: (*cmd).history},
+		reads: ReadsDatabase, flags: historyFlags, run: (*cmd).history},
 	{name: "revert", args: [2]int{1, 1}, usage: "give one history entry id: wpsidecar revert ID",
-		database: true, flags: revertFlags, run: (*cmd).revert},
-	{name: "openapi", usage: "takes no arguments", run: (*cmd).openAPI},
-	{name: "probe", args: [2]int{0, 1}, usage: "give at most one URL: wpsidecar probe [URL] (default " + DefaultProbeURL + ")", run: (*cmd).probe},
+		reads: ReadsDatabase, flags: revertFlags, run: (*cmd).revert},
+	{name: "openapi", usage: "takes no arguments", reads: ReadsSettings, run: (*cmd).openAPI},
+	{name: "probe", args: [2]int{0, 1}, usage: "give at most one URL: wpsidecar probe [URL] (default " + DefaultProbeURL + ")", reads: ReadsFlags, run: (*cmd).probe},
 }
 
 // Is tells whether name is a subcommand.
@@ -230,7 +247,7 @@ func run(ctx context.Context, c command, args []string, settings Settings, env E
 		if c.flags != nil {
 			c.flags(fs, &x.f)
 		}
-	}, c.database)
+	}, c.reads)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
@@ -241,7 +258,7 @@ func run(ctx context.Context, c command, args []string, settings Settings, env E
 		return &UsageError{Problem: fmt.Sprintf("wpsidecar %s: %s", c.name, c.usage)}
 	}
 	x.o = o
-	if !c.database {
+	if c.reads != ReadsDatabase {
 		return c.run(x, ctx, pos)
 	}
 	// Writes evict what WordPress's persistent object cache holds.

@@ -3,12 +3,16 @@ package command
 import (
 	"context"
 	"fmt"
-	"os"
 
+	"github.com/wpsidecar/wpsidecar/internal/regularfile"
 	"github.com/wpsidecar/wpsidecar/openapi"
 	"github.com/wpsidecar/wpsidecar/publicroute"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
+
+// maxConfigBytes bounds the configuration files openapi reads, as the
+// server bounds them when it follows them (reload).
+const maxConfigBytes = 8 << 20
 
 // openAPI is `wpsidecar openapi`: the site's OpenAPI description on
 // stdout, each option of the theme options configuration (themeopts-config)
@@ -17,7 +21,7 @@ import (
 func (c *cmd) openAPI(_ context.Context, _ []string) error {
 	var site openapi.Site
 	if p := c.o.ThemeoptsConfig; p != "" {
-		b, err := os.ReadFile(p)
+		b, err := regularfile.Read(p, maxConfigBytes)
 		if err == nil {
 			site.Themeopts, err = themeopt.ParseConfig(b)
 		}
@@ -26,7 +30,7 @@ func (c *cmd) openAPI(_ context.Context, _ []string) error {
 		}
 	}
 	if p := c.o.PublicRoutes; p != "" {
-		b, err := os.ReadFile(p)
+		b, err := regularfile.Read(p, maxConfigBytes)
 		if err == nil {
 			site.Public, err = publicroute.ParseConfig(b)
 		}

@@ -18,8 +18,12 @@ import (
 // cmd/wpsidecar does (commandSettings there; the object cache aside: these
 // sites have none).
 func settings(stderr io.Writer) command.Settings {
-	return func(args []string, flags func(*flag.FlagSet), database bool) (command.Options, []string, error) {
-		cfg, pos, err := config.LoadCommand(args, nil, stderr, flags, database)
+	return func(args []string, flags func(*flag.FlagSet), reads command.Reads) (command.Options, []string, error) {
+		if reads == command.ReadsFlags {
+			pos, err := config.ParseCommandFlags(args, stderr, flags)
+			return command.Options{}, pos, err
+		}
+		cfg, pos, err := config.LoadCommand(args, nil, stderr, flags, reads == command.ReadsDatabase)
 		if err != nil {
 			return command.Options{}, nil, err
 		}

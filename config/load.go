@@ -53,6 +53,18 @@ func LoadCommand(args []string, environ []string, usageOut io.Writer, flags func
 	return cfg, positional, err
 }
 
+// ParseCommandFlags checks a command's arguments against the server's
+// flags and the command's own (flags) and returns those that are not
+// flags; it reads nothing else — no variables, no files — for a command
+// that must not depend on the configuration on disk (the health check).
+func ParseCommandFlags(args []string, usageOut io.Writer, flags func(*flag.FlagSet)) ([]string, error) {
+	if flags == nil {
+		flags = func(*flag.FlagSet) {}
+	}
+	_, _, positional, err := parseFlags(args, usageOut, flags)
+	return positional, err
+}
+
 func loadWith(args []string, environ []string, usageOut io.Writer, command func(*flag.FlagSet), offline bool) (cfg *Config, checkConfig bool, positional []string, err error) {
 	env := envMap(environ)
 	var problems []string

@@ -78,7 +78,7 @@ const historyColumns = "id, namespace, object, item_key, before_value, after_val
 // field groups' table. An item whose value did not change (a write of a
 // group's dates alone) is no entry. A change named in the log (c.Origin)
 // is recorded once however many instances record it: each entry's origin
-// is the change's, its namespace's letter and the item's place.
+// is the change's, its namespace's letter and the entry's place.
 func (h *History) record(ctx context.Context, q querier, c wpsidecar.Commit) error {
 	if h == nil {
 		return nil
@@ -92,14 +92,21 @@ func (h *History) record(ctx context.Context, q querier, c wpsidecar.Commit) err
 	if !ok {
 		tag = string(c.Namespace)
 	}
-	for i, it := range c.Items {
+	// The place counts the entries kept, not the items: a write of a
+	// group's dates alone is no entry and no place, so an origin names
+	// the same entry as an instance of an earlier version (which was
+	// handed only the changed items) does, and the table keeps it once
+	// during a rolling upgrade.
+	n := 0
+	for _, it := range c.Items {
 		if equalPtr(it.Before, it.After) {
 			continue
 		}
 		var origin any
 		if c.Origin != "" {
-			origin = c.Origin + "/" + tag + "#" + strconv.Itoa(i)
+			origin = c.Origin + "/" + tag + "#" + strconv.Itoa(n)
 		}
+		n++
 		// Another instance may have recorded it: that is no error, any
 		// other is.
 		_, err := q.ExecContext(ctx, "INSERT INTO `"+h.table+"` (namespace, object, item_key, before_value, after_value, user_id, user_login, via, request_id, origin, changed_gmt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id",

@@ -210,3 +210,32 @@ func TestMaxWait_RefusesInsteadOfQueueing(t *testing.T) {
 		t.Errorf("wpsidecar_db_wait_refused_total = %v, want 1", refused)
 	}
 }
+
+// A change seen in the log is recorded once however many instances
+// record it, and an item that did not change (a write of a group's dates
+// alone) takes no place in the names: the entries are those an instance
+// handed only the changed items records too, so both agree.
+func TestHistory_RecordOnce(t *testing.T) {
+	_, db, _ := historyStore(t)
+	ctx := context.Background()
+	h := db.History()
+	a, b := `{"title":"A","status":"publish","config":"{}"}`, `{"title":"B","status":"publish","config":"{}"}`
+	author := wpsidecar.Author{Login: wpsidecar.LoginPHP, Via: wpsidecar.ViaBinlog}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	all := wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: "wp_fieldmgr_groups", Origin: "0-1-5", Author: author, When: at,
+		Items: []wpsidecar.Item{{Key: "dates_only", Before: &a, After: &a}, {Key: "renamed", Before: &a, After: &b}}}
+	changed := all
+	changed.Items = all.Items[1:]
+	for _, c := range []wpsidecar.Commit{all, changed, all} {
+		if err := h.Record(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, total, err := h.List(ctx, history.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 1 || len(entries) != 1 || entries[0].Key != "renamed" || value(entries[0].After) != b {
+		t.Errorf("entries %+v (total %d), want the one change once", entries, total)
+	}
+}

@@ -675,8 +675,12 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reloads []func() 
 
 // commandSettings reads a subcommand's settings as the server does its own.
 func commandSettings(environ []string, stderr io.Writer) command.Settings {
-	return func(args []string, flags func(*flag.FlagSet), database bool) (command.Options, []string, error) {
-		cfg, pos, err := config.LoadCommand(args, environ, stderr, flags, database)
+	return func(args []string, flags func(*flag.FlagSet), reads command.Reads) (command.Options, []string, error) {
+		if reads == command.ReadsFlags {
+			pos, err := config.ParseCommandFlags(args, stderr, flags)
+			return command.Options{}, pos, err
+		}
+		cfg, pos, err := config.LoadCommand(args, environ, stderr, flags, reads == command.ReadsDatabase)
 		if err != nil {
 			return command.Options{}, nil, err
 		}

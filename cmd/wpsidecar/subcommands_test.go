@@ -17,7 +17,7 @@ import (
 // (openapi, probe) take the server's settings as the server does — its
 // flags, wp-config.php — and need none of them; an unknown flag is
 // refused as the server refuses it, and extra arguments are a usage
-// problem.
+// problem. The probe reads only its flags.
 func TestCommands_ServerSettings(t *testing.T) {
 	wpConfig := filepath.Join(t.TempDir(), "wp-config.php")
 	os.WriteFile(wpConfig, []byte("<?php\ndefine( 'DB_NAME', 'x' );\ndefine( 'DB_USER', 'u' );\n$table_prefix = 'wp_';\n"), 0o644)
@@ -32,6 +32,18 @@ func TestCommands_ServerSettings(t *testing.T) {
 	var probed bytes.Buffer
 	if err := run(context.Background(), append([]string{"probe", ready.URL}, settings...), nil, &probed, io.Discard, nil); err != nil || probed.String() != "ok\n" {
 		t.Errorf("probe with the server's settings: %v %q", err, probed.String())
+	}
+	// The health check reads nothing but its flags: a configuration that
+	// is broken on disk now (or variables it does not know) does not fail
+	// the check of a server that started with a good one; openapi, which
+	// reads the settings, says what is wrong.
+	broken := []string{"WPSIDECAR_WP_CONFIG=" + filepath.Join(t.TempDir(), "gone.php"), "WPSIDECAR_NO_SUCH_SETTING=1"}
+	probed.Reset()
+	if err := run(context.Background(), []string{"probe", ready.URL}, broken, &probed, io.Discard, nil); err != nil || probed.String() != "ok\n" {
+		t.Errorf("probe with a broken configuration on disk: %v %q", err, probed.String())
+	}
+	if err := run(context.Background(), []string{"openapi"}, broken, io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "WPSIDECAR_NO_SUCH_SETTING: unknown setting") {
+		t.Errorf("openapi with a broken configuration: %v", err)
 	}
 	for _, c := range []struct {
 		args []string
