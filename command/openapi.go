@@ -20,24 +20,30 @@ const maxConfigBytes = 8 << 20
 // answer.
 func (c *cmd) openAPI(_ context.Context, _ []string) error {
 	var site openapi.Site
-	if p := c.o.ThemeoptsConfig; p != "" {
-		b, err := regularfile.Read(p, maxConfigBytes)
-		if err == nil {
-			site.Themeopts, err = themeopt.ParseConfig(b)
-		}
-		if err != nil {
-			return fmt.Errorf("openapi: themeopts-config: %w", err)
-		}
+	var err error
+	if site.Themeopts, err = readConfig(c.o.ThemeoptsConfig, "themeopts-config", themeopt.ParseConfig); err != nil {
+		return err
 	}
-	if p := c.o.PublicRoutes; p != "" {
-		b, err := regularfile.Read(p, maxConfigBytes)
-		if err == nil {
-			site.Public, err = publicroute.ParseConfig(b)
-		}
-		if err != nil {
-			return fmt.Errorf("openapi: public-routes: %w", err)
-		}
+	if site.Public, err = readConfig(c.o.PublicRoutes, "public-routes", publicroute.ParseConfig); err != nil {
+		return err
 	}
-	_, err := c.out.Write(openapi.Document(c.o.API, site))
+	_, err = c.out.Write(openapi.Document(c.o.API, site))
 	return err
+}
+
+// readConfig reads and parses the configuration file at path, named by
+// its setting; no path, no configuration (nil).
+func readConfig[T any](path, setting string, parse func([]byte) (*T, error)) (*T, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := regularfile.Read(path, maxConfigBytes)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", setting, err)
+	}
+	v, err := parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", setting, err)
+	}
+	return v, nil
 }

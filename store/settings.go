@@ -173,6 +173,17 @@ type Settings interface {
 	Current() (SiteSettings, error)
 }
 
+// Home and DBVersion read one field of s's current settings each, as a
+// route's registration asks for them (wpjson.RouteInfo).
+func Home(s Settings) func() (string, error) {
+	return func() (string, error) { st, err := s.Current(); return st.Home, err }
+}
+
+// DBVersion: see Home.
+func DBVersion(s Settings) func() (int64, error) {
+	return func() (int64, error) { st, err := s.Current(); return st.DBVersion, err }
+}
+
 // SettingsWatcher keeps the current SiteSettings and whether the database
 // answered at the last refresh.
 type SettingsWatcher struct {

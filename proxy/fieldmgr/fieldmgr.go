@@ -80,7 +80,7 @@ func (s *Service) Name() string { return string(wpsidecar.FieldGroups) + "/v1" }
 // paths and methods go to PHP.
 func (s *Service) Register(r *mux.Router) {
 	r.Use(s.auth.Identify(http.StatusUnauthorized, s.ride), wpjson.CheckBody, s.auth.Permit(capability, http.StatusUnauthorized), s.ensureTable)
-	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, DBVersion: s.dbVersion, LoggedIn: loggedIn,
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: store.Home(s.settings), Errors: answerOf, DBVersion: store.DBVersion(s.settings), LoggedIn: loggedIn,
 		Permitted: func(r *http.Request) bool { return auth.UserFrom(r.Context()).Can("manage_options") }}, s.routes())
 }
 
@@ -123,16 +123,6 @@ func (s *Service) routes() []wpjson.Route {
 				Description: "Each field type with its label and the settings it allows.", Answer: "FieldSchemas", Read: true}},
 		}},
 	}
-}
-
-func (s *Service) home() (string, error) {
-	st, err := s.settings.Current()
-	return st.Home, err
-}
-
-func (s *Service) dbVersion() (int64, error) {
-	st, err := s.settings.Current()
-	return st.DBVersion, err
 }
 
 // prefetched is what a GET's read brought along with authentication.

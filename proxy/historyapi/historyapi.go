@@ -51,7 +51,7 @@ func (s *Service) Name() string { return "wpsidecar/v1" }
 // Register lists the routes, behind manage_options.
 func (s *Service) Register(r *mux.Router) {
 	r.Use(s.auth.Identify(http.StatusUnauthorized, nil), wpjson.CheckBody, s.auth.Permit(capability, http.StatusUnauthorized))
-	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, DBVersion: s.dbVersion, LoggedIn: loggedIn,
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: store.Home(s.settings), Errors: answerOf, DBVersion: store.DBVersion(s.settings), LoggedIn: loggedIn,
 		Permitted: func(r *http.Request) bool { return auth.UserFrom(r.Context()).Can("manage_options") }}, s.routes())
 }
 
@@ -69,16 +69,6 @@ func (s *Service) permitted(r *http.Request, namespace string) bool {
 	}
 	need := history.Capability(namespace, opts)
 	return need != "" && auth.UserFrom(r.Context()).Can(need)
-}
-
-func (s *Service) home() (string, error) {
-	st, err := s.settings.Current()
-	return st.Home, err
-}
-
-func (s *Service) dbVersion() (int64, error) {
-	st, err := s.settings.Current()
-	return st.DBVersion, err
 }
 
 // Routes are the namespace's routes with their documentation, for the

@@ -85,7 +85,7 @@ func (s *Service) Name() string { return string(wpsidecar.ThemeOptions) + "/v1" 
 // mode (otherwise PHP answers it: rest_no_route).
 func (s *Service) Register(r *mux.Router) {
 	r.Use(s.auth.Identify(http.StatusForbidden, s.ride), wpjson.CheckBody, s.auth.Permit(s.capability, http.StatusForbidden))
-	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: s.home, Errors: answerOf, DBVersion: s.dbVersion, LoggedIn: loggedIn,
+	wpjson.Register(r, wpjson.RouteInfo{Namespace: s.Name(), Home: store.Home(s.settings), Errors: answerOf, DBVersion: store.DBVersion(s.settings), LoggedIn: loggedIn,
 		Permitted: func(r *http.Request) bool { return auth.UserFrom(r.Context()).Can(s.Config().Capability) }}, s.routes())
 }
 
@@ -129,16 +129,6 @@ func (s *Service) routes() []wpjson.Route {
 				Description: "Every field with its default, value and state, and statistics; 404 rest_no_route unless dev_mode is on.", Answer: "DevPanel", Read: true}},
 		}},
 	}
-}
-
-func (s *Service) home() (string, error) {
-	st, err := s.settings.Current()
-	return st.Home, err
-}
-
-func (s *Service) dbVersion() (int64, error) {
-	st, err := s.settings.Current()
-	return st.DBVersion, err
 }
 
 // capability is the configured one, except that OPTIONS needs none.
