@@ -59,6 +59,10 @@ type FeedOptions struct {
 	// Subscriber is told what each committed transaction did, in commit
 	// order, on the feed's goroutine.
 	Subscriber Subscriber
+	// Primary is the sidecar's pool on the server the feed follows: a
+	// transaction is reported only once a read there sees it
+	// (store.AwaitCommitted says why it may not at first). Nil: at once.
+	Primary *store.DB
 	// Heartbeat is the server's heartbeat period: a feed that hears
 	// nothing for three of them reconnects.
 	Heartbeat time.Duration
@@ -331,20 +335,20 @@ func (f *Feed) apply(ctx context.Context, tx *pending, file *string, ev *replica
 	case *replication.MariadbGTIDEvent:
 		tx.gtid = e.GTID.String()
 	case *replication.XIDEvent:
-		f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+		f.commit(ctx, tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
 	case *replication.QueryEvent:
 		switch q := string(e.Query); {
 		case strings.EqualFold(q, "BEGIN"):
 		case strings.EqualFold(q, "COMMIT"), strings.EqualFold(q, "ROLLBACK"):
 			// A logged ROLLBACK ends rows of non-transactional tables,
 			// which stay written.
-			f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+			f.commit(ctx, tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
 		default:
 			// DDL, which commits by itself. Its schema is the session's
 			// default database, not necessarily the table's: any counts.
 			tx.touched.DDL = true
 			f.colsStale = true
-			f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+			f.commit(ctx, tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
 		}
 	default:
 		switch t := ev.Header.EventType; {
@@ -382,6 +386,14 @@ type pending struct {
 	ours bool
 	// gtid is the transaction's GTID, where the server has them.
 	gtid string
+	// written is a row the transaction wrote in each followed table, by
+	// its primary key: what commit waits on to be visible.
+	written []writtenRow
+}
+
+type writtenRow struct {
+	table, column string
+	id            int64
 }
 
 // sitePending is what a transaction changed of one site's namespaces,
@@ -470,6 +482,11 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 			}
 		}
 		return 0
+	}
+	if pk := primaryKey(name, f.o); pk != "" && len(e.Rows) > 0 && !slices.ContainsFunc(tx.written, func(w writtenRow) bool { return w.table == table }) {
+		if id := num(e.Rows[0], pk); id != 0 {
+			tx.written = append(tx.written, writtenRow{table, pk, id})
+		}
 	}
 	switch name {
 	case f.o.Users, f.o.Usermeta:
@@ -589,7 +606,7 @@ func step(t replication.EventType) int {
 // commit reports a committed transaction — what it wrote (Touched),
 // then one Commit per namespace of each site it changed — and makes its
 // end (pos, and gset where the server has GTIDs) where the feed resumes.
-func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, when uint32) {
+func (f *Feed) commit(ctx context.Context, tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, when uint32) {
 	f.pos = pos
 	if gset != nil {
 		f.gtid = gset.Clone()
@@ -598,6 +615,7 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, w
 	if f.o.Subscriber == nil {
 		return
 	}
+	f.awaitVisible(ctx, tx.written)
 	if !tx.touched.empty() {
 		f.o.Subscriber.Touched(tx.touched)
 	}
@@ -628,6 +646,46 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, w
 			}
 			ev.Msg("stored data changed")
 			f.o.Subscriber.Commit(c)
+		}
+	}
+}
+
+// primaryKey is the primary key column of a followed table (site-1
+// name); "" for none.
+func primaryKey(name string, o FeedOptions) string {
+	switch name {
+	case o.Options:
+		return "option_id"
+	case o.Groups:
+		return "id"
+	case o.Users:
+		return "ID"
+	case o.Usermeta:
+		return "umeta_id"
+	}
+	return ""
+}
+
+// commitWait bounds the wait for a transaction to be visible: a row
+// still locked after it is most likely locked by a later transaction,
+// which could only lock it once this one had committed.
+const commitWait = 2 * time.Second
+
+// awaitVisible waits until reads of the primary see the transaction that
+// wrote rows — in the engine, it commits after it is in the log — so
+// that what a subscriber reads again, or a reader of the memo reads once
+// it is forgotten, is the new row. It blocks the feed's goroutine, as it
+// must: nothing after the transaction may be reported before it.
+func (f *Feed) awaitVisible(ctx context.Context, rows []writtenRow) {
+	if f.o.Primary == nil {
+		return
+	}
+	for _, r := range rows {
+		wctx, cancel := context.WithTimeout(ctx, commitWait)
+		err := f.o.Primary.AwaitCommitted(wctx, r.table, r.column, r.id)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			f.o.Log.Warn().Err(err).Str("table", r.table).Msg("binlog change feed: a transaction's row still locked or unreadable on the primary; reporting it anyway")
 		}
 	}
 }

@@ -70,7 +70,7 @@ func TestFeed(t *testing.T) {
 	defer func() { cancel(); <-refreshed }()
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4242, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
 		OptName: func(int64) string { return "themeopts_options" }, Subscriber: changes.Subscribers{rec, refresh},
-		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs)})
+		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestFeed_NetworkSites(t *testing.T) {
 				record(fmt.Sprintf("%d %s:%s", c.Site, c.Namespace, strings.Join(c.Keys(), ",")))
 			},
 		},
-		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs)})
+		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -613,3 +613,62 @@ func (s subscriber) Commit(c wpsidecar.Commit) {
 }
 
 func touchedFunc(f func(changes.Touched)) subscriber { return subscriber{touched: f} }
+
+// TestFeed_ReportsVisible: a server sends a transaction to the log's
+// readers before its engine has committed it; the feed tells its
+// subscriber of it only once a read of the primary sees it. Writers
+// commit updates back to back; at the k-th report, a read finds at least
+// the k-th value (a settings refresh or a memo read then finds the new
+// row, never the old one).
+func TestFeed_ReportsVisible(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	tdb.SetOption(t, "counter", "0")
+	const n = 300
+	var mu sync.Mutex
+	var stale []string
+	reports := make(chan struct{}, n)
+	seen := 0
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4246, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+		Subscriber: subscriber{touched: func(tc changes.Touched) {
+			if !slices.Contains(tc.Options[0], "counter") {
+				return
+			}
+			seen++
+			var v int
+			if err := tdb.SQL.QueryRow("SELECT option_value FROM wp_options WHERE option_name = 'counter'").Scan(&v); err != nil || v < seen {
+				mu.Lock()
+				stale = append(stale, fmt.Sprintf("report %d read %d (%v)", seen, v, err))
+				mu.Unlock()
+			}
+			reports <- struct{}{}
+		}},
+		Heartbeat: 200 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := feed.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+	defer func() { cancel(); <-done; feed.Close() }()
+	for i := 1; i <= n; i++ {
+		if _, err := tdb.SQL.Exec("UPDATE wp_options SET option_value = ? WHERE option_name = 'counter'", strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case <-reports:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d reports of %d", i, n)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stale) > 0 {
+		t.Errorf("%d of %d reports came before the primary showed the change: %q", len(stale), n, stale[:min(len(stale), 5)])
+	}
+}

@@ -27,7 +27,7 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 	if themeopts {
 		optName = sites.OptName
 	}
-	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{OptName: optName, Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history")})
+	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{OptName: optName, Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db})
 	if err != nil {
 		log.Error().Err(err).Msg("binlog change feed unusable; polling instead")
 		return nil
