@@ -684,8 +684,16 @@ func (f *Feed) awaitVisible(ctx context.Context, rows []writtenRow) {
 		wctx, cancel := context.WithTimeout(ctx, commitWait)
 		err := f.o.Primary.AwaitCommitted(wctx, r.table, r.column, r.id)
 		cancel()
-		if err != nil && ctx.Err() == nil {
-			f.o.Log.Warn().Err(err).Str("table", r.table).Msg("binlog change feed: a transaction's row still locked or unreadable on the primary; reporting it anyway")
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, context.DeadlineExceeded):
+			f.o.Log.Warn().Str("table", r.table).Dur("waited", commitWait).Msg("binlog change feed: a transaction's row is still locked on the primary; reporting it anyway")
+		default:
+			// Refused (the grants), or no such table: asking again for
+			// every transaction would only repeat it.
+			f.o.Log.Error().Err(err).Str("table", r.table).Msg("binlog change feed: cannot tell when the primary shows a transaction (a locking read of its row failed); reporting transactions as the log has them from now on")
+			f.o.Primary = nil
+			return
 		}
 	}
 }
