@@ -7,6 +7,7 @@
 package wpsidecar
 
 import (
+	"bytes"
 	"errors"
 	"time"
 )
@@ -24,6 +25,53 @@ const (
 
 // Namespaces are all of them, in the order they are listed everywhere.
 var Namespaces = []Namespace{FieldGroups, ThemeOptions}
+
+// Unit is a namespace as the parts that handle every namespace alike see
+// it — the history and its routes, webhooks, the contract — so that none
+// of them names one. Each namespace's rules package gives its own
+// (fieldgroup.Unit, themeopt.NewUnit); cmd hands the list (Units) to the
+// parts that need it.
+type Unit interface {
+	Namespace() Namespace
+	// Summary says in a line what it holds and who may use it (the
+	// contract's tag).
+	Summary() string
+	// ItemsField is what a webhook's body calls a commit's items: the
+	// field groups' "keys", the theme options' "ids".
+	ItemsField() string
+	// HistoryTag is the letter its history entries' origins carry: an
+	// origin names a transaction, which may change several namespaces.
+	HistoryTag() string
+	// HistoryCapability is what seeing and reverting its history takes:
+	// reverting writes one of its values back, so it is for those who may
+	// read and write it through its own routes.
+	HistoryCapability() string
+	// WriteValue writes a value its history keeps as the history route
+	// shows it (JSON; null for one it cannot read).
+	WriteValue(b *bytes.Buffer, value string)
+}
+
+// Units are the namespaces served, in the order they are listed.
+type Units []Unit
+
+// Find is ns's unit; nil for a namespace not served.
+func (us Units) Find(ns Namespace) Unit {
+	for _, u := range us {
+		if u.Namespace() == ns {
+			return u
+		}
+	}
+	return nil
+}
+
+// Names are the units' namespaces, in order.
+func (us Units) Names() []Namespace {
+	out := make([]Namespace, len(us))
+	for i, u := range us {
+		out[i] = u.Namespace()
+	}
+	return out
+}
 
 // How a change was made (Author.Via).
 const (
@@ -63,8 +111,9 @@ type Commit struct {
 	// Site is the blog id on a multisite network; 0 on a single site.
 	Site      int64
 	Namespace Namespace
-	// Object is what the items belong to: the theme options row's name;
-	// empty for field groups.
+	// Object is what the items belong to, as the history names it: the
+	// theme options row, the field groups' table (with the site's
+	// prefix).
 	Object string
 	Items  []Item
 	// Origin names the transaction: its GTID where the server has them,

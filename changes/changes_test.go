@@ -17,8 +17,10 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // commit is a commit of keys, for the tests that look at keys only.
@@ -34,14 +36,15 @@ func commit(ns wpsidecar.Namespace, site int64, keys ...string) wpsidecar.Commit
 // whatever order its items came in; on a network, its site.
 func TestWebhookJSON(t *testing.T) {
 	for _, c := range []struct {
-		in   wpsidecar.Commit
-		want string
+		in    wpsidecar.Commit
+		field string
+		want  string
 	}{
-		{commit(wpsidecar.FieldGroups, 0, "b", "a", "b"), `{"namespace":"fieldmgr","keys":["a","b"]}`},
-		{commit(wpsidecar.ThemeOptions, 0, "é \"x\"", "10"), `{"namespace":"themeopts","ids":["10","é \"x\""]}`},
-		{commit(wpsidecar.ThemeOptions, 3, "columns"), `{"namespace":"themeopts","ids":["columns"],"site":3}`},
+		{commit(wpsidecar.FieldGroups, 0, "b", "a", "b"), "keys", `{"namespace":"fieldmgr","keys":["a","b"]}`},
+		{commit(wpsidecar.ThemeOptions, 0, "é \"x\"", "10"), "ids", `{"namespace":"themeopts","ids":["10","é \"x\""]}`},
+		{commit(wpsidecar.ThemeOptions, 3, "columns"), "ids", `{"namespace":"themeopts","ids":["columns"],"site":3}`},
 	} {
-		if got := string(changes.WebhookJSON(c.in)); got != c.want {
+		if got := string(changes.WebhookJSON(c.in, c.field)); got != c.want {
 			t.Errorf("%v: %s, want %s", c.in, got, c.want)
 		}
 	}
@@ -90,11 +93,11 @@ func TestDetector(t *testing.T) {
 		}
 	}
 	exec("INSERT INTO wp_fieldmgr_groups (group_key, title, config, status, created_at, updated_at) VALUES ('b', 'B', '{}', 'active', NOW(), NOW()), ('a', 'A', '{}', 'active', NOW(), NOW()), ('c', 'C', '{}', 'active', NOW(), NOW())")
-	poll("fieldmgr::a,b,c")
+	poll("fieldmgr:wp_fieldmgr_groups:a,b,c")
 	poll()
 	exec("UPDATE wp_fieldmgr_groups SET config = '{\"fields\":{}}' WHERE group_key = 'c'")
 	exec("DELETE FROM wp_fieldmgr_groups WHERE group_key = 'a'")
-	poll("fieldmgr::a,c")
+	poll("fieldmgr:wp_fieldmgr_groups:a,c")
 
 	tdb.SetOption(t, optName, `a:3:{s:1:"x";i:1;i:10;s:1:"y";s:1:"z";a:0:{}}`)
 	poll("themeopts:themeopts_options:x,10,z")
@@ -191,6 +194,7 @@ func TestNotifier(t *testing.T) {
 	n := changes.NewNotifier(changes.NotifierOptions{
 		URLs:   []*url.URL{urlOf(t, hanging.URL), urlOf(t, dead.URL), urlOf(t, fs.URL), urlOf(t, rs.URL)},
 		Secret: secret, QueueSize: 4, Attempts: 5, Backoff: 10 * time.Millisecond, Timeout: time.Minute, Log: zerolog.Nop(),
+		Units: wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -102,14 +102,11 @@ func keys(c wpsidecar.Commit) []string {
 	return slices.Compact(k)
 }
 
-// WebhookJSON is a commit as a webhook's body:
-// {"namespace":"fieldmgr","keys":[…]} or {"namespace":"themeopts","ids":[…]};
-// on a network, with "site": the blog id.
-func WebhookJSON(c wpsidecar.Commit) []byte {
-	field := "keys"
-	if c.Namespace == wpsidecar.ThemeOptions {
-		field = "ids"
-	}
+// WebhookJSON is a commit as a webhook's body, its items listed under
+// field: {"namespace":"fieldmgr","keys":[…]} or
+// {"namespace":"themeopts","ids":[…]}; on a network, with "site": the
+// blog id.
+func WebhookJSON(c wpsidecar.Commit, field string) []byte {
 	set := phpserial.Value{Kind: phpserial.Array}
 	for i, k := range keys(c) {
 		set.Entries = append(set.Entries, phpserial.Entry{Key: phpserial.IntKey(int64(i)), Value: phpserial.Value{Kind: phpserial.String, Str: k}})

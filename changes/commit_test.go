@@ -62,13 +62,13 @@ func TestDetectorsAgree(t *testing.T) {
 		want wpsidecar.Commit
 	}{
 		{"a group added", "INSERT INTO wp_fieldmgr_groups (group_key, title, config, status, created_at, updated_at) VALUES ('g1', 'T', '{}', 'active', NOW(), NOW())",
-			wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g1", After: g("T", "active")}}}},
+			wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: "wp_fieldmgr_groups", Items: []wpsidecar.Item{{Key: "g1", After: g("T", "active")}}}},
 		{"a group renamed", "UPDATE wp_fieldmgr_groups SET title = 'U' WHERE group_key = 'g1'",
-			wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g1", Before: g("T", "active"), After: g("U", "active")}}}},
+			wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: "wp_fieldmgr_groups", Items: []wpsidecar.Item{{Key: "g1", Before: g("T", "active"), After: g("U", "active")}}}},
 		{"a group's dates alone", "UPDATE wp_fieldmgr_groups SET updated_at = '2030-01-01 00:00:00' WHERE group_key = 'g1'",
-			wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g1", Before: g("U", "active"), After: g("U", "active")}}}},
+			wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: "wp_fieldmgr_groups", Items: []wpsidecar.Item{{Key: "g1", Before: g("U", "active"), After: g("U", "active")}}}},
 		{"a group deleted", "DELETE FROM wp_fieldmgr_groups WHERE group_key = 'g1'",
-			wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g1", Before: g("U", "active")}}}},
+			wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: "wp_fieldmgr_groups", Items: []wpsidecar.Item{{Key: "g1", Before: g("U", "active")}}}},
 		{"the options row created", `INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('opts', 'a:2:{s:1:"a";i:1;s:1:"b";i:2;}', 'yes')`,
 			wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Object: "opts", Items: []wpsidecar.Item{{Key: "a", After: str("i:1;")}, {Key: "b", After: str("i:2;")}}}},
 		{"an option id changed, one added, one removed", `UPDATE wp_options SET option_value = 'a:2:{s:1:"a";i:5;s:1:"c";b:1;}' WHERE option_name = 'opts'`,

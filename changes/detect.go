@@ -140,7 +140,7 @@ func (d *Detector) pollGroups(ctx context.Context) error {
 		}
 		if len(items) > 0 {
 			slices.SortFunc(items, func(a, b wpsidecar.Item) int { return strings.Compare(a.Key, b.Key) })
-			d.report(wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: items})
+			d.report(wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: d.groups.Table(), Items: items})
 		}
 	}
 	d.groupsSeen = now

@@ -399,9 +399,10 @@ type writtenRow struct {
 // sitePending is what a transaction changed of one site's namespaces,
 // item by item, row image by row image.
 type sitePending struct {
-	groups  []wpsidecar.Item
-	optName string
-	options []wpsidecar.Item
+	groupsTable string
+	groups      []wpsidecar.Item
+	optName     string
+	options     []wpsidecar.Item
 }
 
 func (tx *pending) site(id int64) *sitePending {
@@ -506,6 +507,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 			}
 		}
 		site := tx.site(siteID)
+		site.groupsTable = table
 		site.groups = append(site.groups, groupItems(e.Rows, t, col)...)
 	case f.o.Options:
 		if tx.touched.Options == nil {
@@ -633,7 +635,7 @@ func (f *Feed) commit(ctx context.Context, tx *pending, pos gomysql.Position, gs
 	for _, id := range slices.Sorted(maps.Keys(tx.sites)) {
 		site := tx.sites[id]
 		for _, c := range []wpsidecar.Commit{
-			{Site: id, Namespace: wpsidecar.FieldGroups, Items: site.groups},
+			{Site: id, Namespace: wpsidecar.FieldGroups, Object: site.groupsTable, Items: site.groups},
 			{Site: id, Namespace: wpsidecar.ThemeOptions, Object: site.optName, Items: site.options},
 		} {
 			if len(c.Items) == 0 {

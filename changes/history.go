@@ -17,18 +17,16 @@ import (
 // feed goes on at once); Run writes the queue until ctx ends. A full
 // queue (the database slower than the changes) loses entries, logged.
 type Recorder struct {
-	db          *store.DB
-	groupsTable string
-	timeout     time.Duration
-	log         zerolog.Logger
-	queue       chan wpsidecar.Commit
+	db      *store.DB
+	timeout time.Duration
+	log     zerolog.Logger
+	queue   chan wpsidecar.Commit
 }
 
-// NewRecorder records in the histories of db's sites; groupsTable is the
-// field-group table's name after the table prefix (each site's view
-// prefixes it), timeout bounds each write.
-func NewRecorder(db *store.DB, groupsTable string, timeout time.Duration, log zerolog.Logger) *Recorder {
-	return &Recorder{db: db, groupsTable: groupsTable, timeout: timeout, log: log, queue: make(chan wpsidecar.Commit, 1024)}
+// NewRecorder records in the histories of db's sites; timeout bounds each
+// write.
+func NewRecorder(db *store.DB, timeout time.Duration, log zerolog.Logger) *Recorder {
+	return &Recorder{db: db, timeout: timeout, log: log, queue: make(chan wpsidecar.Commit, 1024)}
 }
 
 // Touched is nothing to record.
@@ -58,9 +56,6 @@ func (r *Recorder) Run(ctx context.Context) {
 			view := r.db
 			if c.Site > 0 {
 				view = r.db.ForSite(c.Site)
-			}
-			if c.Namespace == wpsidecar.FieldGroups {
-				c.Object = view.Table(r.groupsTable) // the history names a group's table
 			}
 			wctx, cancel := context.WithTimeout(ctx, r.timeout)
 			err := view.History().Record(wctx, c)

@@ -41,7 +41,9 @@ type NotifierOptions struct {
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 	Timeout    time.Duration // per attempt (default 10 s)
-	Log        zerolog.Logger
+	// Units name what a commit's items are called in its body (Commit).
+	Units wpsidecar.Units
+	Log   zerolog.Logger
 }
 
 // Notifier delivers changes to every URL, each URL in its own goroutine
@@ -88,8 +90,16 @@ func NewNotifier(o NotifierOptions) *Notifier {
 // Touched is nothing to deliver.
 func (n *Notifier) Touched(Touched) {}
 
-// Commit queues c's webhook (WebhookJSON) for every URL without waiting.
-func (n *Notifier) Commit(c wpsidecar.Commit) { n.Send(WebhookJSON(c)) }
+// Commit queues c's webhook (WebhookJSON, its items named as its unit
+// says; "keys" for a namespace not among them) for every URL without
+// waiting.
+func (n *Notifier) Commit(c wpsidecar.Commit) {
+	field := "keys"
+	if u := n.o.Units.Find(c.Namespace); u != nil {
+		field = u.ItemsField()
+	}
+	n.Send(WebhookJSON(c, field))
+}
 
 // Send queues a JSON body for every URL without waiting.
 func (n *Notifier) Send(body []byte) {

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/openapi"
@@ -45,6 +46,8 @@ type Options struct {
 	// API are the namespaces openapi describes, with their routes: the
 	// handlers' route tables, which this package does not import.
 	API []openapi.Namespace
+	// Units are the namespaces, as the history's list shows them.
+	Units wpsidecar.Units
 	// Themeopts opens the theme options configurations as the server
 	// does (nil: none).
 	Themeopts func() (Themeopts, error)

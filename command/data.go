@@ -161,7 +161,7 @@ func (c *cmd) history(ctx context.Context, _ []string) error {
 			q[k] = []string{v}
 		}
 	}
-	filter, err := history.ParseFilter(q)
+	filter, err := history.ParseFilter(q, c.o.Units)
 	if err != nil {
 		return &UsageError{Problem: "wpsidecar history: " + err.Error()}
 	}
@@ -173,7 +173,7 @@ func (c *cmd) history(ctx context.Context, _ []string) error {
 		if c.f.json {
 			var b bytes.Buffer
 			for _, e := range list {
-				history.WriteEntry(&b, e)
+				history.WriteEntry(&b, e, c.o.Units)
 				b.WriteByte('\n')
 			}
 			c.out.Write(b.Bytes())

@@ -17,9 +17,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // Entry is a row of the history.
@@ -65,7 +63,7 @@ func (e *InvalidParam) Error() string {
 // ParseFilter reads a list request's query as WordPress validates collection
 // parameters: page ≥ 1, per_page 1–100 (10 unless given), since a date.
 // An error is an *InvalidParam.
-func ParseFilter(q map[string][]string) (Filter, error) {
+func ParseFilter(q map[string][]string, units wpsidecar.Units) (Filter, error) {
 	get := func(k string) (string, bool) {
 		v, ok := q[k]
 		if !ok || len(v) == 0 {
@@ -75,8 +73,12 @@ func ParseFilter(q map[string][]string) (Filter, error) {
 	}
 	f := Filter{Page: 1, PerPage: 10}
 	if v, ok := get("namespace"); ok {
-		if ns := wpsidecar.Namespace(v); ns != wpsidecar.FieldGroups && ns != wpsidecar.ThemeOptions {
-			return f, &InvalidParam{"namespace", "namespace is not one of fieldmgr, themeopts."}
+		if units.Find(wpsidecar.Namespace(v)) == nil {
+			names := make([]string, len(units))
+			for i, u := range units {
+				names[i] = string(u.Namespace())
+			}
+			return f, &InvalidParam{"namespace", "namespace is not one of " + strings.Join(names, ", ") + "."}
 		}
 		f.Namespace = v
 	}
@@ -119,31 +121,19 @@ func ParseDate(v string) (time.Time, error) {
 	return time.Time{}, errors.New("invalid date")
 }
 
-// Capability is what seeing and reverting namespace's entries takes. An
-// entry holds a namespace's values, before and after, and reverting it
-// writes one of them back: it is for those who may read and write that
-// namespace through its own routes, and no one else. fieldmgr/v1 takes
-// manage_options (as proxy/fieldmgr checks it); themeopts/v1 the
-// capability its configuration opts names, as in force now
-// (edit_theme_options unless it says otherwise; also when opts is nil, the
-// sidecar serving no theme options, for entries left from when it did).
-// "" is no one: no other namespace is recorded, and none is shown.
-func Capability(namespace string, opts *themeopt.Config) string {
-	switch wpsidecar.Namespace(namespace) {
-	case wpsidecar.FieldGroups:
-		return "manage_options"
-	case wpsidecar.ThemeOptions:
-		if opts != nil {
-			return opts.Capability
-		}
-		return themeopt.DefaultCapability
+// Capability is what seeing and reverting namespace's entries takes
+// (its unit's HistoryCapability); "" is no one: a namespace not served
+// has no entries, and none is shown.
+func Capability(namespace string, units wpsidecar.Units) string {
+	if u := units.Find(wpsidecar.Namespace(namespace)); u != nil {
+		return u.HistoryCapability()
 	}
 	return ""
 }
 
-// WriteEntry writes an entry's wire form: an option id's values as
-// json_encode renders them, a group's as its title, status and config.
-func WriteEntry(b *bytes.Buffer, e Entry) {
+// WriteEntry writes an entry's wire form, its values as its namespace's
+// unit shows them (null for a namespace not among units).
+func WriteEntry(b *bytes.Buffer, e Entry, units wpsidecar.Units) {
 	b.WriteString(`{"id":` + strconv.FormatInt(e.ID, 10) + `,"namespace":`)
 	phpserial.JSONString(b, e.Namespace)
 	b.WriteString(`,"object":`)
@@ -151,9 +141,9 @@ func WriteEntry(b *bytes.Buffer, e Entry) {
 	b.WriteString(`,"key":`)
 	phpserial.JSONString(b, e.Key)
 	b.WriteString(`,"before":`)
-	writeValue(b, e.Namespace, e.Before)
+	writeValue(b, units.Find(wpsidecar.Namespace(e.Namespace)), e.Before)
 	b.WriteString(`,"after":`)
-	writeValue(b, e.Namespace, e.After)
+	writeValue(b, units.Find(wpsidecar.Namespace(e.Namespace)), e.After)
 	b.WriteString(`,"user":{"id":` + strconv.FormatInt(e.UserID, 10) + `,"login":`)
 	phpserial.JSONString(b, e.Login)
 	b.WriteString(`},"via":`)
@@ -165,35 +155,10 @@ func WriteEntry(b *bytes.Buffer, e Entry) {
 	b.WriteByte('}')
 }
 
-func writeValue(b *bytes.Buffer, namespace string, v *string) {
-	if v == nil {
+func writeValue(b *bytes.Buffer, u wpsidecar.Unit, v *string) {
+	if v == nil || u == nil {
 		b.WriteString("null")
 		return
 	}
-	if wpsidecar.Namespace(namespace) == wpsidecar.FieldGroups {
-		g, err := fieldgroup.ParseValue(*v)
-		if err != nil {
-			b.WriteString("null")
-			return
-		}
-		b.WriteString(`{"title":`)
-		phpserial.JSONString(b, g.Title)
-		b.WriteString(`,"status":`)
-		phpserial.JSONString(b, g.Status)
-		b.WriteString(`,"config":`)
-		b.Write(fieldgroup.ConfigJSON(g.Config))
-		b.WriteByte('}')
-		return
-	}
-	pv, err := phpserial.Unserialize(*v)
-	if err != nil {
-		b.WriteString("null")
-		return
-	}
-	j, err := phpserial.EncodeJSON(pv)
-	if err != nil {
-		b.WriteString("null") // over phpserial.MaxJSON with its references expanded
-		return
-	}
-	b.Write(j)
+	u.WriteValue(b, *v)
 }

@@ -7,9 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/history"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
+
+// units are the two namespaces served, with no theme options
+// configuration.
+var units = wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}}
 
 // ParseFilter reads the list's query as WordPress validates collection
 // parameters: a bad one is an *InvalidParam naming it and saying what is
@@ -35,7 +41,7 @@ func TestParseFilter(t *testing.T) {
 		{"page=99999999999999999999", history.Filter{}, history.InvalidParam{Name: "page", Message: "page is not of type integer."}},
 	} {
 		q, _ := url.ParseQuery(c.query)
-		got, err := history.ParseFilter(q)
+		got, err := history.ParseFilter(q, units)
 		var e *history.InvalidParam
 		switch {
 		case c.bad.Name != "":
@@ -45,6 +51,18 @@ func TestParseFilter(t *testing.T) {
 		case err != nil || !got.Since.Equal(c.want.Since) || got.Namespace != c.want.Namespace || got.Key != c.want.Key || got.Page != c.want.Page || got.PerPage != c.want.PerPage:
 			t.Errorf("%q: %+v %v, want %+v", c.query, got, err, c.want)
 		}
+	}
+}
+
+// The namespaces a filter takes are the units': none is named here.
+func TestParseFilter_Units(t *testing.T) {
+	only := wpsidecar.Units{fieldgroup.Unit{}}
+	if _, err := history.ParseFilter(url.Values{"namespace": {"fieldmgr"}}, only); err != nil {
+		t.Errorf("fieldmgr: %v", err)
+	}
+	var e *history.InvalidParam
+	if _, err := history.ParseFilter(url.Values{"namespace": {"themeopts"}}, only); !errors.As(err, &e) || e.Message != "namespace is not one of fieldmgr." {
+		t.Errorf("themeopts among fieldmgr alone: %v", err)
 	}
 }
 
@@ -63,14 +81,16 @@ func TestCapability(t *testing.T) {
 		{"themeopts", &themeopt.Config{Capability: "switch_themes"}, "switch_themes"},
 		{"wp", nil, ""},
 	} {
-		if got := history.Capability(c.ns, c.opts); got != c.want {
+		units := wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{Config: func() *themeopt.Config { return c.opts }}}
+		if got := history.Capability(c.ns, units); got != c.want {
 			t.Errorf("%s %+v: %q, want %q", c.ns, c.opts, got, c.want)
 		}
 	}
 }
 
 // WriteEntry: a group's values as its title, status and config; an
-// options row's as json_encode renders them; what cannot be read, null.
+// options row's as json_encode renders them; what cannot be read, and a
+// namespace not served, null.
 func TestWriteEntry(t *testing.T) {
 	str := func(s string) *string { return &s }
 	for _, c := range []struct {
@@ -82,9 +102,13 @@ func TestWriteEntry(t *testing.T) {
 			`{"id":7,"namespace":"themeopts","object":"themeopts_options","key":"accent_color","before":"#111111","after":["x"],"user":{"id":1,"login":"admin"},"via":"rest","request_id":"r1","date_gmt":"2026-11-24T10:00:00"}`},
 		{history.Entry{ID: 8, Namespace: "themeopts", Key: "k", After: str(`not serialized`)},
 			`{"id":8,"namespace":"themeopts","object":"","key":"k","before":null,"after":null,"user":{"id":0,"login":""},"via":"","request_id":"","date_gmt":""}`},
+		{history.Entry{ID: 9, Namespace: "fieldmgr", Object: "wp_fieldmgr_groups", Key: "g", Before: str(`{"title":"T","status":"active","config":"{\"fields\":[]}"}`), After: str(`{`)},
+			`{"id":9,"namespace":"fieldmgr","object":"wp_fieldmgr_groups","key":"g","before":{"title":"T","status":"active","config":{"fields":[]}},"after":null,"user":{"id":0,"login":""},"via":"","request_id":"","date_gmt":""}`},
+		{history.Entry{ID: 10, Namespace: "menus", Key: "m", After: str(`s:1:"x";`)},
+			`{"id":10,"namespace":"menus","object":"","key":"m","before":null,"after":null,"user":{"id":0,"login":""},"via":"","request_id":"","date_gmt":""}`},
 	} {
 		var b bytes.Buffer
-		history.WriteEntry(&b, c.e)
+		history.WriteEntry(&b, c.e, units)
 		if b.String() != c.want {
 			t.Errorf("%d:\n%s\nwant\n%s", c.e.ID, b.String(), c.want)
 		}

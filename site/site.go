@@ -136,6 +136,9 @@ type Deps struct {
 	Background func(func(context.Context))
 	Themeopts  *Themeopts
 	Public     *reload.File[publicroute.Config] // nil without public routes
+	// Units are the namespaces served, as the history sees them, under a
+	// site's theme options configuration in force (nil without one).
+	Units func(themeopts func() *themeopt.Config) wpsidecar.Units
 
 	mu     sync.Mutex
 	authns []*auth.Authenticator // waited for before the database closes
@@ -185,7 +188,7 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 		s.pub = newPublic(d.Public, s.fields, s.opts)
 	}
 	if h := db.History(); h != nil {
-		s.history = historyapi.New(s.authn, h, s.settings, s.opts)
+		s.history = historyapi.New(s.authn, h, s.settings, d.Units(s.Themeopts))
 	}
 	return s, nil
 }

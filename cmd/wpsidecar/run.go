@@ -28,10 +28,12 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/logging"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/objcache"
@@ -44,6 +46,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // run reads the configuration, builds everything, serves until ctx ends and
@@ -220,7 +223,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		s.reloads = append(s.reloads, pubFile.Reload)
 		s.background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
 	}
-	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Themeopts: topts, Public: pubFile,
+	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Themeopts: topts, Public: pubFile, Units: units,
 		Auth: auth.Options{
 			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
@@ -265,7 +268,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 	var history *changes.Recorder
 	if !cfg.History.Off {
 		hlog := logger.With().Str("component", "history").Logger()
-		history = changes.NewRecorder(db, groupsTable(cfg), cfg.DB.Timeout, hlog)
+		history = changes.NewRecorder(db, cfg.DB.Timeout, hlog)
 		s.background(history.Run)
 		s.elect(logger, nil)
 		s.background(func(ctx context.Context) {
@@ -354,7 +357,7 @@ func (s *sidecar) settingsOf(id int64) *store.SettingsWatcher {
 func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 	var tell changes.Subscribers
 	if len(s.cfg.WebhookURLs) > 0 {
-		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Log: clog})
+		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: units(nil), Log: clog})
 		s.drains = append(s.drains, notifier)
 		s.background(notifier.Run)
 		tell = append(tell, notifier)
@@ -450,6 +453,13 @@ func (s *sidecar) openapi() []byte {
 }
 
 // api is what the OpenAPI description shows: each namespace's route table.
+// units are the namespaces served, as the parts shared by all of them
+// see them (the history, webhooks, the contract), under a theme options
+// configuration in force (nil: none).
+func units(themeopts func() *themeopt.Config) wpsidecar.Units {
+	return wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{Config: themeopts}}
+}
+
 func api() []openapi.Namespace {
 	return []openapi.Namespace{{Name: "fieldmgr/v1", Routes: fieldmgr.Routes()}, {Name: "themeopts/v1", Routes: themeopts.Routes()},
 		{Name: "wpsidecar/v1", Routes: historyapi.Routes()}}
@@ -686,7 +696,7 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 		}
 		nop := zerolog.Nop()
 		o := command.Options{DB: dbOptions(cfg), FieldmgrTable: cfg.FieldmgrTable, Network: networkConstants(cfg),
-			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api(), Themeopts: func() (command.Themeopts, error) {
+			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api(), Units: units(nil), Themeopts: func() (command.Themeopts, error) {
 				t, _, err := site.OpenThemeopts(themeoptsFiles(cfg), nop, func(func(context.Context)) {})
 				return t, err
 			}}

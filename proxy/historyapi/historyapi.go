@@ -20,7 +20,6 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/history"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/themeopt"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -29,20 +28,15 @@ type Service struct {
 	auth     *auth.Authenticator
 	history  *store.History
 	settings store.Settings // the site's time for a group's dates, db_version for the options row's autoload
-	opts     ThemeOptions   // the theme options whose capability guards their entries
+	units    wpsidecar.Units
 	now      func() time.Time
 }
 
-// ThemeOptions are a site's theme options as the history needs them: the
-// configuration in force, nil when the sidecar serves none
-// (proxy/themeopts' Service, whose nil is none).
-type ThemeOptions interface{ Config() *themeopt.Config }
-
-// New returns the service of a site's history. opts is the site's theme
-// options (nil when the sidecar serves none): the capability its
-// configuration names is what reading and reverting their entries takes.
-func New(a *auth.Authenticator, h *store.History, settings store.Settings, opts ThemeOptions) *Service {
-	return &Service{auth: a, history: h, settings: settings, opts: opts, now: time.Now}
+// New returns the service of a site's history, over the namespaces of
+// units: each one's entries are for the users with the capability its
+// unit names (HistoryCapability), and shown as it says (WriteValue).
+func New(a *auth.Authenticator, h *store.History, settings store.Settings, units wpsidecar.Units) *Service {
+	return &Service{auth: a, history: h, settings: settings, units: units, now: time.Now}
 }
 
 // Name is the namespace the service answers.
@@ -63,11 +57,7 @@ func capability(*http.Request) string { return "manage_options" }
 // permitted tells whether r's user may see and revert the entries of
 // namespace.
 func (s *Service) permitted(r *http.Request, namespace string) bool {
-	var opts *themeopt.Config
-	if s.opts != nil {
-		opts = s.opts.Config()
-	}
-	need := history.Capability(namespace, opts)
+	need := history.Capability(namespace, s.units)
 	return need != "" && auth.UserFrom(r.Context()).Can(need)
 }
 
@@ -131,16 +121,16 @@ func invalidParam(name, msg string) error {
 
 // handleList is GET /history.
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
-	f, err := history.ParseFilter(r.URL.Query())
+	f, err := history.ParseFilter(r.URL.Query(), s.units)
 	if err != nil {
 		return err
 	}
 	// Only the namespaces the user may read: the filter narrows to them, so
 	// that the page and X-WP-Total count nothing else.
 	var allowed []string
-	for _, ns := range wpsidecar.Namespaces {
-		if s.permitted(r, string(ns)) {
-			allowed = append(allowed, string(ns))
+	for _, u := range s.units {
+		if ns := string(u.Namespace()); s.permitted(r, ns) {
+			allowed = append(allowed, ns)
 		}
 	}
 	list, total := []history.Entry{}, 0
@@ -168,7 +158,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		history.WriteEntry(&b, e)
+		history.WriteEntry(&b, e, s.units)
 	}
 	b.WriteByte(']')
 	wpjson.WriteRaw(w, http.StatusOK, b.Bytes())

@@ -14,7 +14,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
@@ -69,7 +71,7 @@ func TestHistory_NamespacePermissions(t *testing.T) {
 	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
 	opts := themeopts.NewService(a, db, settings, cfg, zerolog.Nop())
 	site := &testsite.Site{DB: db, Settings: settings, Auth: a}
-	base := site.Serve(t, fieldmgr.New(a, groups, settings, zerolog.Nop()), opts, historyapi.New(a, db.History(), settings, opts))
+	base := site.Serve(t, fieldmgr.New(a, groups, settings, zerolog.Nop()), opts, historyapi.New(a, db.History(), settings, wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{Config: opts.Config}}))
 
 	send := func(method, path, body, login, pw string) (int, string, http.Header) {
 		t.Helper()
