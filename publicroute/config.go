@@ -13,7 +13,10 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // Config is the public routes file.
@@ -145,6 +148,20 @@ func ParseConfig(b []byte) (*Config, error) {
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
 	return &c, nil
+}
+
+// Shows tells whether the route's answer shows what c changed: a field
+// group list any change of the field groups, a theme options route a
+// change of one of its ids. A CDN purges the route's URL then.
+func (r Route) Shows(c wpsidecar.Commit) bool {
+	switch c.Namespace {
+	case wpsidecar.FieldGroups:
+		return r.Fieldmgr != nil
+	case wpsidecar.ThemeOptions:
+		keys := c.Keys()
+		return slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(keys, id) })
+	}
+	return false
 }
 
 // UsesThemeopts tells whether a route shows theme options (which needs the

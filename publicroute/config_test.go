@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/publicroute"
 )
 
@@ -29,6 +30,38 @@ func TestParseConfig(t *testing.T) {
 	} {
 		if _, err := publicroute.ParseConfig([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// A route shows a change — its URL is purged — when it lists the field
+// groups and they changed, or shows one of the theme option ids changed;
+// a namespace routes cannot show, never.
+func TestRoute_Shows(t *testing.T) {
+	groups := publicroute.Route{Path: "/g", Fieldmgr: &publicroute.Selector{}}
+	opts := publicroute.Route{Path: "/o", Themeopts: []string{"logo", "accent"}}
+	commit := func(ns wpsidecar.Namespace, keys ...string) wpsidecar.Commit {
+		c := wpsidecar.Commit{Namespace: ns}
+		for _, k := range keys {
+			c.Items = append(c.Items, wpsidecar.Item{Key: k})
+		}
+		return c
+	}
+	for _, c := range []struct {
+		route publicroute.Route
+		c     wpsidecar.Commit
+		want  bool
+	}{
+		{groups, commit(wpsidecar.FieldGroups, "any"), true},
+		{groups, commit(wpsidecar.ThemeOptions, "logo"), false},
+		{opts, commit(wpsidecar.ThemeOptions, "footer", "accent"), true},
+		{opts, commit(wpsidecar.ThemeOptions, "footer"), false},
+		{opts, commit(wpsidecar.FieldGroups, "logo"), false},
+		{groups, commit("menus", "main"), false},
+		{opts, commit("menus", "logo"), false},
+	} {
+		if got := c.route.Shows(c.c); got != c.want {
+			t.Errorf("%s shows %s %v: %v, want %v", c.route.Path, c.c.Namespace, c.c.Keys(), got, c.want)
 		}
 	}
 }

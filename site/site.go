@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,12 +309,9 @@ func (s *Site) PublicURLs(c wpsidecar.Commit) []*url.URL {
 	if err != nil {
 		return nil
 	}
-	keys := c.Keys()
 	var out []*url.URL
 	for _, r := range s.pub.file.Current().Routes {
-		shows := r.Fieldmgr != nil && c.Namespace == wpsidecar.FieldGroups ||
-			c.Namespace == wpsidecar.ThemeOptions && slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(keys, id) })
-		if !shows {
+		if !r.Shows(c) {
 			continue
 		}
 		if u, err := url.Parse(strings.TrimSuffix(st.Home, "/") + r.Path); err == nil {
