@@ -51,7 +51,7 @@ fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
 	$(GO) test ./phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s
-	$(GO) test ./store -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
+	$(GO) test ./wplogin -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
 	$(GO) test ./proxy -run '^$$' -fuzz FuzzClientIP -fuzztime 15s
 	$(GO) test ./fieldgroup -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s

@@ -28,6 +28,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/wpjson"
+	"github.com/wpsidecar/wpsidecar/wplogin"
 )
 
 // User is who a request authenticated as.
@@ -408,7 +409,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		a.o.Observe("throttled", "ip")
 		return nil, throttled(wait), nil
 	}
-	u, err := a.o.Store.UserForAuth(ctx, login, store.LooksLikeEmail(login), ride, a.metaKeys()...)
+	u, err := a.o.Store.UserForAuth(ctx, login, wplogin.LooksLikeEmail(login), ride, a.metaKeys()...)
 	known := err == nil
 	if err != nil && !errors.Is(err, wpsidecar.ErrNotFound) {
 		return nil, nil, err
@@ -436,7 +437,7 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		return nil, f, nil
 	}
 	if !known {
-		if store.LooksLikeEmail(login) {
+		if wplogin.LooksLikeEmail(login) {
 			return fail(errUnknownE)
 		}
 		return fail(errUnknownU)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/wpsidecar/wpsidecar/wplogin"
 )
 
 // Memo keeps what the sidecar's GETs read — users found for authentication
@@ -154,5 +156,5 @@ func (m *Memo) put(k memoKey, gen uint64, v any) {
 // optionKey is how the options table's collation compares names: without
 // case, accents or trailing spaces.
 func optionKey(name string) string {
-	return strings.ToLower(removeAccents(strings.TrimRight(name, " ")))
+	return strings.ToLower(wplogin.RemoveAccents(strings.TrimRight(name, " ")))
 }

@@ -5,15 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
-	"unicode"
-
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/wplogin"
 )
 
 // User is a wp_users row with the user meta authentication needs, read in
@@ -36,49 +33,6 @@ const (
 // CapabilitiesKey is the {blog_prefix}capabilities meta key.
 func (db *DB) CapabilitiesKey() string { return db.prefix + "capabilities" }
 
-var (
-	reTags     = regexp.MustCompile(`<[^>]*>`)
-	reOctets   = regexp.MustCompile(`%[a-fA-F0-9]{2}`)
-	reEntities = regexp.MustCompile(`&.+?;`)
-	reSpaces   = regexp.MustCompile(`\s+`)
-)
-
-// SanitizeUser is WordPress's sanitize_user() in its non-strict form, as
-// get_user_by('login') applies it: tags, percent-encoded octets and HTML
-// entities are removed, accents stripped, whitespace collapsed and trimmed.
-func SanitizeUser(login string) string {
-	if unchangedBySanitize(login) {
-		return login // spare the regexps
-	}
-	s := reTags.ReplaceAllString(login, "")
-	s = removeAccents(s)
-	s = reOctets.ReplaceAllString(s, "")
-	s = reEntities.ReplaceAllString(s, "")
-	s = strings.TrimSpace(reSpaces.ReplaceAllString(s, " "))
-	return s
-}
-
-// removeAccents drops combining marks after canonical decomposition
-// (é → e), the common part of WordPress's remove_accents().
-func removeAccents(s string) string {
-	if isASCII(s) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range norm.NFD.String(s) {
-		if !unicode.Is(unicode.Mn, r) {
-			b.WriteRune(r)
-		}
-	}
-	return norm.NFC.String(b.String())
-}
-
-// unchangedBySanitize: ASCII with no tag, octet, entity or whitespace,
-// which SanitizeUser returns as it is (the common login).
-func unchangedBySanitize(s string) bool {
-	return !strings.ContainsAny(s, "<%& \t\n\v\f\r") && isASCII(s)
-}
-
 // foldASCII lowercases ASCII text, which the columns' collation compares
 // without case (so "Admin" and "admin" find the same user and share a memo
 // entry); other text is kept as it is.
@@ -98,12 +52,6 @@ func isASCII(s string) bool {
 	return true
 }
 
-var reEmail = regexp.MustCompile(`^[a-zA-Z0-9.!#$%&'*+/=?^_` + "`" + `{|}~-]+@[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+$`)
-
-// LooksLikeEmail approximates is_email() for deciding whether an unknown
-// login should be looked up as an e-mail address.
-func LooksLikeEmail(s string) bool { return len(s) >= 6 && reEmail.MatchString(s) }
-
 // UserForAuth finds a user by login (sanitized as WordPress does; the
 // collation makes it case-insensitive) or, when byEmail and no login
 // matches, by e-mail address, with the meta values named by metaKeys: one
@@ -112,7 +60,7 @@ func LooksLikeEmail(s string) bool { return len(s) >= 6 && reEmail.MatchString(s
 // both may come from it; the User is shared and must not be modified.
 func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride *Piggyback, metaKeys ...string) (*User, error) {
 	login = strings.TrimSpace(login)
-	clean := SanitizeUser(login)
+	clean := wplogin.Sanitize(login)
 	email := ""
 	if byEmail {
 		email = login

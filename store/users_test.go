@@ -10,7 +10,6 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testvectors"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -48,25 +47,6 @@ func TestUserForAuth(t *testing.T) {
 		t.Errorf("unknown: %v", err)
 	}
 	_ = mailer
-}
-
-func TestSanitizeUser_Vectors(t *testing.T) {
-	var v struct {
-		S struct {
-			Vectors []struct {
-				In, Out string
-			} `json:"vectors"`
-		} `json:"sanitize_user_login_lookup"`
-	}
-	testvectors.Decode(t, &v)
-	if len(v.S.Vectors) < 5 {
-		t.Fatal("no vectors")
-	}
-	for _, c := range v.S.Vectors {
-		if got := store.SanitizeUser(c.In); got != c.Out {
-			t.Errorf("SanitizeUser(%q) = %q, want %q", c.In, got, c.Out)
-		}
-	}
 }
 
 func appPasswords(items ...[3]any) string {

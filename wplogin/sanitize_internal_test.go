@@ -1,4 +1,4 @@
-package store
+package wplogin
 
 import "testing"
 
@@ -13,7 +13,7 @@ func FuzzSanitizeUserShortcut(f *testing.F) {
 			return
 		}
 		s := reTags.ReplaceAllString(login, "")
-		s = removeAccents(s)
+		s = RemoveAccents(s)
 		s = reOctets.ReplaceAllString(s, "")
 		s = reEntities.ReplaceAllString(s, "")
 		if s = reSpaces.ReplaceAllString(s, " "); s != login || len(s) != len(login) {
