@@ -9,6 +9,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -31,7 +32,7 @@ func settings(stderr io.Writer) command.Settings {
 		return command.Options{
 			DB: store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
 				Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
-				Timeout: cfg.DB.Timeout, History: !cfg.History.Off},
+				Timeout: cfg.DB.Timeout, History: !cfg.History.Off, HistoryUnits: testdb.HistoryUnits()},
 			FieldmgrTable: cfg.FieldmgrTable, Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
 				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
 			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes,

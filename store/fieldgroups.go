@@ -11,6 +11,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/history"
 )
 
 // FieldGroups is the field-group table.
@@ -345,4 +346,41 @@ func (f *FieldGroups) Rows(ctx context.Context, keys []string) (map[string]field
 		out[g.Key] = g
 	}
 	return out, nil
+}
+
+// FieldGroupsReverter writes a field group's history entry back (e.Object
+// is its table): the group as it was, with rv.Now its date, or no group
+// when the entry created it.
+type FieldGroupsReverter struct{}
+
+// Revert writes e's "before" back; see Reverter.
+func (FieldGroupsReverter) Revert(ctx context.Context, db *DB, e history.Entry, rv Revert) error {
+	groups, err := db.FieldGroups(e.Object)
+	if err != nil {
+		return fmt.Errorf("store: history entry %d: %w", e.ID, wpsidecar.ErrUnrevertable)
+	}
+	check := func(g fieldgroup.Group, found bool) error {
+		var cur *string
+		if found {
+			s := g.Value().JSON()
+			cur = &s
+		}
+		if !rv.Force && !equalPtr(cur, e.After) {
+			return wpsidecar.ErrChanged
+		}
+		return nil
+	}
+	if e.Before == nil {
+		return groups.change(ctx, "revert field group", e.Key, rv.By, func(q querier, g fieldgroup.Group, found bool) error {
+			if err := check(g, found); err != nil || !found {
+				return err
+			}
+			return exec(ctx, q, "DELETE FROM `"+groups.table+"` WHERE group_key = ? AND BINARY group_key = ?", e.Key, e.Key)
+		})
+	}
+	v, err := fieldgroup.ParseValue(*e.Before)
+	if err != nil {
+		return fmt.Errorf("store: history entry %d: %w", e.ID, wpsidecar.ErrUnrevertable)
+	}
+	return groups.Put(ctx, e.Key, v, rv.Now, check, rv.By)
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,13 +12,11 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/history"
-	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
-// The history keeps, per site, every change to the field groups and the
-// theme options row, whoever made it. Its table,
+// The history keeps, per site, every change to the namespaces' data (the
+// HistoryUnits'), whoever made it. Its table,
 // {prefix}wpsidecar_history, is created on first use. Every entry is
 // written by one function (record), whichever way the change came: the
 // sidecar's own writes go through it inside the write's transaction (the
@@ -29,6 +26,57 @@ import (
 // what is an entry and one way of naming a change however many instances
 // see it; store is its home because the own writes' entries must share
 // their transaction, which only store holds.
+
+// HistoryUnit is a namespace whose history is kept, as the store sees
+// it: its unit, whose HistoryTag its entries' origins carry, and its
+// Reverter. cmd hands them (Options.HistoryUnits), so that the history
+// names no namespace and a new one adds its own.
+type HistoryUnit struct {
+	Unit     wpsidecar.Unit
+	Reverter Reverter
+}
+
+// Reverter writes a namespace's history entries back. It is SQL, so each
+// namespace's lives in store beside that namespace's writes.
+type Reverter interface {
+	// Revert writes e's "before" back through db (the entry's site),
+	// through the namespace's own writes, recorded in turn by rv.By:
+	// wpsidecar.ErrChanged, with nothing written, when the value now is
+	// not e's "after" and rv.Force is not set; wpsidecar.ErrUnrevertable
+	// when e cannot be written back.
+	Revert(ctx context.Context, db *DB, e history.Entry, rv Revert) error
+}
+
+// historyUnits are the HistoryUnits by namespace.
+type historyUnits map[wpsidecar.Namespace]HistoryUnit
+
+// newHistoryUnits checks the units given: each complete, and no namespace
+// or origin tag twice (two namespaces' entries of one transaction would
+// have one origin, and the table would keep only the first).
+func newHistoryUnits(list []HistoryUnit) (historyUnits, error) {
+	out := historyUnits{}
+	tags := map[string]wpsidecar.Namespace{}
+	for _, u := range list {
+		if u.Unit == nil {
+			return nil, errors.New("store: a history unit without its Unit")
+		}
+		ns, tag := u.Unit.Namespace(), u.Unit.HistoryTag()
+		if u.Reverter == nil {
+			return nil, fmt.Errorf("store: history unit %q has no Reverter", ns)
+		}
+		if _, dup := out[ns]; dup {
+			return nil, fmt.Errorf("store: history unit %q given twice", ns)
+		}
+		if tag == "" {
+			return nil, fmt.Errorf("store: history unit %q has no origin tag", ns)
+		}
+		if other, dup := tags[tag]; dup {
+			return nil, fmt.Errorf("store: history units %q and %q have one origin tag, %q", other, ns, tag)
+		}
+		out[ns], tags[tag] = u, ns
+	}
+	return out, nil
+}
 
 func equalPtr(a, b *string) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
@@ -74,11 +122,12 @@ const historyColumns = "id, namespace, object, item_key, before_value, after_val
 
 // record adds c's items as entries through q: a writer's transaction
 // (the table is created beforehand, outside it: DDL would commit it), or
-// the pool. c.Object is what they belong to: the theme options row, or the
-// field groups' table. An item whose value did not change (a write of a
-// group's dates alone) is no entry. A change named in the log (c.Origin)
+// the pool. c.Object is what they belong to: the theme options row, the
+// field groups' table, another namespace's own. An item whose value did
+// not change (a write of a group's dates alone) is no entry. A change named in the log (c.Origin)
 // is recorded once however many instances record it: each entry's origin
-// is the change's, its namespace's letter and the entry's place.
+// is the change's, its namespace's letter (its unit's HistoryTag) and the
+// entry's place. A namespace without a HistoryUnit is refused.
 func (h *History) record(ctx context.Context, q querier, c wpsidecar.Commit) error {
 	if h == nil {
 		return nil
@@ -88,10 +137,12 @@ func (h *History) record(ctx context.Context, q querier, c wpsidecar.Commit) err
 		when = time.Now()
 	}
 	at := when.UTC().Format(time.DateTime)
-	tag, ok := originTags[c.Namespace]
+	u, ok := h.db.historyUnits[c.Namespace]
 	if !ok {
-		tag = string(c.Namespace)
+		// Its entries' origins would name no one namespace's change.
+		return fmt.Errorf("store: history: namespace %q is not among the store's HistoryUnits", c.Namespace)
 	}
+	tag := u.Unit.HistoryTag()
 	// The place counts the entries kept, not the items: a write of a
 	// group's dates alone is no entry and no place, so an origin names
 	// the same entry as an instance of an earlier version (which was
@@ -117,10 +168,6 @@ func (h *History) record(ctx context.Context, q querier, c wpsidecar.Commit) err
 	}
 	return nil
 }
-
-// originTags are the letters origins give a namespace's entries (an
-// origin names a transaction, which may change both namespaces).
-var originTags = map[wpsidecar.Namespace]string{wpsidecar.FieldGroups: "g", wpsidecar.ThemeOptions: "o"}
 
 func nullable(s *string) any {
 	if s == nil {
@@ -271,9 +318,6 @@ func (h *History) deleteBatches(ctx context.Context, cond string, arg any) (int6
 	}
 }
 
-// errNothing: a forced revert finds nothing to do.
-var errNothing = errors.New("nothing to revert")
-
 // Revert is how a revert writes: by whom, the site's local time for a
 // group's dates, the site's db_version for the autoload of the options row
 // it writes (ModifyOption), and force to write even when the value changed
@@ -285,88 +329,20 @@ type Revert struct {
 	Force     bool
 }
 
-// Revert writes entry id's "before" back, through the same writes as
-// every other (recorded in turn). wpsidecar.ErrChanged, with nothing written, when
-// the current value is not the entry's "after" and rv.Force is not set.
+// Revert writes entry id's "before" back, through its namespace's
+// Reverter: the same writes as every other (recorded in turn).
+// wpsidecar.ErrChanged, with nothing written, when the current value is
+// not the entry's "after" and rv.Force is not set; ErrUnrevertable for a
+// namespace without a HistoryUnit.
 func (h *History) Revert(ctx context.Context, id int64, rv Revert) error {
 	e, err := h.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	rv.By.Via = wpsidecar.ViaRevert
-	switch wpsidecar.Namespace(e.Namespace) {
-	case wpsidecar.FieldGroups:
-		groups, err := h.db.FieldGroups(e.Object)
-		if err != nil {
-			return fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
-		}
-		check := func(g fieldgroup.Group, found bool) error {
-			var cur *string
-			if found {
-				s := g.Value().JSON()
-				cur = &s
-			}
-			if !rv.Force && !equalPtr(cur, e.After) {
-				return wpsidecar.ErrChanged
-			}
-			return nil
-		}
-		if e.Before == nil {
-			return groups.change(ctx, "revert field group", e.Key, rv.By, func(q querier, g fieldgroup.Group, found bool) error {
-				if err := check(g, found); err != nil || !found {
-					return err
-				}
-				return exec(ctx, q, "DELETE FROM `"+groups.table+"` WHERE group_key = ? AND BINARY group_key = ?", e.Key, e.Key)
-			})
-		}
-		v, err := fieldgroup.ParseValue(*e.Before)
-		if err != nil {
-			return fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
-		}
-		return groups.Put(ctx, e.Key, v, rv.Now, check, rv.By)
-	case wpsidecar.ThemeOptions:
-		err := h.db.ModifyOption(ctx, e.Object, rv.DBVersion, &rv.By, func(raw string, found bool) (string, error) {
-			set := phpserial.Value{Kind: phpserial.Array}
-			if found {
-				v, err := phpserial.MaybeUnserialize(raw)
-				if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-					return "", fmt.Errorf("store: option %q is not an array: %w", e.Object, wpsidecar.ErrUnrevertable)
-				}
-				set = v
-			} else if e.Before == nil {
-				return "", errNothing // forced: the row is gone, the id with it
-			}
-			at := slices.IndexFunc(set.Entries, func(x phpserial.Entry) bool { return x.Key.String() == e.Key })
-			if !rv.Force {
-				var cur *string
-				if at >= 0 {
-					s := phpserial.Serialize(set.Entries[at].Value)
-					cur = &s
-				}
-				if !equalPtr(cur, e.After) {
-					return "", wpsidecar.ErrChanged
-				}
-			}
-			switch {
-			case e.Before == nil && at >= 0:
-				set.Entries = slices.Delete(set.Entries, at, at+1)
-			case e.Before != nil:
-				v, err := phpserial.Unserialize(*e.Before)
-				if err != nil {
-					return "", fmt.Errorf("store: history entry %d: %w", id, wpsidecar.ErrUnrevertable)
-				}
-				if at >= 0 {
-					set.Entries[at].Value = v
-				} else {
-					set.Entries = append(set.Entries, phpserial.Entry{Key: phpserial.StrKey(e.Key), Value: v})
-				}
-			}
-			return phpserial.Serialize(set), nil
-		})
-		if errors.Is(err, errNothing) {
-			return nil
-		}
-		return err
+	u, ok := h.db.historyUnits[wpsidecar.Namespace(e.Namespace)]
+	if !ok {
+		return fmt.Errorf("store: history entry %d has namespace %q: %w", id, e.Namespace, wpsidecar.ErrUnrevertable)
 	}
-	return fmt.Errorf("store: history entry %d has namespace %q: %w", id, e.Namespace, wpsidecar.ErrUnrevertable)
+	return u.Reverter.Revert(ctx, h.db, e, rv)
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/history"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
@@ -202,4 +204,58 @@ func readsAsFalse(raw string) bool {
 func retryable(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1062)
+}
+
+// ThemeOptionsReverter writes a theme option's history entry back into
+// the options row e.Object, through ModifyOption (with rv.DBVersion): the
+// id's value as it was, or no id when the entry added it.
+type ThemeOptionsReverter struct{}
+
+// errNothing: a forced revert finds nothing to do.
+var errNothing = errors.New("nothing to revert")
+
+// Revert writes e's "before" back; see Reverter.
+func (ThemeOptionsReverter) Revert(ctx context.Context, db *DB, e history.Entry, rv Revert) error {
+	err := db.ModifyOption(ctx, e.Object, rv.DBVersion, &rv.By, func(raw string, found bool) (string, error) {
+		set := phpserial.Value{Kind: phpserial.Array}
+		if found {
+			v, err := phpserial.MaybeUnserialize(raw)
+			if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
+				return "", fmt.Errorf("store: option %q is not an array: %w", e.Object, wpsidecar.ErrUnrevertable)
+			}
+			set = v
+		} else if e.Before == nil {
+			return "", errNothing // forced: the row is gone, the id with it
+		}
+		at := slices.IndexFunc(set.Entries, func(x phpserial.Entry) bool { return x.Key.String() == e.Key })
+		if !rv.Force {
+			var cur *string
+			if at >= 0 {
+				s := phpserial.Serialize(set.Entries[at].Value)
+				cur = &s
+			}
+			if !equalPtr(cur, e.After) {
+				return "", wpsidecar.ErrChanged
+			}
+		}
+		switch {
+		case e.Before == nil && at >= 0:
+			set.Entries = slices.Delete(set.Entries, at, at+1)
+		case e.Before != nil:
+			v, err := phpserial.Unserialize(*e.Before)
+			if err != nil {
+				return "", fmt.Errorf("store: history entry %d: %w", e.ID, wpsidecar.ErrUnrevertable)
+			}
+			if at >= 0 {
+				set.Entries[at].Value = v
+			} else {
+				set.Entries = append(set.Entries, phpserial.Entry{Key: phpserial.StrKey(e.Key), Value: v})
+			}
+		}
+		return phpserial.Serialize(set), nil
+	})
+	if errors.Is(err, errNothing) {
+		return nil
+	}
+	return err
 }

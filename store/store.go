@@ -74,6 +74,9 @@ type Options struct {
 	// History: the sidecar's writes are recorded in each site's
 	// {prefix}wpsidecar_history (see History).
 	History bool
+	// HistoryUnits are the namespaces whose history is kept: the
+	// history records and reverts only theirs.
+	HistoryUnits []HistoryUnit
 }
 
 // CacheInvalidator removes what a persistent object cache holds of rows
@@ -122,6 +125,7 @@ type pools struct {
 	// tables known to exist.
 	keepHistory  bool
 	historyReady sync.Map
+	historyUnits historyUnits
 	replicas     []*replica
 	maxLag       time.Duration
 	next         atomic.Uint32 // round robin over healthy replicas
@@ -143,6 +147,10 @@ func Open(o Options) (*DB, error) {
 	if !identRe.MatchString(o.TablePrefix) {
 		return nil, fmt.Errorf("store: invalid table prefix %q", o.TablePrefix)
 	}
+	units, err := newHistoryUnits(o.HistoryUnits)
+	if err != nil {
+		return nil, err
+	}
 	safe := interpolationSafe(o.Charset, o.Collation)
 	db, err := openPool(o, o.Net, o.Addr, o.User, o.Password, o.DBName, safe)
 	if err != nil {
@@ -152,7 +160,7 @@ func Open(o Options) (*DB, error) {
 		o.Logger.Info().Str("charset", o.Charset).Msg("database charset is not safe for client-side escaping: server-side placeholders, one statement per round trip")
 	}
 	d := &DB{pools: &pools{sql: db, dbName: o.DBName, multisite: o.Multisite, piggyback: safe, log: o.Logger, cache: o.Cache, maxLag: o.MaxReplicaLag,
-		keepHistory: o.History, maxWait: o.MaxWait},
+		keepHistory: o.History, historyUnits: units, maxWait: o.MaxWait},
 		base: o.TablePrefix, prefix: o.TablePrefix}
 	if o.MaxWait > 0 {
 		d.turns = make(chan struct{}, maxOpen(o.MaxOpen))

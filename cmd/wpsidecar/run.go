@@ -460,6 +460,21 @@ func units(themeopts func() *themeopt.Config) wpsidecar.Units {
 	return wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{Config: themeopts}}
 }
 
+// historyUnits are the namespaces as the store keeps their history: each
+// unit with the store's writer-back of its entries (one missing fails
+// store.Open).
+func historyUnits() []store.HistoryUnit {
+	reverters := map[wpsidecar.Namespace]store.Reverter{
+		wpsidecar.FieldGroups:  store.FieldGroupsReverter{},
+		wpsidecar.ThemeOptions: store.ThemeOptionsReverter{},
+	}
+	var out []store.HistoryUnit
+	for _, u := range units(nil) {
+		out = append(out, store.HistoryUnit{Unit: u, Reverter: reverters[u.Namespace()]})
+	}
+	return out
+}
+
 func api() []openapi.Namespace {
 	return []openapi.Namespace{{Name: "fieldmgr/v1", Routes: fieldmgr.Routes()}, {Name: "themeopts/v1", Routes: themeopts.Routes()},
 		{Name: "wpsidecar/v1", Routes: historyapi.Routes()}}
@@ -713,5 +728,6 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 func dbOptions(cfg *config.Config) store.Options {
 	network, addr := cfg.DB.Address()
 	return store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name, Charset: cfg.DB.Charset,
-		Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite, Timeout: cfg.DB.Timeout, History: !cfg.History.Off}
+		Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite, Timeout: cfg.DB.Timeout, History: !cfg.History.Off,
+		HistoryUnits: historyUnits()}
 }

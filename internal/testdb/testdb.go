@@ -20,7 +20,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // DefaultDSN is used when WPSIDECAR_TEST_DSN is unset.
@@ -160,6 +162,15 @@ func (db *DB) StoreOptions() store.Options {
 		Net: db.config.Net, Addr: db.config.Addr, User: db.config.User, Password: db.config.Passwd,
 		DBName: db.Name, Charset: "utf8mb4", Collation: "utf8mb4_unicode_520_ci",
 		TablePrefix: Prefix, MaxOpen: 8, Timeout: 5 * time.Second, Logger: zerolog.Nop(),
+		HistoryUnits: HistoryUnits(),
+	}
+}
+
+// HistoryUnits are the two namespaces' history units, as cmd wires them.
+func HistoryUnits() []store.HistoryUnit {
+	return []store.HistoryUnit{
+		{Unit: fieldgroup.Unit{}, Reverter: store.FieldGroupsReverter{}},
+		{Unit: themeopt.Unit{}, Reverter: store.ThemeOptionsReverter{}},
 	}
 }
 
