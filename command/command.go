@@ -43,9 +43,10 @@ type Options struct {
 	// ThemeoptsConfig and PublicRoutes are the files whose options and
 	// routes openapi describes ("": none).
 	ThemeoptsConfig, PublicRoutes string
-	// API are the namespaces openapi describes, with their routes: the
-	// handlers' route tables, which this package does not import.
-	API []openapi.Namespace
+	// API are the namespaces openapi describes under a theme options
+	// configuration (nil: none), with their routes: the handlers' route
+	// tables, which this package does not import.
+	API func(*themeopt.Config) []openapi.Namespace
 	// Units are the namespaces, as the history's list shows them.
 	Units wpsidecar.Units
 	// Themeopts opens the theme options configurations as the server

@@ -20,14 +20,14 @@ const maxConfigBytes = 8 << 20
 // answer.
 func (c *cmd) openAPI(_ context.Context, _ []string) error {
 	var site openapi.Site
-	var err error
-	if site.Themeopts, err = readConfig(c.o.ThemeoptsConfig, "themeopts-config", themeopt.ParseConfig); err != nil {
+	opts, err := readConfig(c.o.ThemeoptsConfig, "themeopts-config", themeopt.ParseConfig)
+	if err != nil {
 		return err
 	}
 	if site.Public, err = readConfig(c.o.PublicRoutes, "public-routes", publicroute.ParseConfig); err != nil {
 		return err
 	}
-	_, err = c.out.Write(openapi.Document(c.o.API, site))
+	_, err = c.out.Write(openapi.Document(c.o.API(opts), site))
 	return err
 }
 

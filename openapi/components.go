@@ -1,82 +1,24 @@
 package openapi
 
-import (
-	"sort"
-
-	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/themeopt"
-)
+import "fmt"
 
 func str() obj { return obj{"type": "string"} }
 
-func components(site Site) obj {
-	fieldDefs := fieldgroup.DefinitionSchemas()
-	var types []string
-	for t := range fieldDefs {
-		types = append(types, t)
+// components are the schemas the namespaces give and the shared ones,
+// with the parameters, headers and security schemes every route uses.
+// The history's list names the namespaces of the site's data (data).
+func components(data, api []Namespace) obj {
+	var history []string
+	for _, ns := range data {
+		history = append(history, string(ns.Unit.Namespace()))
 	}
-	sort.Strings(types)
-	var defs []any
-	schemas := obj{}
-	for _, t := range types {
-		name := "Field_" + t
-		schemas[name] = fieldDefs[t]
-		defs = append(defs, ref("schemas", name))
-	}
-	options := obj{"type": "object", "description": "Saved theme options: option id → value (each value as its field type allows)."}
-	if site.Themeopts == nil {
-		// Without the site's configuration: a value of any field type.
-		var kinds []string
-		valueSchemas := themeopt.FieldTypeSchemas()
-		for t := range valueSchemas {
-			kinds = append(kinds, t)
-		}
-		sort.Strings(kinds)
-		var anyOf []any
-		for _, t := range kinds {
-			schemas["ThemeOptionValue_"+t] = valueSchemas[t]
-			anyOf = append(anyOf, ref("schemas", "ThemeOptionValue_"+t))
-		}
-		options["additionalProperties"] = obj{"anyOf": anyOf}
-	} else {
-		props := obj{}
-		for id, s := range site.Themeopts.ValueSchemas() {
-			props[id] = s
-		}
-		options["properties"] = props
-		options["additionalProperties"] = false
-	}
-	fixed := obj{
+	schemas := obj{
 		"Error": obj{"type": "object", "required": []string{"code", "message", "data"}, "properties": obj{
 			"code": str(), "message": str(), "data": obj{"type": "object", "required": []string{"status"}, "properties": obj{"status": obj{"type": "integer"}}}}},
-		"BareError":       obj{"type": "object", "required": []string{"error"}, "properties": obj{"error": str()}, "additionalProperties": false},
-		"FieldDefinition": obj{"oneOf": defs, "description": "A field: its type (GET /field-schemas) and only the settings that type allows."},
-		"FieldGroupConfig": obj{"type": "object", "required": []string{"type"}, "properties": obj{
-			"type":      obj{"enum": []string{"post", "taxonomy", "user", "options_page"}},
-			"post_type": obj{"type": "string", "pattern": "^[a-z0-9_-]{1,20}$"},
-			"taxonomy":  str(),
-			"position":  obj{"enum": []string{"normal", "side", "advanced"}},
-			"fields": obj{"oneOf": []any{obj{"type": "object", "propertyNames": obj{"pattern": "^[a-z0-9_]{1,64}$"},
-				"additionalProperties": ref("schemas", "FieldDefinition")}, obj{"type": "array", "maxItems": 0}}},
-		}, "description": "Other top-level keys are kept as sent."},
-		"FieldGroup": obj{"type": "object", "required": []string{"id", "title", "config", "status", "created_at", "updated_at"}, "properties": obj{
-			"id": str(), "title": str(), "config": ref("schemas", "FieldGroupConfig"), "status": obj{"enum": []string{fieldgroup.StatusActive, fieldgroup.StatusInactive}},
-			"created_at": obj{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$`}, "updated_at": obj{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$`}}},
-		"FieldGroupList": obj{"type": "array", "items": ref("schemas", "FieldGroup")},
-		"FieldGroupCreate": obj{"type": "object", "required": []string{"group_key", "title"}, "properties": obj{
-			"group_key": obj{"type": "string", "pattern": "^[A-Za-z0-9_-]{1,191}$"}, "title": obj{"type": "string", "minLength": 1, "maxLength": 255},
-			"config": ref("schemas", "FieldGroupConfig")}},
-		"FieldGroupUpdate": obj{"type": "object", "properties": obj{"title": obj{"type": "string", "minLength": 1, "maxLength": 255}, "config": ref("schemas", "FieldGroupConfig")}},
-		"FieldSchemas": obj{"type": "object", "additionalProperties": obj{"type": "object", "required": []string{"label", "settings"}, "properties": obj{
-			"label": str(), "settings": obj{"type": "object", "additionalProperties": obj{"type": "object", "properties": obj{"type": str(), "enum": obj{"type": "array", "items": str()}}}}}}},
-		"Created":      obj{"type": "object", "required": []string{"success", "message", "id"}, "properties": obj{"success": obj{"const": true}, "message": str(), "id": str()}},
-		"Done":         obj{"type": "object", "required": []string{"success", "message"}, "properties": obj{"success": obj{"const": true}, "message": str()}},
-		"Toggled":      obj{"type": "object", "required": []string{"success", "status", "message"}, "properties": obj{"success": obj{"const": true}, "status": obj{"enum": []string{fieldgroup.StatusActive, fieldgroup.StatusInactive}}, "message": str()}},
-		"ThemeOptions": options,
+		"BareError": obj{"type": "object", "required": []string{"error"}, "properties": obj{"error": str()}, "additionalProperties": false},
 		"HistoryList": obj{"type": "array", "items": obj{"type": "object",
 			"required": []string{"id", "namespace", "object", "key", "before", "after", "user", "via", "request_id", "date_gmt"}, "properties": obj{
-				"id": obj{"type": "integer"}, "namespace": obj{"enum": []string{string(wpsidecar.FieldGroups), string(wpsidecar.ThemeOptions)}},
+				"id": obj{"type": "integer"}, "namespace": obj{"enum": history},
 				"object": obj{"type": "string", "description": "the options row (themeopts) or the field-group table (fieldmgr)"},
 				"key":    obj{"type": "string", "description": "the option id or the group's key"},
 				"before": obj{"description": "the value before (null: it did not exist); a group as {title, status, config}"},
@@ -85,16 +27,15 @@ func components(site Site) obj {
 					"login": obj{"type": "string", "description": "the user's login; php for changes others made; cli:<user> for the command line"}}},
 				"via":        obj{"enum": []string{"rest", "import", "revert", "binlog"}},
 				"request_id": str(), "date_gmt": obj{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$`}}}},
-		"Reverted":          obj{"type": "object", "required": []string{"success", "message", "reverted"}, "properties": obj{"success": obj{"const": true}, "message": str(), "reverted": obj{"type": "integer"}}},
-		"ThemeOptionsSaved": obj{"type": "object", "required": []string{"success", "message", "options"}, "properties": obj{"success": obj{"const": true}, "message": str(), "options": ref("schemas", "ThemeOptions")}},
-		"ThemeOptionsSectionReset": obj{"type": "object", "required": []string{"success", "message", "section", "options"}, "properties": obj{
-			"success": obj{"const": true}, "message": str(), "section": str(), "options": ref("schemas", "ThemeOptions")}},
-		"SectionReset":       obj{"type": "object", "required": []string{"section"}, "properties": obj{"section": str()}},
-		"ThemeOptionsConfig": obj{"type": "object", "description": "The theme options configuration file as it is.", "properties": obj{"opt_name": str(), "capability": str(), "dev_mode": obj{"type": "boolean"}, "sections": obj{"type": "array"}}},
-		"DevPanel":           obj{"type": "object", "description": "Every field with its default, value and state, and statistics."},
+		"Reverted": obj{"type": "object", "required": []string{"success", "message", "reverted"}, "properties": obj{"success": obj{"const": true}, "message": str(), "reverted": obj{"type": "integer"}}},
 	}
-	for name, s := range fixed {
-		schemas[name] = s
+	for _, ns := range api {
+		for name, s := range ns.Schemas {
+			if _, dup := schemas[name]; dup {
+				panic(fmt.Sprintf("openapi: schema %s given twice (%s's)", name, ns.Name))
+			}
+			schemas[name] = s
+		}
 	}
 	return obj{
 		"schemas": schemas,

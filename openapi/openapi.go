@@ -1,11 +1,10 @@
 // Package openapi describes the sidecar's API as OpenAPI 3.1, generated
-// from the code: the namespaces' route tables (with what each operation
-// answers), which its caller hands it, the field-type table that
-// validates field groups, and the theme options' value rules. Given a
-// site's configuration (its theme options and public routes), it
-// describes that site's exact values. It imports no handler of the
-// namespaces: their rules come from fieldgroup and themeopt, the public
-// routes' from publicroute.
+// from the code: each namespace's route table (with what each operation
+// answers), unit and schemas, which its caller hands it, and the parts
+// every namespace shares (the errors, the history, the public routes).
+// Given a site's configuration, its caller hands the schemas of that
+// site's exact values. It imports no namespace's handlers or rules, and
+// names none: a namespace is described by what it gives (Namespace).
 package openapi
 
 import (
@@ -17,86 +16,224 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/publicroute"
-	"github.com/wpsidecar/wpsidecar/themeopt"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // Site is what a site's own description knows beyond the code: nil parts
-// are described generically.
+// are described generically. (A namespace's site configuration is in the
+// schemas its Namespace gives.)
 type Site struct {
-	Themeopts *themeopt.Config
-	Public    *publicroute.Config
+	Public *publicroute.Config
 }
 
-// Namespace is a REST namespace the description shows: its name
-// ("fieldmgr/v1") and its route table, as its handler package lists it
-// (their handlers are not called).
+// Namespace is a REST namespace the description shows, as it gives
+// itself: nothing of it is named in this package.
 type Namespace struct {
-	Name   string
+	// Name is the REST namespace ("fieldmgr/v1"); its first part is its
+	// operations' tag.
+	Name string
+	// Routes is its route table, as its handler package lists it (the
+	// handlers are not called).
 	Routes []wpjson.Route
+	// Unit is the namespace of the site's data it serves: its tag's
+	// description, its entries in the history. Nil for the sidecar's own
+	// namespace (wpsidecar/v1), which is the history of the others.
+	Unit wpsidecar.Unit
+	// Holds is what it holds, in the words of the description's title
+	// and the history's tag: "field groups".
+	Holds string
+	// Schemas are the schemas its routes name as bodies and answers, by
+	// name (components/schemas): JSON values, a name given once across
+	// the namespaces and the shared ones.
+	Schemas map[string]any
+	// PathParams are the parameters of its paths ({id}), by name: each a
+	// description and a schema.
+	PathParams map[string]any
 }
 
 type obj = map[string]any
 
 // Document is the description of api, the namespaces in the order given,
-// as JSON, indented, the same bytes for the same input.
+// as JSON, indented, the same bytes for the same input. It panics when two
+// namespaces give the same schema name, a mistake of the wiring.
 func Document(api []Namespace, site Site) []byte {
+	var data, own []Namespace // the site's data, then the sidecar's own
+	for _, ns := range api {
+		if ns.Unit != nil {
+			data = append(data, ns)
+		} else {
+			own = append(own, ns)
+		}
+	}
+	schemas := components(data, api)
 	paths := obj{}
 	for _, ns := range api {
-		namespace(ns.Name, ns.Routes, paths)
+		namespace(ns, paths)
 	}
 	if site.Public != nil {
-		publicRoutes(site, paths)
+		publicRoutes(site, schemas["schemas"].(obj), paths)
 	}
 	doc := obj{
-		"openapi": "3.1.0",
-		"info": obj{
-			"title":   "wpsidecar: field groups and theme options",
-			"version": "1",
-			"license": obj{"name": "MIT", "identifier": "MIT"},
-			"description": "The fieldmgr/v1 and themeopts/v1 REST namespaces of a WordPress site, answered by wpsidecar as WordPress would. " +
-				"Paths are as a client requests them from the site's URL; every route is also reached as /?rest_route=/<namespace>/<route> " +
-				"(and /index.php?rest_route=…), and in any letter case. Errors have WordPress's shape, {code, message, data: {status}}; " +
-				"fieldmgr's own errors are {\"error\": message}.",
-		},
+		"openapi":    "3.1.0",
+		"info":       info(data),
 		"servers":    []any{obj{"url": "{site}", "variables": obj{"site": obj{"default": "https://example.com", "description": "the site's home URL"}}}},
 		"security":   []any{obj{"applicationPassword": []any{}}, obj{"cookie": []any{}, "restNonce": []any{}}},
 		"paths":      paths,
-		"components": components(site),
-		"tags": []any{
-			obj{"name": string(wpsidecar.FieldGroups), "description": "Field group definitions (fieldmgr/v1); manage_options."},
-			obj{"name": string(wpsidecar.ThemeOptions), "description": "Saved theme options (themeopts/v1); the configured capability."},
-			obj{"name": "public", "description": "The site owner's public routes: no credentials, cacheable."},
-			obj{"name": "wpsidecar", "description": "The history of field groups and theme options, and reverting a change (wpsidecar/v1); manage_options, never cached."},
-		},
+		"components": schemas,
+		"tags":       tags(data, own),
 	}
 	b, _ := json.MarshalIndent(doc, "", "  ")
 	return append(b, '\n')
 }
 
-// namespace adds a namespace's routes as paths.
-func namespace(ns string, routes []wpjson.Route, paths obj) {
-	tag := strings.TrimSuffix(ns, "/v1")
+// info is the description's title and introduction, naming the
+// namespaces of the site's data.
+func info(data []Namespace) obj {
+	var names, holds, bare []string
+	for _, ns := range data {
+		names = append(names, ns.Name)
+		holds = append(holds, ns.Holds)
+		if hasBareErrors(ns.Routes) {
+			bare = append(bare, tag(ns.Name)+"'s")
+		}
+	}
+	plural := "s"
+	if len(names) == 1 {
+		plural = ""
+	}
+	errorShapes := "Errors have WordPress's shape, {code, message, data: {status}}"
+	if len(bare) > 0 {
+		errorShapes += "; " + join(bare) + ` own errors are {"error": message}`
+	}
+	return obj{
+		"title":   "wpsidecar: " + join(holds),
+		"version": "1",
+		"license": obj{"name": "MIT", "identifier": "MIT"},
+		"description": "The " + join(names) + " REST namespace" + plural + " of a WordPress site, answered by wpsidecar as WordPress would. " +
+			"Paths are as a client requests them from the site's URL; every route is also reached as /?rest_route=/<namespace>/<route> " +
+			"(and /index.php?rest_route=…), and in any letter case. " + errorShapes + ".",
+	}
+}
+
+// tags are the namespaces' tags: those of the site's data (data) with
+// their units' summaries, the public routes (which show the data), then
+// the sidecar's own namespace, the history of the others.
+func tags(data, own []Namespace) []any {
+	var out []any
+	var holds []string
+	for _, ns := range data {
+		out = append(out, obj{"name": tag(ns.Name), "description": ns.Unit.Summary()})
+		holds = append(holds, ns.Holds)
+	}
+	out = append(out, obj{"name": "public", "description": "The site owner's public routes: no credentials, cacheable."})
+	for _, ns := range own {
+		out = append(out, obj{"name": tag(ns.Name), "description": "The history of " + join(holds) + ", and reverting a change (" + ns.Name + "); manage_options, never cached."})
+	}
+	return out
+}
+
+// tag is a namespace's operations' tag: its name's first part.
+func tag(ns string) string {
+	first, _, _ := strings.Cut(ns, "/")
+	return first
+}
+
+// join lists words as a sentence does: "a", "a and b", "a, b and c".
+func join(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// hasBareErrors tells whether a namespace answers errors of its own bare
+// shape ({"error": message}) besides WordPress's.
+func hasBareErrors(routes []wpjson.Route) bool {
 	for _, rt := range routes {
+		for _, h := range rt.Handlers {
+			for _, e := range h.Doc.Errors {
+				if e.Bare {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// historyParams are the path parameters of the sidecar's own namespace
+// (the history's).
+var historyParams = obj{"entry": obj{"description": "the history entry's id", "schema": obj{"type": "string", "pattern": "^[0-9]+$"}}}
+
+// namespace adds a namespace's routes as paths. A path's parameters
+// ({name}, or {name:regex} as the router takes it) are described by the
+// namespace, else as the history's.
+func namespace(ns Namespace, paths obj) {
+	for _, rt := range ns.Routes {
 		item := obj{}
+		path, names := pathParams(rt.Path)
 		var params []any
-		path := rt.Path
-		switch {
-		case strings.Contains(path, "{id}"):
-			params = append(params, obj{"name": "id", "in": "path", "required": true, "description": "the group's key",
-				"schema": obj{"type": "string", "pattern": "^[A-Za-z0-9_-]{1,191}$"}})
-		case strings.Contains(path, "{entry:[0-9]+}"):
-			path = strings.Replace(path, "{entry:[0-9]+}", "{entry}", 1)
-			params = append(params, obj{"name": "entry", "in": "path", "required": true, "description": "the history entry's id",
-				"schema": obj{"type": "string", "pattern": "^[0-9]+$"}})
+		for _, name := range names {
+			given, ok := ns.PathParams[name].(obj)
+			if !ok {
+				given, _ = historyParams[name].(obj)
+			}
+			p := obj{"name": name, "in": "path", "required": true, "schema": str()}
+			for k, v := range given {
+				p[k] = v
+			}
+			params = append(params, p)
 		}
 		if len(params) > 0 {
 			item["parameters"] = params
 		}
 		for _, h := range rt.Handlers {
-			item[strings.ToLower(h.Method)] = operation(tag, h.Method, h.Doc)
+			item[strings.ToLower(h.Method)] = operation(tag(ns.Name), h.Method, h.Doc)
 		}
-		paths["/wp-json/"+ns+path] = item
+		paths["/wp-json/"+ns.Name+path] = item
+	}
+}
+
+// pathParams is a route's path as OpenAPI writes it ({name} without the
+// router's regex) and its parameters' names, in order.
+func pathParams(path string) (string, []string) {
+	var out strings.Builder
+	var names []string
+	for {
+		open := strings.IndexByte(path, '{')
+		if open < 0 {
+			out.WriteString(path)
+			return out.String(), names
+		}
+		out.WriteString(path[:open+1])
+		path = path[open+1:]
+		// The name ends at ':' or at the brace closing it; a regex may
+		// hold braces of its own ({1,3}).
+		depth, end, nameEnd := 1, len(path), -1
+		for i := 0; i < len(path) && end == len(path); i++ {
+			switch path[i] {
+			case ':':
+				if nameEnd < 0 && depth == 1 {
+					nameEnd = i
+				}
+			case '{':
+				depth++
+			case '}':
+				if depth--; depth == 0 {
+					end = i
+				}
+			}
+		}
+		if nameEnd < 0 {
+			nameEnd = end
+		}
+		names = append(names, path[:nameEnd])
+		out.WriteString(path[:nameEnd])
+		out.WriteByte('}')
+		if end < len(path) {
+			end++
+		}
+		path = path[end:]
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
@@ -19,13 +20,20 @@ import (
 
 var update = flag.Bool("update", false, "rewrite docs/openapi.json from the code")
 
-// api are the namespaces as the sidecar describes them (cmd/wpsidecar).
-var api = []Namespace{{Name: "fieldmgr/v1", Routes: fieldmgr.Routes()}, {Name: "themeopts/v1", Routes: themeopts.Routes()},
-	{Name: "wpsidecar/v1", Routes: historyapi.Routes()}}
+// api are the namespaces as the sidecar describes them (cmd/wpsidecar)
+// under a theme options configuration (nil: none).
+func api(opts *themeopt.Config) []Namespace {
+	fgSchemas, fgParams := fieldgroup.OpenAPI()
+	return []Namespace{
+		{Name: "fieldmgr/v1", Routes: fieldmgr.Routes(), Unit: fieldgroup.Unit{}, Holds: "field groups", Schemas: fgSchemas, PathParams: fgParams},
+		{Name: "themeopts/v1", Routes: themeopts.Routes(), Unit: themeopt.Unit{}, Holds: "theme options", Schemas: themeopt.OpenAPISchemas(opts)},
+		{Name: "wpsidecar/v1", Routes: historyapi.Routes()},
+	}
+}
 
 // TestDocument_UpToDate: docs/openapi.json is what the code generates.
 func TestDocument_UpToDate(t *testing.T) {
-	want := Document(api, Site{})
+	want := Document(api(nil), Site{})
 	if *update {
 		if err := os.WriteFile("../docs/openapi.json", want, 0o644); err != nil {
 			t.Fatal(err)
@@ -38,7 +46,7 @@ func TestDocument_UpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Error("docs/openapi.json is not what the code generates: go test ./openapi -run UpToDate -update")
 	}
-	if !bytes.Equal(Document(api, Site{}), want) {
+	if !bytes.Equal(Document(api(nil), Site{}), want) {
 		t.Error("two generations differ")
 	}
 }
@@ -63,7 +71,7 @@ func site(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Document(api, Site{Themeopts: opts, Public: routes})
+	return Document(api(opts), Site{Public: routes})
 }
 
 // TestDocument_Site: a site's description has each option's exact value

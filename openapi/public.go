@@ -1,11 +1,17 @@
 package openapi
 
 // publicRoutes adds the site owner's public routes: GET (and HEAD) for
-// anyone, their answer's exact shape.
-func publicRoutes(site Site, paths obj) {
+// anyone, their answer's exact shape. A route shows what the public
+// routes file names (publicroute): a list of field groups, as the
+// FieldGroupList schema describes it, or theme options, each as the
+// ThemeOptions schema describes it (schemas: components/schemas, as the
+// namespaces gave them for the site).
+func publicRoutes(site Site, schemas, paths obj) {
 	values := obj{}
-	if site.Themeopts != nil {
-		values = site.Themeopts.ValueSchemas()
+	if options, ok := schemas["ThemeOptions"].(obj); ok {
+		if props, ok := options["properties"].(obj); ok {
+			values = props
+		}
 	}
 	for _, r := range site.Public.Routes {
 		var answer obj

@@ -445,14 +445,13 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 // openapi is the running configuration's description (the main site's
 // theme options and the public routes, as reloaded).
 func (s *sidecar) openapi() []byte {
-	site := openapi.Site{Themeopts: s.main.Themeopts()}
+	var site openapi.Site
 	if s.deps.Public != nil {
 		site.Public = s.deps.Public.Current()
 	}
-	return openapi.Document(api(), site)
+	return openapi.Document(api(s.main.Themeopts()), site)
 }
 
-// api is what the OpenAPI description shows: each namespace's route table.
 // units are the namespaces served, as the parts shared by all of them
 // see them (the history, webhooks, the contract), under a theme options
 // configuration in force (nil: none).
@@ -461,23 +460,24 @@ func units(themeopts func() *themeopt.Config) wpsidecar.Units {
 }
 
 // historyUnits are the namespaces as the store keeps their history: each
-// unit with the store's writer-back of its entries (one missing fails
-// store.Open).
+// unit with the store's writer-back of its entries.
 func historyUnits() []store.HistoryUnit {
-	reverters := map[wpsidecar.Namespace]store.Reverter{
-		wpsidecar.FieldGroups:  store.FieldGroupsReverter{},
-		wpsidecar.ThemeOptions: store.ThemeOptionsReverter{},
+	return []store.HistoryUnit{
+		{Unit: fieldgroup.Unit{}, Reverter: store.FieldGroupsReverter{}},
+		{Unit: themeopt.Unit{}, Reverter: store.ThemeOptionsReverter{}},
 	}
-	var out []store.HistoryUnit
-	for _, u := range units(nil) {
-		out = append(out, store.HistoryUnit{Unit: u, Reverter: reverters[u.Namespace()]})
-	}
-	return out
 }
 
-func api() []openapi.Namespace {
-	return []openapi.Namespace{{Name: "fieldmgr/v1", Routes: fieldmgr.Routes()}, {Name: "themeopts/v1", Routes: themeopts.Routes()},
-		{Name: "wpsidecar/v1", Routes: historyapi.Routes()}}
+// api is what the OpenAPI description shows, under a theme options
+// configuration (nil: none): each namespace with its route table, unit
+// and schemas, then the sidecar's own (the history).
+func api(opts *themeopt.Config) []openapi.Namespace {
+	fgSchemas, fgParams := fieldgroup.OpenAPI()
+	return []openapi.Namespace{
+		{Name: "fieldmgr/v1", Routes: fieldmgr.Routes(), Unit: fieldgroup.Unit{}, Holds: "field groups", Schemas: fgSchemas, PathParams: fgParams},
+		{Name: "themeopts/v1", Routes: themeopts.Routes(), Unit: themeopt.Unit{}, Holds: "theme options", Schemas: themeopt.OpenAPISchemas(opts)},
+		{Name: "wpsidecar/v1", Routes: historyapi.Routes()},
+	}
 }
 
 // status is what /readyz says besides readiness.
@@ -711,7 +711,7 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 		}
 		nop := zerolog.Nop()
 		o := command.Options{DB: dbOptions(cfg), FieldmgrTable: cfg.FieldmgrTable, Network: networkConstants(cfg),
-			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api(), Units: units(nil), Themeopts: func() (command.Themeopts, error) {
+			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api, Units: units(nil), Themeopts: func() (command.Themeopts, error) {
 				t, _, err := site.OpenThemeopts(themeoptsFiles(cfg), nop, func(func(context.Context)) {})
 				return t, err
 			}}
