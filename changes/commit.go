@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,7 +40,10 @@ type Touched struct {
 	// Options are the option rows written, by name, for each site (0 on a
 	// single site).
 	Options map[int64][]string
-	Groups  []string // field group keys, of any site
+	// Tables are the keys of the rows written of the namespaces' own
+	// tables (FeedOptions.Tables), by table as the database names it (a
+	// site's prefix included).
+	Tables map[string][]string
 	// DDL: a statement that is not row-based (ALTER, TRUNCATE, DROP, …)
 	// ran in the schema, or rows could not be read: what it did to the
 	// rows is not known.
@@ -49,7 +53,7 @@ type Touched struct {
 }
 
 func (t Touched) empty() bool {
-	return !t.DDL && !t.Network && len(t.UserIDs)+len(t.Options)+len(t.Groups) == 0
+	return !t.DDL && !t.Network && len(t.UserIDs)+len(t.Options)+len(t.Tables) == 0
 }
 
 // Subscribers tell each of theirs, in order.
@@ -88,13 +92,13 @@ func (f Forget) Touched(t Touched) {
 			}
 		}
 	}
-	f.Memo.Forget(store.Changed{All: t.DDL, Users: len(t.UserIDs) > 0, Options: names, Groups: len(t.Groups) > 0})
+	f.Memo.Forget(store.Changed{All: t.DDL, Users: len(t.UserIDs) > 0, Options: names, Tables: slices.Sorted(maps.Keys(t.Tables))})
 }
 
 func (Forget) Commit(wpsidecar.Commit) {}
 
-// keys are what a commit changed, each once and in order: the field
-// groups' keys, or the theme options' ids, as webhooks, purges and logs
+// keys are what a commit changed, each once and in order: the keys of a
+// namespace's rows, or the theme options' ids, as webhooks, purges and logs
 // name them, whichever detector saw the change.
 func keys(c wpsidecar.Commit) []string {
 	k := c.Keys()

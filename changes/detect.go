@@ -1,6 +1,7 @@
-// Package changes notices changes to the field groups and the theme
-// options row, whoever made them (PHP, another sidecar replica, this one),
-// by following the binary log or by polling cheap version signals, and
+// Package changes notices changes to the namespaces' own tables (the
+// field groups', and any a Table describes) and the theme options row,
+// whoever made them (PHP, another sidecar replica, this one), by
+// following the binary log or by polling cheap version signals, and
 // hands each as one event, a wpsidecar.Commit, to its subscribers: the
 // memo, the settings, the history, signed webhooks and CDN purges
 // (commit.go says what a commit does).
@@ -9,6 +10,7 @@ package changes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +18,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
@@ -28,28 +29,37 @@ import (
 // baseline.
 type Detector struct {
 	site    int64 // the blog id on a network; 0 on a single site
-	groups  *store.FieldGroups
 	db      *store.DB
+	tables  []polledTable
 	optName func() string // the theme options row; "" when not served
 	sub     Subscriber
 	log     zerolog.Logger
 
-	groupsSeen map[string]seenGroup // by key
-	optSeen    string               // the row's name when optRaw was taken
-	optRaw     string               // the row as it was then
-	optBase    bool
+	optSeen string // the row's name when optRaw was taken
+	optRaw  string // the row as it was then
+	optBase bool
 }
 
-// seenGroup is a group as last seen: its row's version, and the row.
-type seenGroup struct {
-	version string
-	row     fieldgroup.Group
+// polledTable is one namespace's table of the site, and its rows as last
+// seen.
+type polledTable struct {
+	Table
+	rows TableRows          // nil until the first look
+	seen map[string]seenRow // by key; nil before the baseline
 }
+
+// seenRow is a row as last seen: its version, and its value.
+type seenRow struct{ version, value string }
 
 // NewDetector returns the detector of site (0 on a single site) over db,
-// its view of the database; groups or optName may be nil.
-func NewDetector(site int64, db *store.DB, groups *store.FieldGroups, optName func() string, sub Subscriber, log zerolog.Logger) *Detector {
-	return &Detector{site: site, db: db, groups: groups, optName: optName, sub: sub, log: log}
+// its view of the database, looking at each of tables (read through
+// their Rows) and at the theme options row optName names (nil: none).
+func NewDetector(site int64, db *store.DB, tables []Table, optName func() string, sub Subscriber, log zerolog.Logger) *Detector {
+	d := &Detector{site: site, db: db, optName: optName, sub: sub, log: log}
+	for _, t := range tables {
+		d.tables = append(d.tables, polledTable{Table: t})
+	}
+	return d
 }
 
 // Run polls every interval until ctx ends (see Every).
@@ -87,8 +97,8 @@ func Every(ctx context.Context, interval time.Duration, log zerolog.Logger, poll
 // Poll looks once and reports what changed since the last look.
 func (d *Detector) Poll(ctx context.Context) error {
 	var errs []error
-	if d.groups != nil {
-		errs = append(errs, d.pollGroups(ctx))
+	for i := range d.tables {
+		errs = append(errs, d.pollTable(ctx, &d.tables[i]))
 	}
 	if d.optName != nil {
 		errs = append(errs, d.pollOptions(ctx))
@@ -96,54 +106,61 @@ func (d *Detector) Poll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// pollGroups reads every group's version, and the rows of those whose
-// version changed: what they were is what was seen last. Versions are read
-// first, so that a write between the two reads is reported again at the
-// next look rather than missed.
-func (d *Detector) pollGroups(ctx context.Context) error {
-	versions, err := d.groups.Versions(ctx)
+// pollTable reads every row's version of t, and the values of those whose
+// version changed: what they were is what was seen last. Versions are
+// read first, so that a write between the two reads is reported again at
+// the next look rather than missed.
+func (d *Detector) pollTable(ctx context.Context, t *polledTable) error {
+	if t.rows == nil {
+		rows, err := t.Rows(d.db)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.Namespace, err)
+		}
+		t.rows = rows
+	}
+	versions, err := t.rows.Versions(ctx)
 	if err != nil {
 		return err
 	}
 	var changed []string
 	for k, v := range versions {
-		if old, ok := d.groupsSeen[k]; !ok || old.version != v {
+		if old, ok := t.seen[k]; !ok || old.version != v {
 			changed = append(changed, k)
 		}
 	}
-	rows, err := d.groups.Rows(ctx, changed)
+	values, err := t.rows.Values(ctx, changed)
 	if err != nil {
 		return err
 	}
-	now := make(map[string]seenGroup, len(versions))
+	now := make(map[string]seenRow, len(versions))
 	for k, v := range versions {
-		if g, ok := rows[k]; ok {
-			now[k] = seenGroup{v, g}
-		} else if old, ok := d.groupsSeen[k]; ok && old.version == v {
+		if value, ok := values[k]; ok {
+			now[k] = seenRow{v, value}
+		} else if old, ok := t.seen[k]; ok && old.version == v {
 			now[k] = old
 		}
 		// else: gone between the two reads; a removal at the next look.
 	}
-	if d.groupsSeen != nil {
+	if t.seen != nil {
 		var items []wpsidecar.Item
-		for k := range now {
-			if old, had := d.groupsSeen[k]; !had || old.version != now[k].version {
-				it, _ := fieldgroup.Diff(k, old.row, had, now[k].row, true)
-				items = append(items, it)
+		for k, row := range now {
+			if old, had := t.seen[k]; !had {
+				items = append(items, wpsidecar.Item{Key: k, After: &row.value})
+			} else if old.version != row.version {
+				items = append(items, wpsidecar.Item{Key: k, Before: &old.value, After: &row.value})
 			}
 		}
-		for k, old := range d.groupsSeen {
+		for k, old := range t.seen {
 			if _, ok := now[k]; !ok {
-				it, _ := fieldgroup.Diff(k, old.row, true, fieldgroup.Group{}, false)
-				items = append(items, it)
+				items = append(items, wpsidecar.Item{Key: k, Before: &old.value})
 			}
 		}
 		if len(items) > 0 {
 			slices.SortFunc(items, func(a, b wpsidecar.Item) int { return strings.Compare(a.Key, b.Key) })
-			d.report(wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Object: d.groups.Table(), Items: items})
+			d.report(wpsidecar.Commit{Namespace: t.Namespace, Object: t.rows.Table(), Items: items})
 		}
 	}
-	d.groupsSeen = now
+	t.seen = now
 	return nil
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
@@ -34,14 +33,17 @@ type FeedOptions struct {
 	Conn *mysql.Config
 	// ServerID is the feed's replica id: unique among the server's replicas.
 	ServerID uint32
-	// Schema and the tables whose rows matter.
-	Schema, Options, Groups string
+	// Schema and the options table (site 1's) whose rows matter.
+	Schema, Options string
+	// Tables are the namespaces kept in tables of their own, followed
+	// row by row.
+	Tables []Table
 	// Users and Usermeta, when set, are followed too: their rows' user
 	// ids are in Touched.
 	Users, Usermeta string
 	// BasePrefix, on a multisite network, is the table prefix: a table
-	// {BasePrefix}{N}_{name} whose {BasePrefix}{name} is Options or Groups
-	// is site N's (Options and Groups are site 1's). Commits name their
+	// {BasePrefix}{N}_{name} whose {BasePrefix}{name} is Options or a
+	// Table's Name is site N's (those are site 1's). Commits name their
 	// site: 0 on a single site.
 	BasePrefix string
 	// Sites are a network's tables of sites and networks ({base}blogs,
@@ -76,8 +78,8 @@ const (
 )
 
 // Feed follows the server's binary log as a replica does and reports each
-// committed change to the field groups and the theme options row (and to
-// the site settings' options) at once, with no polling.
+// committed change to the namespaces' tables and the theme options row
+// (and to the site settings' options) at once, with no polling.
 type Feed struct {
 	o        FeedOptions
 	server   *store.BinlogServer
@@ -219,10 +221,14 @@ func (f *Feed) readColumns(ctx context.Context, table string) error {
 	if f.cols == nil {
 		f.cols = map[string][]string{}
 	}
-	for _, t := range []string{f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta, table} {
+	tables := []string{f.o.Options, f.o.Users, f.o.Usermeta, table}
+	for _, t := range f.o.Tables {
+		tables = append(tables, t.Name)
+	}
+	for _, t := range tables {
 		delete(f.cols, t)
 	}
-	cols, err := f.server.Columns(ctx, f.o.Schema, f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta, table)
+	cols, err := f.server.Columns(ctx, f.o.Schema, tables...)
 	if err != nil {
 		return err
 	}
@@ -399,20 +405,32 @@ type writtenRow struct {
 // sitePending is what a transaction changed of one site's namespaces,
 // item by item, row image by row image.
 type sitePending struct {
-	groupsTable string
-	groups      []wpsidecar.Item
-	optName     string
-	options     []wpsidecar.Item
+	tables  []tablePending // by FeedOptions.Tables' index
+	optName string
+	options []wpsidecar.Item
 }
 
-func (tx *pending) site(id int64) *sitePending {
+// tablePending is what a transaction changed of one site's table of a
+// namespace: the table (with the site's prefix) and its items.
+type tablePending struct {
+	object string
+	items  []wpsidecar.Item
+}
+
+func (f *Feed) site(tx *pending, id int64) *sitePending {
 	if tx.sites == nil {
 		tx.sites = map[int64]*sitePending{}
 	}
 	if tx.sites[id] == nil {
-		tx.sites[id] = &sitePending{}
+		tx.sites[id] = &sitePending{tables: make([]tablePending, len(f.o.Tables))}
 	}
 	return tx.sites[id]
+}
+
+// table is the index in FeedOptions.Tables of the table whose site-1 name
+// is name; -1 for none.
+func (f *Feed) table(name string) int {
+	return slices.IndexFunc(f.o.Tables, func(t Table) bool { return t.Name == name })
 }
 
 // siteTable is the site-1 name of a site's table ({base}2_options:
@@ -434,7 +452,7 @@ func (f *Feed) siteTable(table string) (string, int64) {
 }
 
 // collect notes a row event's entities.
-func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEvent, t replication.EventType) {
+func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEvent, et replication.EventType) {
 	if string(e.Table.Schema) != f.o.Schema {
 		return
 	}
@@ -444,13 +462,16 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		return
 	}
 	name, siteID := f.siteTable(table)
+	ti := f.table(name)
 	switch name {
 	case f.o.HistoryTable:
 		tx.ours = true
 		return
-	case f.o.Options, f.o.Groups, f.o.Users, f.o.Usermeta:
+	case f.o.Options, f.o.Users, f.o.Usermeta:
 	default:
-		return
+		if ti < 0 {
+			return
+		}
 	}
 	cols := f.columns(ctx, table, int(e.Table.ColumnCount))
 	if cols == nil {
@@ -484,13 +505,33 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		return 0
 	}
-	if pk := primaryKey(name, f.o); pk != "" && len(e.Rows) > 0 && !slices.ContainsFunc(tx.written, func(w writtenRow) bool { return w.table == table }) {
+	if pk := f.primaryKey(name); pk != "" && len(e.Rows) > 0 && !slices.ContainsFunc(tx.written, func(w writtenRow) bool { return w.table == table }) {
 		if id := num(e.Rows[0], pk); id != 0 {
 			tx.written = append(tx.written, writtenRow{table, pk, id})
 		}
 	}
-	switch name {
-	case f.o.Users, f.o.Usermeta:
+	switch {
+	case ti >= 0:
+		t := f.o.Tables[ti]
+		if tx.touched.Tables == nil {
+			tx.touched.Tables = map[string][]string{}
+		}
+		for _, row := range e.Rows {
+			if k := col(row, t.Key); k != "" && !slices.Contains(tx.touched.Tables[table], k) {
+				tx.touched.Tables[table] = append(tx.touched.Tables[table], k)
+			}
+		}
+		image := func(row []any) map[string]string {
+			m := make(map[string]string, len(cols))
+			for _, c := range cols {
+				m[c] = col(row, c)
+			}
+			return m
+		}
+		p := &f.site(tx, siteID).tables[ti]
+		p.object = table
+		p.items = append(p.items, tableItems(t, e.Rows, et, image)...)
+	case name == f.o.Users, name == f.o.Usermeta:
 		idCol := "ID"
 		if table == f.o.Usermeta {
 			idCol = "user_id"
@@ -500,16 +541,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 				tx.touched.UserIDs = append(tx.touched.UserIDs, id)
 			}
 		}
-	case f.o.Groups:
-		for _, row := range e.Rows {
-			if k := col(row, "group_key"); k != "" && !slices.Contains(tx.touched.Groups, k) {
-				tx.touched.Groups = append(tx.touched.Groups, k)
-			}
-		}
-		site := tx.site(siteID)
-		site.groupsTable = table
-		site.groups = append(site.groups, groupItems(e.Rows, t, col)...)
-	case f.o.Options:
+	case name == f.o.Options:
 		if tx.touched.Options == nil {
 			tx.touched.Options = map[int64][]string{}
 		}
@@ -522,53 +554,54 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		if f.o.OptName != nil {
 			optName = f.o.OptName(siteID)
 		}
-		for i := 0; i < len(e.Rows); i += step(t) {
+		for i := 0; i < len(e.Rows); i += step(et) {
 			if name := col(e.Rows[i], "option_name"); name == "" || name != optName {
 				continue
 			}
 			before, after := "", col(e.Rows[i], "option_value")
-			if isUpdate(t) && i+1 < len(e.Rows) {
+			if isUpdate(et) && i+1 < len(e.Rows) {
 				before, after = after, col(e.Rows[i+1], "option_value")
-			} else if deleted(t) {
+			} else if deleted(et) {
 				before, after = after, ""
 			}
-			site := tx.site(siteID)
+			site := f.site(tx, siteID)
 			site.optName = optName
 			site.options = append(site.options, themeopt.Diff(before, after)...)
 		}
 	}
 }
 
-// groupItems are the items of a rows event of a field-group table: one a
-// row written (its value as the history keeps it may not have changed: a
-// write of its dates alone), and, for an update that changed a group's
-// key, the old key's removal and the new one's creation.
-func groupItems(rows [][]any, t replication.EventType, col func([]any, string) string) []wpsidecar.Item {
-	group := func(row []any) fieldgroup.Group {
-		return fieldgroup.Group{Title: col(row, "title"), Status: col(row, "status"), Config: col(row, "config")}
-	}
+// tableItems are the items of a rows event of t's table: one a row
+// written (its value as the history keeps it may not have changed: a
+// write of its dates alone), and, for an update that changed a row's
+// key, the old key's removal and the new one's creation. image is a row
+// image's text columns by name.
+func tableItems(t Table, rows [][]any, et replication.EventType, image func([]any) map[string]string) []wpsidecar.Item {
 	var out []wpsidecar.Item
-	add := func(key string, before fieldgroup.Group, hadBefore bool, after fieldgroup.Group, hasAfter bool) {
+	add := func(before, after map[string]string) {
+		key := after[t.Key]
+		if before != nil {
+			key = before[t.Key]
+		}
 		if key != "" {
-			it, _ := fieldgroup.Diff(key, before, hadBefore, after, hasAfter)
-			out = append(out, it)
+			out = append(out, t.item(key, before, after))
 		}
 	}
-	for i := 0; i < len(rows); i += step(t) {
-		row := rows[i]
+	for i := 0; i < len(rows); i += step(et) {
+		row := image(rows[i])
 		switch {
-		case isUpdate(t) && i+1 < len(rows):
-			next := rows[i+1]
-			if k, nk := col(row, "group_key"), col(next, "group_key"); k != nk {
-				add(k, group(row), true, fieldgroup.Group{}, false)
-				add(nk, fieldgroup.Group{}, false, group(next), true)
+		case isUpdate(et) && i+1 < len(rows):
+			next := image(rows[i+1])
+			if row[t.Key] != next[t.Key] {
+				add(row, nil)
+				add(nil, next)
 			} else {
-				add(k, group(row), true, group(next), true)
+				add(row, next)
 			}
-		case deleted(t):
-			add(col(row, "group_key"), group(row), true, fieldgroup.Group{}, false)
+		case deleted(et):
+			add(row, nil)
 		default:
-			add(col(row, "group_key"), fieldgroup.Group{}, false, group(row), true)
+			add(nil, row)
 		}
 	}
 	return out
@@ -634,10 +667,12 @@ func (f *Feed) commit(ctx context.Context, tx *pending, pos gomysql.Position, gs
 	at := time.Unix(int64(when), 0).UTC()
 	for _, id := range slices.Sorted(maps.Keys(tx.sites)) {
 		site := tx.sites[id]
-		for _, c := range []wpsidecar.Commit{
-			{Site: id, Namespace: wpsidecar.FieldGroups, Object: site.groupsTable, Items: site.groups},
-			{Site: id, Namespace: wpsidecar.ThemeOptions, Object: site.optName, Items: site.options},
-		} {
+		var commits []wpsidecar.Commit
+		for i, t := range site.tables {
+			commits = append(commits, wpsidecar.Commit{Site: id, Namespace: f.o.Tables[i].Namespace, Object: t.object, Items: t.items})
+		}
+		commits = append(commits, wpsidecar.Commit{Site: id, Namespace: wpsidecar.ThemeOptions, Object: site.optName, Items: site.options})
+		for _, c := range commits {
 			if len(c.Items) == 0 {
 				continue
 			}
@@ -654,15 +689,16 @@ func (f *Feed) commit(ctx context.Context, tx *pending, pos gomysql.Position, gs
 
 // primaryKey is the primary key column of a followed table (site-1
 // name); "" for none.
-func primaryKey(name string, o FeedOptions) string {
+func (f *Feed) primaryKey(name string) string {
+	if i := f.table(name); i >= 0 {
+		return f.o.Tables[i].ID
+	}
 	switch name {
-	case o.Options:
+	case f.o.Options:
 		return "option_id"
-	case o.Groups:
-		return "id"
-	case o.Users:
+	case f.o.Users:
 		return "ID"
-	case o.Usermeta:
+	case f.o.Usermeta:
 		return "umeta_id"
 	}
 	return ""

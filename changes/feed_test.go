@@ -68,7 +68,7 @@ func TestFeed(t *testing.T) {
 	refreshed := make(chan struct{})
 	go func() { refresh.Run(ctx); close(refreshed) }()
 	defer func() { cancel(); <-refreshed }()
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4242, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4242, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
 		OptName: func(int64) string { return "themeopts_options" }, Subscriber: changes.Subscribers{rec, refresh},
 		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t)})
 	if err != nil {
@@ -213,7 +213,7 @@ func TestFeed(t *testing.T) {
 // change.
 func TestFeed_Unusable(t *testing.T) {
 	srv := testdb.StartServer(t)
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: "x", Options: "wp_options", Groups: "g", Log: zerolog.Nop()})
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: "x", Options: "wp_options", Tables: []changes.Table{fieldGroups("g")}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,9 +246,9 @@ func TestFeed_Touched(t *testing.T) {
 			networkReads++
 			return
 		}
-		got = append(got, fmt.Sprintf("users%v options%v groups%v ddl=%v", tc.UserIDs, tc.Options[0], tc.Groups, tc.DDL))
+		got = append(got, fmt.Sprintf("users%v options%v groups%v ddl=%v", tc.UserIDs, tc.Options[0], tc.Tables["wp_fieldmgr_groups"], tc.DDL))
 	})
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
 		Users: "wp_users", Usermeta: "wp_usermeta", Sites: []string{"wp_blogs", "wp_site"}, Subscriber: touched,
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
@@ -331,7 +331,7 @@ func TestFeed_NetworkSites(t *testing.T) {
 	var got []string
 	var logs testlog.Buffer
 	record := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
 		BasePrefix: "wp_",
 		OptName: func(site int64) string {
 			if site == 30 {
@@ -485,7 +485,7 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 		}
 		return *p
 	}
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
 		OptName: func(int64) string { return "opts" }, HistoryTable: "wp_wpsidecar_history",
 		Subscriber: changes.OnCommit(func(c wpsidecar.Commit) {
 			mu.Lock()
@@ -629,7 +629,7 @@ func TestFeed_ReportsVisible(t *testing.T) {
 	var stale []string
 	reports := make(chan struct{}, n)
 	seen := 0
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4246, Schema: tdb.Name, Options: "wp_options", Groups: "wp_fieldmgr_groups",
+	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4246, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
 		Subscriber: subscriber{touched: func(tc changes.Touched) {
 			if !slices.Contains(tc.Options[0], "counter") {
 				return

@@ -23,10 +23,11 @@ type FeedConfig struct {
 	Timeout                   time.Duration // of the check against the server
 	// ServerID is --binlog-server-id (0: one picked at random).
 	ServerID uint32
-	// TablePrefix, the field-group table, and whether the site is a
-	// network (every site's tables are followed then).
-	TablePrefix, GroupsTable string
-	Multisite                bool
+	// TablePrefix, and whether the site is a network (every site's tables
+	// are followed then). The namespaces' own tables are
+	// FeedOptions.Tables.
+	TablePrefix string
+	Multisite   bool
 	// ServeFromFeed: the users' rows matter too, and the feed must hear
 	// the server twice within MaxStaleness to vouch for it.
 	ServeFromFeed bool
@@ -74,7 +75,7 @@ func newFeed(c FeedConfig, o FeedOptions) (*Feed, error) {
 	if o.ServerID == 0 {
 		o.ServerID = uint32(1<<20 + rand.IntN(1<<30))
 	}
-	o.Schema, o.Options, o.Groups = c.Schema, c.TablePrefix+"options", c.GroupsTable
+	o.Schema, o.Options = c.Schema, c.TablePrefix+"options"
 	if c.Multisite {
 		o.Sites = []string{c.TablePrefix + "blogs", c.TablePrefix + "site"}
 		o.BasePrefix = c.TablePrefix

@@ -184,8 +184,9 @@ func (n *Network) OptName(id int64) string {
 // Poll is change detection by polling on a network (changes.Every): each
 // site of the map is compared with what was seen of it last by a detector
 // of its own (a site new to the map is only looked at, its first time),
-// whose commits name it and go to sub.
-func (n *Network) Poll(ctx context.Context, interval time.Duration, sub changes.Subscriber, log zerolog.Logger) {
+// looking at each site's tables of the namespaces in tables, whose
+// commits name it and go to sub.
+func (n *Network) Poll(ctx context.Context, interval time.Duration, tables []changes.Table, sub changes.Subscriber, log zerolog.Logger) {
 	detectors := map[int64]*changes.Detector{}
 	changes.Every(ctx, interval, log, func(ctx context.Context) error {
 		m, err := n.watcher.Current()
@@ -199,13 +200,7 @@ func (n *Network) Poll(ctx context.Context, interval time.Duration, sub changes.
 			seen[id] = true
 			d := detectors[id]
 			if d == nil {
-				view := n.db.ForSite(id)
-				groups, err := view.FieldGroups(view.Table(n.deps.Options.GroupsTable))
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				d = changes.NewDetector(id, view, groups, func() string { return n.OptName(id) }, sub, log.With().Int64("blog_id", id).Logger())
+				d = changes.NewDetector(id, n.db.ForSite(id), tables, func() string { return n.OptName(id) }, sub, log.With().Int64("blog_id", id).Logger())
 				detectors[id] = d
 			}
 			errs = append(errs, d.Poll(ctx))

@@ -9,14 +9,15 @@ import (
 )
 
 // Memo keeps what the sidecar's GETs read — users found for authentication
-// with their meta, the theme options row, the field groups — for as long as
+// with their meta, the theme options row, the rows of a namespace's own
+// table (the field groups') — for as long as
 // a change feed vouches that none of it changed, so that a GET costs no
 // database round trip. It is only as good as what it is told: every
 // committed write to those tables must reach Forget (the binlog change
 // feed's, and the sidecar's own writes, which forget by themselves), and
 // Serving must say false whenever the feed cannot vouch for the present.
 //
-// A read that found nothing is not kept for users and field groups (the
+// A read that found nothing is not kept for users and tables' rows (the
 // key is the client's choice; a later insert is always seen); the number
 // of entries of each kind is bounded.
 type Memo struct {
@@ -35,9 +36,15 @@ type memoKind int
 const (
 	kindUser memoKind = iota
 	kindOption
-	kindGroup
+	// kindTable: reads of a namespace's own table, keyed as what was read,
+	// NUL, the table (with the site's prefix), then anything (NUL first):
+	// a write of the table forgets them.
+	kindTable
 	kindCount
 )
+
+// kindGroup is the field groups' reads (fieldgroups.go).
+const kindGroup = kindTable
 
 // memoKey names a read: its kind (what invalidates it) and what it asked.
 type memoKey struct {
@@ -46,7 +53,7 @@ type memoKey struct {
 }
 
 // NewMemo is an empty memo that answers only while serving() is true,
-// keeping at most limit entries of each kind (users, options, groups).
+// keeping at most limit entries of each kind (users, options, tables' rows).
 func NewMemo(serving func() bool, limit int) *Memo {
 	m := &Memo{serving: serving, limit: max(limit, 1)}
 	for k := range m.kinds {
@@ -60,7 +67,14 @@ type Changed struct {
 	All     bool     // something the memo cannot judge (a DDL statement)
 	Users   bool     // a users or usermeta row, any user
 	Options []string // option names
-	Groups  bool     // a field-group row
+	// Tables are namespaces' own tables written (with the site's prefix).
+	Tables []string
+	// Groups: a row of some namespace's table, not named: every table's
+	// reads are forgotten.
+	//
+	// Deprecated: name the table in Tables (store/fieldgroups.go's own
+	// writes still say Groups).
+	Groups bool
 }
 
 // Forget drops every entry c may have made stale. A nil memo forgets
@@ -80,7 +94,14 @@ func (m *Memo) Forget(c Changed) {
 		clear(m.kinds[kindUser])
 	}
 	if c.All || c.Groups {
-		clear(m.kinds[kindGroup])
+		clear(m.kinds[kindTable])
+	}
+	for _, table := range c.Tables {
+		for k := range m.kinds[kindTable] {
+			if tableOf(k) == table {
+				delete(m.kinds[kindTable], k)
+			}
+		}
 	}
 	if c.All {
 		clear(m.kinds[kindOption])
@@ -135,7 +156,7 @@ func (m *Memo) put(k memoKey, gen uint64, v any) {
 	if m == nil {
 		return
 	}
-	if g, ok := v.(groupRow); ok && !g.found {
+	if r, ok := v.(interface{ missing() bool }); ok && r.missing() {
 		return
 	}
 	m.mu.Lock()
@@ -151,6 +172,13 @@ func (m *Memo) put(k memoKey, gen uint64, v any) {
 		}
 	}
 	entries[k.key] = v
+}
+
+// tableOf is the table a kindTable entry's key names.
+func tableOf(key string) string {
+	_, rest, _ := strings.Cut(key, "\x00")
+	table, _, _ := strings.Cut(rest, "\x00")
+	return table
 }
 
 // optionKey is how the options table's collation compares names: without

@@ -32,3 +32,34 @@ func TestMemo_ReadRacingAForget(t *testing.T) {
 		t.Error("a nil memo answers")
 	}
 }
+
+// TestMemo_ForgetsTables: a table written forgets the reads of that table
+// alone, whichever namespace's it is; a read that found no row is not
+// kept.
+func TestMemo_ForgetsTables(t *testing.T) {
+	m := NewMemo(func() bool { return true }, 10)
+	keys := []memoKey{
+		{kindTable, "list\x00wp_fieldmgr_groups"},
+		{kindTable, "group\x00wp_fieldmgr_groups\x00g1"},
+		{kindTable, "group\x00wp_2_fieldmgr_groups\x00g1"},
+		{kindTable, "menu\x00wp_menus\x00main"},
+	}
+	for _, k := range keys {
+		_, _, gen, _ := m.lookup(k)
+		m.put(k, gen, k.key)
+	}
+	_, _, gen, _ := m.lookup(memoKey{kindTable, "group\x00wp_fieldmgr_groups\x00none"})
+	m.put(memoKey{kindTable, "group\x00wp_fieldmgr_groups\x00none"}, gen, groupRow{})
+	m.Forget(Changed{Tables: []string{"wp_fieldmgr_groups"}})
+	var kept []string
+	for k := range m.kinds[kindTable] {
+		kept = append(kept, k)
+	}
+	if len(kept) != 2 || m.kinds[kindTable][keys[2].key] == nil || m.kinds[kindTable][keys[3].key] == nil {
+		t.Errorf("kept %q, want site 2's group and the menu", kept)
+	}
+	m.Forget(Changed{Tables: []string{"wp_menus"}})
+	if _, ok := m.kinds[kindTable][keys[3].key]; ok {
+		t.Error("the menu's read outlived its table's write")
+	}
+}

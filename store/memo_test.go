@@ -97,7 +97,9 @@ func TestMemo(t *testing.T) {
 	memo.Forget(store.Changed{Users: true})
 	check("user forgotten", user(), "h2/s2")
 	check("groups still kept", group(), "T1/T1")
-	memo.Forget(store.Changed{Groups: true})
+	memo.Forget(store.Changed{Tables: []string{"wp_menus", "wp_2_fieldmgr_groups"}})
+	check("groups kept after other tables' writes", group(), "T1/T1")
+	memo.Forget(store.Changed{Tables: []string{"wp_fieldmgr_groups"}})
 	check("groups forgotten", group(), "T2/T2")
 
 	// The sidecar's own writes forget what they wrote.

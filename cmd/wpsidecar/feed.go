@@ -9,8 +9,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -27,7 +29,7 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 	if themeopts {
 		optName = sites.OptName
 	}
-	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{OptName: optName, Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db})
+	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: tables(cfg), OptName: optName, Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db})
 	if err != nil {
 		log.Error().Err(err).Msg("binlog change feed unusable; polling instead")
 		return nil
@@ -41,7 +43,7 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 // checkFeed is --check-config's word on the binlog feed: whether the
 // server can feed the sidecar, or what to change.
 func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
-	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Log: zerolog.Nop()})
+	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: tables(cfg), Log: zerolog.Nop()})
 	if err != nil {
 		fmt.Fprintf(out, "# change-feed binlog: %v; the sidecar would poll instead\n", err)
 		return err
@@ -66,6 +68,17 @@ func feedConfig(cfg *config.Config) changes.FeedConfig {
 	network, addr := cfg.DB.Address()
 	return changes.FeedConfig{DSN: cfg.BinlogDSN, Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password,
 		TLS: store.TLS(cfg.DB.TLS), Schema: cfg.DB.Name, Timeout: cfg.DB.Timeout, ServerID: uint32(cfg.BinlogServerID),
-		TablePrefix: cfg.TablePrefix, GroupsTable: cfg.FieldmgrTable, Multisite: cfg.Multisite,
+		TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 		ServeFromFeed: cfg.ServeFromFeed, MaxStaleness: cfg.MaxStaleness}
+}
+
+// tables are the namespaces kept in tables of their own, as change
+// detection (the feed, the poller) follows them: the field groups'.
+func tables(cfg *config.Config) []changes.Table {
+	groups := groupsTable(cfg)
+	return []changes.Table{{
+		Namespace: wpsidecar.FieldGroups, Name: cfg.FieldmgrTable,
+		Key: fieldgroup.KeyColumn, ID: fieldgroup.IDColumn, Value: fieldgroup.RowValue,
+		Rows: func(db *store.DB) (changes.TableRows, error) { return db.FieldGroups(db.Table(groups)) },
+	}}
 }

@@ -296,13 +296,14 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		if s.topts.Any() {
 			optName = s.main.OptName
 		}
-		detector := changes.NewDetector(0, db, s.main.Groups(), optName, subs, clog)
+		followed := tables(cfg)
+		detector := changes.NewDetector(0, db, followed, optName, subs, clog)
 		poll := func(ctx context.Context) {
 			s.feedMode.Store(changes.ModePoll)
 			switch {
 			case !detect:
 			case s.sites.Network != nil:
-				s.sites.Network.Poll(ctx, cfg.ChangeInterval, subs, clog)
+				s.sites.Network.Poll(ctx, cfg.ChangeInterval, followed, subs, clog)
 			default:
 				detector.Run(ctx, cfg.ChangeInterval)
 			}
