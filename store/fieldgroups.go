@@ -267,12 +267,12 @@ func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (fi
 
 // forget drops the memo's groups after a write (whatever its outcome: a
 // failed commit may still have committed).
-func (f *FieldGroups) forget() { f.db.memo.Forget(Changed{Groups: true}) }
+func (f *FieldGroups) forget() { f.db.memo.Forget(Changed{Tables: []string{f.table}}) }
 
 // ListPiggyback is List as a ride-along read (see Piggyback): the groups
 // land in *dst.
 func (f *FieldGroups) ListPiggyback(dst *[]fieldgroup.Group) *Piggyback {
-	return &Piggyback{kind: kindGroup, key: "list\x00" + f.table,
+	return &Piggyback{kind: kindTable, key: "list\x00" + f.table,
 		query: "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id",
 		read:  func(rows *sql.Rows) (any, error) { return scanGroups(rows) },
 		take:  func(v any) { *dst = v.([]fieldgroup.Group) }}
@@ -287,7 +287,7 @@ type groupRow struct {
 // GetPiggyback is Get as a ride-along read: the group lands in *dst, or
 // *found stays false.
 func (f *FieldGroups) GetPiggyback(key string, dst *fieldgroup.Group, found *bool) *Piggyback {
-	return &Piggyback{kind: kindGroup, key: "group\x00" + f.table + "\x00" + key,
+	return &Piggyback{kind: kindTable, key: "group\x00" + f.table + "\x00" + key,
 		query: "SELECT " + groupColumns + " FROM `" + f.table + "` WHERE group_key = ? AND BINARY group_key = ?", args: []any{key, key},
 		read: func(rows *sql.Rows) (any, error) {
 			var r groupRow

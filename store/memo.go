@@ -43,9 +43,6 @@ const (
 	kindCount
 )
 
-// kindGroup is the field groups' reads (fieldgroups.go).
-const kindGroup = kindTable
-
 // memoKey names a read: its kind (what invalidates it) and what it asked.
 type memoKey struct {
 	kind memoKind
@@ -67,14 +64,10 @@ type Changed struct {
 	All     bool     // something the memo cannot judge (a DDL statement)
 	Users   bool     // a users or usermeta row, any user
 	Options []string // option names
-	// Tables are namespaces' own tables written (with the site's prefix).
+	// Tables are namespaces' own tables written (with the site's
+	// prefix), named as the log names them: without case, as a server
+	// with lower_case_table_names may have it.
 	Tables []string
-	// Groups: a row of some namespace's table, not named: every table's
-	// reads are forgotten.
-	//
-	// Deprecated: name the table in Tables (store/fieldgroups.go's own
-	// writes still say Groups).
-	Groups bool
 }
 
 // Forget drops every entry c may have made stale. A nil memo forgets
@@ -93,12 +86,12 @@ func (m *Memo) Forget(c Changed) {
 	if c.All || c.Users {
 		clear(m.kinds[kindUser])
 	}
-	if c.All || c.Groups {
+	if c.All {
 		clear(m.kinds[kindTable])
 	}
 	for _, table := range c.Tables {
 		for k := range m.kinds[kindTable] {
-			if tableOf(k) == table {
+			if strings.EqualFold(tableOf(k), table) {
 				delete(m.kinds[kindTable], k)
 			}
 		}
