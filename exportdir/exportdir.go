@@ -217,9 +217,7 @@ func writeTree(ctx context.Context, dir string, kinds []Kind, files map[string][
 	var old [][]string
 	r := &reader{ctx: ctx, root: root, dir: dir}
 	if b, err := r.file(manifestName); err == nil {
-		if old, err = m.decode(b); err != nil {
-			old = nil
-		}
+		old, _ = m.decode(b) // unreadable: none
 	}
 	names := slices.Sorted(maps.Keys(files))
 	for _, name := range names {
