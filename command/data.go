@@ -21,9 +21,26 @@ import (
 
 // The commands on a site's stored data: export, import, history, revert.
 
-// siteOf is what exportdir reaches of s.
-func siteOf(s stored) exportdir.Site {
-	return exportdir.Site{DB: s.DB, Groups: s.Groups, Themeopts: s.Themeopts}
+// kindsOf are s's namespaces as export and import handle them.
+func kindsOf(s stored) []exportdir.Kind {
+	return []exportdir.Kind{exportdir.FieldGroups{Table: s.Groups}, exportdir.ThemeOptions{DB: s.DB, Config: s.Themeopts}}
+}
+
+// tally counts each kind's items ("2 field groups"): n[i] of kinds[i].
+func tally(kinds []exportdir.Kind, n []int) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = fmt.Sprintf("%d %s", n[i], k.Noun())
+	}
+	return out
+}
+
+// and joins counts as a sentence lists them: "a, b and c".
+func and(counts []string) string {
+	if len(counts) < 2 {
+		return strings.Join(counts, "")
+	}
+	return strings.Join(counts[:len(counts)-1], ", ") + " and " + counts[len(counts)-1]
 }
 
 // dir is where a site's files are: DIR, or DIR/sites/<id> for every site
@@ -76,11 +93,12 @@ func (c *cmd) export(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		groups, options, err := exportdir.Export(ctx, siteOf(s), d)
+		kinds := kindsOf(s)
+		n, err := exportdir.Export(ctx, kinds, d)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out, "%sexported %d field groups and %d theme options sets to %s\n", c.prefix(s), groups, options, d)
+		fmt.Fprintf(c.out, "%sexported %s to %s\n", c.prefix(s), and(tally(kinds, n)), d)
 	}
 	return nil
 }
@@ -96,11 +114,11 @@ func (c *cmd) importDir(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		files, err := exportdir.Read(ctx, d)
+		files, err := exportdir.Read(ctx, kindsOf(s), d)
 		if err != nil {
 			return err
 		}
-		if plans[i], err = exportdir.PlanImport(ctx, siteOf(s), files, c.f.prune); err != nil {
+		if plans[i], err = exportdir.PlanImport(ctx, files, c.f.prune); err != nil {
 			return err
 		}
 		for _, l := range plans[i].Lines() {
@@ -128,12 +146,17 @@ func (c *cmd) importDir(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		err = exportdir.Apply(ctx, siteOf(s), plans[i], c.f.force, author(),
+		err = exportdir.Apply(ctx, plans[i], c.f.force, author(),
 			st.LocalTime(time.Now()), st.DBVersion)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out, "%simported: %d field groups, %d theme options sets written\n", c.prefix(s), len(plans[i].Groups), len(plans[i].Options))
+		var kinds []exportdir.Kind
+		var n []int
+		for _, k := range plans[i].Kinds {
+			kinds, n = append(kinds, k.Kind), append(n, len(k.Steps))
+		}
+		fmt.Fprintf(c.out, "%simported: %s written\n", c.prefix(s), strings.Join(tally(kinds, n), ", "))
 	}
 	return nil
 }

@@ -19,11 +19,11 @@ import (
 )
 
 // exported is the test site and a fresh export of it.
-func exported(t *testing.T) (exportdir.Site, string) {
+func exported(t *testing.T) (site, string) {
 	t.Helper()
 	s, _ := setup(t)
 	dir := t.TempDir()
-	if _, _, err := exportdir.Export(context.Background(), s, dir); err != nil {
+	if _, err := exportdir.Export(context.Background(), s.kinds(), dir); err != nil {
 		t.Fatal(err)
 	}
 	return s, dir
@@ -31,13 +31,13 @@ func exported(t *testing.T) (exportdir.Site, string) {
 
 // importErr reads dir and plans its import, within a deadline (what it
 // guards against never ended), and says what failed ("" nothing).
-func importErr(t *testing.T, s exportdir.Site, dir string) string {
+func importErr(t *testing.T, s site, dir string) string {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		files, err := exportdir.Read(context.Background(), dir)
+		files, err := exportdir.Read(context.Background(), s.kinds(), dir)
 		if err == nil {
-			_, err = exportdir.PlanImport(context.Background(), s, files, false)
+			_, err = exportdir.PlanImport(context.Background(), files, false)
 		}
 		done <- err
 	}()
@@ -174,11 +174,11 @@ func TestImport_ChecksValues(t *testing.T) {
 			if c.want != "" {
 				want = filepath.Join(dir, "themeopts", "opts.json") + ": " + c.want
 			}
-			files, err := exportdir.Read(context.Background(), dir)
+			files, err := exportdir.Read(context.Background(), s.kinds(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := exportdir.PlanImport(context.Background(), s, files, false)
+			p, err := exportdir.PlanImport(context.Background(), files, false)
 			if got := fmt.Sprint(err); want != "" && got != want || want == "" && err != nil {
 				t.Fatalf("import:\n got %v\nwant %s", err, want)
 			}
@@ -201,7 +201,7 @@ func TestImport_ChecksValues(t *testing.T) {
 func TestImport_GroupConfigNumbers(t *testing.T) {
 	s, tdb := setup(t)
 	dir := t.TempDir()
-	exportdir.Export(context.Background(), s, dir)
+	exportdir.Export(context.Background(), s.kinds(), dir)
 	file := filepath.Join(dir, "fieldmgr", "inf.json")
 	os.WriteFile(file, []byte(`{"key":"inf","title":"I","status":"active","config":{"type":"post","post_type":"post","fields":{"n":{"type":"number","label":"N","max":1e700}}},"exported":""}`), 0o644)
 	if got, want := importErr(t, s, dir), file+": config.fields.n.max: number beyond what a PHP float holds"; got != want {
@@ -226,7 +226,7 @@ func TestExport_FollowsNoLink(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := fmt.Sprintf("%s is a symbolic link: not followed (it may lead out of %s)", filepath.Join(dir, sub), dir)
-			if _, _, err := exportdir.Export(context.Background(), s, dir); fmt.Sprint(err) != "export: "+want {
+			if _, err := exportdir.Export(context.Background(), s.kinds(), dir); fmt.Sprint(err) != "export: "+want {
 				t.Errorf("export: %v\nwant export: %s", err, want)
 			}
 			if ents, _ := os.ReadDir(other); len(ents) != 1 || ents[0].Name() != "unrelated.json" {
@@ -235,7 +235,7 @@ func TestExport_FollowsNoLink(t *testing.T) {
 			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 				t.Errorf("DIR holds %v", ents)
 			}
-			if _, err := exportdir.Read(context.Background(), dir); fmt.Sprint(err) != want {
+			if _, err := exportdir.Read(context.Background(), s.kinds(), dir); fmt.Sprint(err) != want {
 				t.Errorf("import: %v\nwant %s", err, want)
 			}
 		})
@@ -250,7 +250,7 @@ func TestExport_RemovesOnlyItsFiles(t *testing.T) {
 	s, _ := setup(t)
 	ctx := context.Background()
 	dir, other := t.TempDir(), t.TempDir()
-	if _, _, err := exportdir.Export(ctx, s, dir); err != nil {
+	if _, err := exportdir.Export(ctx, s.kinds(), dir); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "export.json")); string(b) != "{\n  \"fieldmgr\": [\n    \"g_a\",\n    \"g_b\"\n  ],\n  \"themeopts\": [\n    \"opts\"\n  ]\n}\n" {
@@ -274,7 +274,7 @@ func TestExport_RemovesOnlyItsFiles(t *testing.T) {
 	// The manifest a link to a file of mine.
 	os.Rename(filepath.Join(dir, "export.json"), filepath.Join(other, "export.json"))
 	os.Symlink(filepath.Join(other, "export.json"), filepath.Join(dir, "export.json"))
-	if _, _, err := exportdir.Export(ctx, s, dir); err != nil {
+	if _, err := exportdir.Export(ctx, s.kinds(), dir); err != nil {
 		t.Fatal(err)
 	}
 	// Its manifest was a link: not read, so nothing is removed.
@@ -292,7 +292,7 @@ func TestExport_RemovesOnlyItsFiles(t *testing.T) {
 
 	// Now with the manifest it wrote, listing nothing: the files of the
 	// export before stay too.
-	if _, _, err := exportdir.Export(ctx, s, dir); err != nil {
+	if _, err := exportdir.Export(ctx, s.kinds(), dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "fieldmgr", "g_b.json")); err != nil {
@@ -302,7 +302,7 @@ func TestExport_RemovesOnlyItsFiles(t *testing.T) {
 	// A manifest that lists them (as the export that wrote them did): its
 	// files go, the link and everything else stays.
 	os.WriteFile(filepath.Join(dir, "export.json"), []byte(`{"fieldmgr":["g_a","g_b"],"themeopts":["opts"]}`), 0o644)
-	if _, _, err := exportdir.Export(ctx, s, dir); err != nil {
+	if _, err := exportdir.Export(ctx, s.kinds(), dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"fieldmgr/g_b.json", "themeopts/opts.json"} {
@@ -436,13 +436,13 @@ func TestImport_NestedReferences(t *testing.T) {
 	t.Run("the row stored", func(t *testing.T) {
 		s, tdb := setup(t)
 		dir := t.TempDir()
-		exportdir.Export(context.Background(), s, dir)
+		exportdir.Export(context.Background(), s.kinds(), dir)
 		tdb.SetOption(t, "opts", phpMade(t, nested+` $a = ["accent" => "#111", "deep" => $a];`))
 		if got, want := importErr(t, s, dir), filepath.Join(dir, "themeopts", "opts.json")+": the row opts stores: "+bound+"; not imported"; got != want {
 			t.Errorf("import:\n got %s\nwant %s", got, want)
 		}
 		done := make(chan error, 1)
-		go func() { _, _, err := exportdir.Export(context.Background(), s, t.TempDir()); done <- err }()
+		go func() { _, err := exportdir.Export(context.Background(), s.kinds(), t.TempDir()); done <- err }()
 		select {
 		case err := <-done:
 			if want := "export: option opts: " + bound + "; not exported"; fmt.Sprint(err) != want {
@@ -461,18 +461,18 @@ func TestImport_Cancelled(t *testing.T) {
 	edit(t, filepath.Join(dir, "fieldmgr", "g_a.json"), `"T g_a"`, `"Edited"`)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := exportdir.Read(ctx, dir); !errors.Is(err, context.Canceled) {
+	if _, err := exportdir.Read(ctx, s.kinds(), dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("read: %v", err)
 	}
-	files, err := exportdir.Read(context.Background(), dir)
+	files, err := exportdir.Read(context.Background(), s.kinds(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := exportdir.PlanImport(context.Background(), s, files, false)
-	if err != nil || len(p.Groups) != 1 {
+	p, err := exportdir.PlanImport(context.Background(), files, false)
+	if err != nil || len(p.Kinds[0].Steps) != 1 {
 		t.Fatalf("plan: %v %v", p.Lines(), err)
 	}
-	if err := exportdir.Apply(ctx, s, p, false, wpsidecar.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833); !errors.Is(err, context.Canceled) {
+	if err := exportdir.Apply(ctx, p, false, wpsidecar.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833); !errors.Is(err, context.Canceled) {
 		t.Errorf("apply: %v", err)
 	}
 	if g, _ := s.Groups.Get(context.Background(), "g_a"); g.Title != "T g_a" {

@@ -1,21 +1,21 @@
-// Package exportdir keeps a site's field groups and theme options as files
-// (docs/api.md §13): Export writes DIR/fieldmgr/<key>.json and
-// DIR/themeopts/<option>.json; Plan compares such a directory with the
-// database and Apply writes the difference through the store's writes,
-// recorded in the history like the REST writes.
+// Package exportdir keeps a site's namespaces as files (docs/api.md §13):
+// Export writes each namespace's items into DIR/<namespace>/<name>.json
+// and lists them in DIR/export.json; Read reads such a directory back
+// within bounds, PlanImport compares it with the database and Apply writes
+// the difference.
 //
-// An options file carries the values twice: "values" to read and edit, as
-// json_encode shows them, and "php", the row exactly as the export saw
-// it. An id whose value is unedited is written back from "php", so what
-// JSON cannot tell apart (integer keys, 1.0, stdClass) survives byte for
-// byte; "php" is also what tells a row changed since the export.
+// What is the same for every namespace is here: the manifest, writing the
+// tree atomically and confined to DIR, reading it bounded, a plan's lines
+// and conflicts, applying it in order. What a namespace's items are as
+// files, how they are checked, planned and written is its Kind's: the
+// field groups' (fieldgroups.go) and the theme options' (themeopts.go)
+// are two; another namespace gives its own, from any package.
 package exportdir
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,109 +26,82 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
-// Site is what export and import reach of one site.
-type Site struct {
-	DB     *store.DB
-	Groups *store.FieldGroups
-	// Themeopts is the site's theme options configuration (nil: none):
-	// the row it names is exported, and imported values are checked
-	// against it as POST /themeopts/v1/options checks them.
-	Themeopts *themeopt.Config
+// Kind is one namespace of a site as export and import handle it.
+type Kind interface {
+	// Namespace names its directory under DIR and its list in
+	// export.json.
+	Namespace() wpsidecar.Namespace
+	// Noun is what the commands count its items as ("field groups").
+	Noun() string
+	// Export is what it stores now, an item a file.
+	Export(ctx context.Context) (Exported, error)
+	// Read reads its files (d) as an import wants them stored, refusing
+	// one that is not of its kind; what it reads is planned later.
+	Read(ctx context.Context, d Dir) (Wanted, error)
 }
 
-// optName is the theme options row; "" when the site has none.
-func (s Site) optName() string {
-	if s.Themeopts == nil {
-		return ""
-	}
-	return s.Themeopts.OptName
+// Exported is what a kind's export writes.
+type Exported struct {
+	Items []Item
+	// ListNone: export.json lists the kind even when it has no item (as
+	// null: the export saw none), as it always listed the field groups;
+	// else it is left out then.
+	ListNone bool
 }
 
-// groupFile is DIR/fieldmgr/<key>.json. Config is the stored JSON text as
-// a JSON value, or a string when an older writer stored it PHP-serialized.
-type groupFile struct {
-	Key      string          `json:"key"`
-	Title    string          `json:"title"`
-	Status   string          `json:"status"`
-	Config   json.RawMessage `json:"config"`
-	Exported string          `json:"exported"`
+// Item is one item as a file: Name names it in export.json and names its
+// file, <namespace>/<name>.json; Value is written as indented JSON.
+type Item struct {
+	Name  string
+	Value any
 }
 
-// optionsFile is DIR/themeopts/<option>.json.
-type optionsFile struct {
-	Option string          `json:"option"`
-	Values json.RawMessage `json:"values"`
-	PHP    string          `json:"php"`
+// Wanted are a kind's files as read, to be compared with the database.
+type Wanted interface {
+	// Plan is the steps that would store what the files want; prune: the
+	// items without a file are deleted too (for a kind that deletes).
+	Plan(ctx context.Context, prune bool) ([]Step, error)
 }
 
-// digest names a group's stored state, for telling it changed.
-func digest(g fieldgroup.Value) string {
-	h := sha256.Sum256([]byte(g.Title + "\x00" + g.Status + "\x00" + g.Config))
-	return "sha256:" + hex.EncodeToString(h[:])
-}
-
-// fileName is a key or option name as a file name: what is not safe in
-// one is escaped as in a URL path.
+// fileName is a name as a file name: what is not safe in one is escaped
+// as in a URL path.
 func fileName(name string) string {
 	return strings.ReplaceAll(url.PathEscape(name), "%", "%25") + ".json"
 }
 
-// Export writes the site's groups and theme options into dir, removing
-// the files the previous export there wrote of what is no longer stored,
-// and tells how many it wrote. No link out of dir is followed.
-func Export(ctx context.Context, s Site, dir string) (groups, options int, err error) {
-	list, err := s.Groups.List(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
+// Export writes the kinds' items into dir, removing the files the
+// previous export there wrote of what is no longer stored, and tells how
+// many items of each kind it wrote. No link out of dir is followed.
+func Export(ctx context.Context, kinds []Kind, dir string) ([]int, error) {
 	files := map[string][]byte{}
-	var m manifest
-	for _, g := range list {
-		m.Groups = append(m.Groups, g.Key)
-		f := groupFile{Key: g.Key, Title: g.Title, Status: g.Status, Exported: digest(g.Value())}
-		if json.Valid([]byte(g.Config)) && strings.HasPrefix(g.Config, "{") {
-			f.Config = json.RawMessage(g.Config)
-		} else {
-			f.Config, _ = json.Marshal(g.Config)
+	lists := make([][]string, len(kinds))
+	listNone := make([]bool, len(kinds))
+	counts := make([]int, len(kinds))
+	for i, k := range kinds {
+		e, err := k.Export(ctx)
+		if err != nil {
+			return nil, err
 		}
-		files[path.Join(groupsDir, fileName(g.Key))] = encode(f)
-	}
-	if name := s.optName(); name != "" {
-		raw, err := s.DB.RawOption(ctx, name)
-		switch {
-		case errors.Is(err, wpsidecar.ErrNotFound):
-		case err != nil:
-			return 0, 0, err
-		default:
-			v, err := phpserial.MaybeUnserialize(raw)
-			if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-				return 0, 0, fmt.Errorf("export: option %s is not a PHP array; not exported", name)
-			}
-			// Its JSON is written with the references expanded.
-			if err := newBudget(ctx).walk(v); err != nil {
-				return 0, 0, fmt.Errorf("export: option %s: %w; not exported", name, err)
-			}
-			files[path.Join(optionsDir, fileName(name))] = encode(optionsFile{Option: name, Values: phpserial.JSON(v), PHP: raw})
-			m.Options = append(m.Options, name)
-			options++
+		for _, it := range e.Items {
+			files[path.Join(string(k.Namespace()), fileName(it.Name))] = encode(it.Value)
+			lists[i] = append(lists[i], it.Name)
 		}
+		slices.Sort(lists[i])
+		listNone[i], counts[i] = e.ListNone, len(e.Items)
 	}
-	slices.Sort(m.Groups)
-	if err := writeTree(ctx, dir, files, m); err != nil {
-		return 0, 0, err
+	m := newManifest(kinds, listNone)
+	if err := writeTree(ctx, dir, kinds, files, m, m.encode(lists)); err != nil {
+		return nil, err
 	}
-	return len(list), options, nil
+	return counts, nil
 }
 
 // manifestName is the file that says what the export saw and wrote: a
@@ -137,19 +110,63 @@ func Export(ctx context.Context, s Site, dir string) (groups, options int, err e
 // files it lists and does not write again, and no other.
 const manifestName = "export.json"
 
+// manifest is export.json's shape: a list of names under each kind's
+// namespace. It is a struct type made from the kinds, so that it is read
+// as encoding/json reads a struct (an unknown key refused, a key's letter
+// case ignored) and written as one, with the same bytes and messages the
+// two namespaces' struct had.
 type manifest struct {
-	Groups  []string `json:"fieldmgr"`
-	Options []string `json:"themeopts,omitempty"`
+	kinds []Kind
+	typ   reflect.Type
 }
 
-// files are the paths (under the directory) of the files m lists.
-func (m manifest) files() []string {
-	var out []string
-	for _, k := range m.Groups {
-		out = append(out, path.Join(groupsDir, fileName(k)))
+// newManifest is the kinds' manifest; listNone[i]: kind i is written even
+// without names (nil: none is).
+func newManifest(kinds []Kind, listNone []bool) manifest {
+	fields := make([]reflect.StructField, len(kinds))
+	for i, k := range kinds {
+		tag := string(k.Namespace())
+		if listNone == nil || !listNone[i] {
+			tag += ",omitempty"
+		}
+		fields[i] = reflect.StructField{Name: fmt.Sprintf("K%d", i), Type: reflect.TypeFor[[]string](), Tag: reflect.StructTag(`json:"` + tag + `"`)}
 	}
-	for _, o := range m.Options {
-		out = append(out, path.Join(optionsDir, fileName(o)))
+	return manifest{kinds: kinds, typ: reflect.StructOf(fields)}
+}
+
+// encode is the manifest listing lists[i] under kind i.
+func (m manifest) encode(lists [][]string) []byte {
+	v := reflect.New(m.typ).Elem()
+	for i, l := range lists {
+		v.Field(i).Set(reflect.ValueOf(l))
+	}
+	return encode(v.Interface())
+}
+
+// decode reads a manifest: each kind's names, in the kinds' order.
+func (m manifest) decode(b []byte) ([][]string, error) {
+	v := reflect.New(m.typ)
+	if err := strictDecode(b, v.Interface()); err != nil {
+		// Named as the struct of the two namespaces was named.
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Struct == "" && te.Field != "" {
+			te.Struct = "manifest"
+		}
+		return nil, err
+	}
+	lists := make([][]string, len(m.kinds))
+	for i := range lists {
+		lists[i] = v.Elem().Field(i).Interface().([]string)
+	}
+	return lists, nil
+}
+
+// files are the paths (under the directory) of the files lists names.
+func (m manifest) files(lists [][]string) []string {
+	var out []string
+	for i, l := range lists {
+		for _, name := range l {
+			out = append(out, path.Join(string(m.kinds[i].Namespace()), fileName(name)))
+		}
 	}
 	return out
 }
@@ -164,21 +181,13 @@ func encode(v any) []byte {
 	return b.Bytes()
 }
 
-// Each namespace's files are in a directory named after it.
-const (
-	groupsDir  = string(wpsidecar.FieldGroups)
-	optionsDir = string(wpsidecar.ThemeOptions)
-)
-
-// subdirs are where an export writes, under its directory.
-var subdirs = []string{groupsDir, optionsDir}
-
-// writeTree writes files (path under dir → bytes) and the manifest m,
-// each by a rename so that none is half-written, and removes the files
-// the previous manifest lists and files does not hold. Everything is done
-// through an os.Root of dir: fieldmgr/ and themeopts/ must be directories
-// of dir, not links, and nothing outside dir is written or removed.
-func writeTree(ctx context.Context, dir string, files map[string][]byte, m manifest) error {
+// writeTree writes files (path under dir → bytes) and the manifest (m's
+// bytes, manifestBytes), each by a rename so that none is half-written,
+// and removes the files the previous manifest lists and files does not
+// hold. Everything is done through an os.Root of dir: each kind's
+// directory must be a directory of dir, not a link, and nothing outside
+// dir is written or removed.
+func writeTree(ctx context.Context, dir string, kinds []Kind, files map[string][]byte, m manifest, manifestBytes []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -188,7 +197,8 @@ func writeTree(ctx context.Context, dir string, files map[string][]byte, m manif
 	}
 	defer root.Close()
 	var missing []string
-	for _, sub := range subdirs {
+	for _, k := range kinds {
+		sub := string(k.Namespace())
 		ok, err := subdir(root, dir, sub)
 		if err != nil {
 			return fmt.Errorf("export: %w", err)
@@ -204,12 +214,10 @@ func writeTree(ctx context.Context, dir string, files map[string][]byte, m manif
 	}
 	// What the previous export wrote (none known without its manifest:
 	// then nothing is removed).
-	var old manifest
+	var old [][]string
 	r := &reader{ctx: ctx, root: root, dir: dir}
 	if b, err := r.file(manifestName); err == nil {
-		if strictDecode(b, &old) != nil {
-			old = manifest{}
-		}
+		old, _ = m.decode(b) // unreadable: none
 	}
 	names := slices.Sorted(maps.Keys(files))
 	for _, name := range names {
@@ -220,7 +228,7 @@ func writeTree(ctx context.Context, dir string, files map[string][]byte, m manif
 			return err
 		}
 	}
-	for _, name := range old.files() {
+	for _, name := range m.files(old) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -234,7 +242,7 @@ func writeTree(ctx context.Context, dir string, files map[string][]byte, m manif
 			}
 		}
 	}
-	return writeFile(root, manifestName, encode(m))
+	return writeFile(root, manifestName, manifestBytes)
 }
 
 // writeFile writes name under root whole or not at all: into a new file
@@ -264,54 +272,64 @@ func writeFile(root *os.Root, name string, b []byte) error {
 	return nil
 }
 
-// Files are a directory's groups and options sets, as read.
+// Files are a directory's files as the kinds read them.
 type Files struct {
-	Groups  []GroupWant
-	Options []OptionsWant
-	// HasGroups: the directory has a fieldmgr/ (else pruning is refused:
-	// it would delete every group). Exported: the groups the export saw
-	// (nil without its manifest).
-	HasGroups bool
-	Exported  []string
+	kinds  []Kind
+	wanted []Wanted
 }
 
-// GroupWant is a group as its file wants it stored.
-type GroupWant struct {
-	Key      string
-	Value    fieldgroup.Value
-	Exported string
-	file     string
-	// configJSON: the file's config was a JSON object (validated, and
-	// compared with what is stored as JSON), not stored text.
-	configJSON bool
-	// invalid says why the config would be refused as a new value: it is
-	// imported only as what is stored already.
-	invalid string
+// Dir is what an import's directory holds of one kind.
+type Dir struct {
+	// Found: the directory has the kind's subdirectory (a kind that
+	// deletes what has no file refuses to when it has none).
+	Found bool
+	// Listed are the names export.json lists of the kind: what the export
+	// saw (nil without export.json).
+	Listed []string
+	r      *reader
+	sub    string
 }
 
-// OptionsWant is an options row as its file wants it.
-type OptionsWant struct {
-	Option string
-	// base is the file's "php" as read (an empty array when none), within
-	// the walk's budget; values are the file's "values", in order.
-	base   phpserial.Value
-	values []optionValue
-	php    string
-	file   string
+// File is one of a kind's files as an import reads it.
+type File struct {
+	// Path is the file as messages name it.
+	Path string
+	Data []byte
 }
 
-// optionValue is one id of an options file's "values".
-type optionValue struct {
-	id    string
-	json  []byte          // the value as compact JSON
-	value phpserial.Value // as json_decode($v, true) reads it
+// Decode reads f as one JSON object into v: a field v lacks, or anything
+// after the object, is refused.
+func (f File) Decode(v any) error { return strictDecode(f.Data, v) }
+
+// Each calls each with the kind's .json files in name order, each read
+// within the bounds; an error, a read's or each's, stops it and is
+// returned.
+func (d Dir) Each(each func(File) error) error {
+	if !d.Found {
+		return nil
+	}
+	names, err := d.r.jsonFiles(d.sub)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		rel := path.Join(d.sub, n)
+		b, err := d.r.file(rel)
+		if err != nil {
+			return err
+		}
+		if err := each(File{Path: d.r.name(rel), Data: b}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Read reads dir's files within the bounds (MaxFileBytes, MaxDirBytes,
-// MaxFiles: regular files only, no link followed); an error names the
-// file and what is wrong, and nothing is read then.
-func Read(ctx context.Context, dir string) (Files, error) {
-	var out Files
+// MaxFiles: regular files only, no link followed), each kind its own; an
+// error names the file and what is wrong, and nothing is read then.
+func Read(ctx context.Context, kinds []Kind, dir string) (Files, error) {
+	out := Files{kinds: kinds}
 	if _, err := os.Stat(dir); err != nil {
 		return out, err
 	}
@@ -321,177 +339,54 @@ func Read(ctx context.Context, dir string) (Files, error) {
 	}
 	defer root.Close()
 	r := &reader{ctx: ctx, root: root, dir: dir}
-	if out.HasGroups, err = subdir(root, dir, groupsDir); err != nil {
-		return out, err
+	dirs := make([]Dir, len(kinds))
+	var subs []string
+	anyFound := false
+	for i, k := range kinds {
+		sub := string(k.Namespace())
+		found, err := subdir(root, dir, sub)
+		if err != nil {
+			return out, err
+		}
+		dirs[i] = Dir{Found: found, r: r, sub: sub}
+		anyFound = anyFound || found
+		subs = append(subs, sub+"/")
 	}
-	hasOptions, err := subdir(root, dir, optionsDir)
-	if err != nil {
-		return out, err
-	}
-	if !out.HasGroups && !hasOptions {
-		return out, fmt.Errorf("%s holds no export: neither fieldmgr/ nor themeopts/ (on a network, each site's is in sites/<blog id>/)", dir)
+	if !anyFound {
+		return out, fmt.Errorf("%s holds no export: %s (on a network, each site's is in sites/<blog id>/)", dir, neither(subs))
 	}
 	switch b, err := r.file(manifestName); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return out, err
 	default:
-		var m manifest
-		if err := strictDecode(b, &m); err != nil {
+		lists, err := newManifest(kinds, nil).decode(b)
+		if err != nil {
 			return out, fmt.Errorf("%s: %w", filepath.Join(dir, manifestName), err)
 		}
-		out.Exported = append([]string{}, m.Groups...)
+		for i := range dirs {
+			dirs[i].Listed = append([]string{}, lists[i]...)
+		}
 	}
-	if out.HasGroups {
-		names, err := r.jsonFiles(groupsDir)
+	for i, k := range kinds {
+		w, err := k.Read(ctx, dirs[i])
 		if err != nil {
 			return out, err
 		}
-		// Keys as the table's unique index compares them (a key is ASCII).
-		seen := map[string]bool{}
-		for _, n := range names {
-			w, err := readGroup(r, path.Join(groupsDir, n))
-			if err != nil {
-				return out, err
-			}
-			if lower := strings.ToLower(w.Key); seen[lower] {
-				return out, fmt.Errorf("%s: group %q is in another file too", w.file, w.Key)
-			} else {
-				seen[lower] = true
-			}
-			out.Groups = append(out.Groups, w)
-		}
-	}
-	if hasOptions {
-		names, err := r.jsonFiles(optionsDir)
-		if err != nil {
-			return out, err
-		}
-		for _, n := range names {
-			rel := path.Join(optionsDir, n)
-			p := r.name(rel)
-			b, err := r.file(rel)
-			if err != nil {
-				return out, err
-			}
-			var f optionsFile
-			if err := strictDecode(b, &f); err != nil {
-				return out, fmt.Errorf("%s: %w", p, err)
-			}
-			if f.Option == "" {
-				return out, fmt.Errorf("%s: option: required", p)
-			}
-			w := OptionsWant{Option: f.Option, php: f.PHP, file: p}
-			if w.base, w.values, err = readOptions(ctx, f); err != nil {
-				if ctx.Err() != nil {
-					return out, ctx.Err()
-				}
-				return out, fmt.Errorf("%s: %w", p, err)
-			}
-			out.Options = append(out.Options, w)
-		}
+		out.wanted = append(out.wanted, w)
 	}
 	return out, nil
 }
 
-// readGroup reads a group file.
-func readGroup(r *reader, rel string) (GroupWant, error) {
-	p := r.name(rel)
-	b, err := r.file(rel)
-	if err != nil {
-		return GroupWant{}, err
+// neither says none of names is there.
+func neither(names []string) string {
+	switch len(names) {
+	case 1:
+		return "no " + names[0]
+	case 2:
+		return "neither " + names[0] + " nor " + names[1]
 	}
-	var f groupFile
-	if err := strictDecode(b, &f); err != nil {
-		return GroupWant{}, fmt.Errorf("%s: %w", p, err)
-	}
-	if f.Status != fieldgroup.StatusActive && f.Status != fieldgroup.StatusInactive {
-		return GroupWant{}, fmt.Errorf("%s: status: must be active or inactive", p)
-	}
-	w := GroupWant{Key: f.Key, Value: fieldgroup.Value{Title: f.Title, Status: f.Status}, Exported: f.Exported, file: p}
-	if _, err := fieldgroup.Validate(f.Key, f.Title, nil); err != nil {
-		return w, fmt.Errorf("%s: %w", p, err)
-	}
-	var text string
-	if err := json.Unmarshal(f.Config, &text); err == nil {
-		// Stored as an older writer stored it: PHP-serialized, an array
-		// of plain values (no object PHP would make on reading it), walked
-		// within the budget whatever its references.
-		w.Value.Config = text
-		v, err := phpserial.Unserialize(text)
-		if err != nil || v.Kind != phpserial.Array {
-			w.invalid = "config: a string must be a PHP-serialized array without objects"
-			return w, nil
-		}
-		b := newBudget(r.ctx)
-		switch err := b.walk(v); {
-		case errors.Is(err, errTooLarge):
-			w.invalid = "config: " + err.Error()
-		case err != nil:
-			return w, err
-		case b.object != "":
-			w.invalid = "config: a string must be a PHP-serialized array without objects"
-		}
-		return w, nil
-	}
-	c, err := fieldgroup.Validate(f.Key, f.Title, f.Config)
-	if err != nil {
-		// Refused unless it is what is stored (a group another writer
-		// made, exported and imported unchanged).
-		var compact bytes.Buffer
-		json.Compact(&compact, f.Config)
-		w.Value.Config, w.invalid = compact.String(), err.Error()
-		return w, nil
-	}
-	w.Value.Config, w.configJSON = c, true
-	// What the routes refuse of a body besides: a number json_decode
-	// reads as INF (no JSON answer of the group could be written).
-	if v, err := phpserial.FromJSONStrict(f.Config); err == nil {
-		if at, bad := nonFinite(v, "config"); bad {
-			w.invalid = at + ": number beyond what a PHP float holds"
-		}
-	}
-	return w, nil
-}
-
-// readOptions reads an options file's "php" (an array, or an object set,
-// within the budget) and "values" (an object, each id once).
-func readOptions(ctx context.Context, f optionsFile) (phpserial.Value, []optionValue, error) {
-	base := phpserial.Value{Kind: phpserial.Array}
-	if f.PHP != "" {
-		v, err := phpserial.Unserialize(f.PHP)
-		if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-			return base, nil, errors.New("php: not a serialized PHP array")
-		}
-		if err := newBudget(ctx).walk(v); err != nil {
-			return base, nil, fmt.Errorf("php: %w", err)
-		}
-		base = v
-	}
-	pairs, err := rawPairs(f.Values)
-	if err != nil {
-		return base, nil, fmt.Errorf("values: %w", err)
-	}
-	var out []optionValue
-	seen := map[phpserial.Key]bool{}
-	for i, p := range pairs {
-		if i%4096 == 0 && ctx.Err() != nil {
-			return base, nil, ctx.Err()
-		}
-		if key := phpserial.StrKey(p.key); seen[key] {
-			return base, nil, fmt.Errorf("values: %q is given twice", p.key)
-		} else {
-			seen[key] = true
-		}
-		var compact bytes.Buffer
-		json.Compact(&compact, p.raw)
-		v, err := phpserial.FromJSON(p.raw)
-		if err != nil {
-			return base, nil, fmt.Errorf("values.%s: %w", p.key, err)
-		}
-		out = append(out, optionValue{id: p.key, json: compact.Bytes(), value: v})
-	}
-	return base, out, nil
+	return "none of " + strings.Join(names, ", ")
 }
 
 func strictDecode(b []byte, v any) error {
@@ -504,45 +399,4 @@ func strictDecode(b []byte, v any) error {
 		return errors.New("data after the object")
 	}
 	return nil
-}
-
-type rawPair struct {
-	key string
-	raw json.RawMessage
-}
-
-// rawPairs are an object's members (or a list's elements, keyed 0…n-1, as
-// json_encode writes an array whose keys are those), in order, as sent.
-func rawPairs(data json.RawMessage) ([]rawPair, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	var out []rawPair
-	switch tok {
-	case json.Delim('{'):
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return nil, err
-			}
-			out = append(out, rawPair{k.(string), raw})
-		}
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return nil, err
-			}
-			out = append(out, rawPair{fmt.Sprint(i), raw})
-		}
-	default:
-		return nil, errors.New("must be an object")
-	}
-	return out, nil
 }

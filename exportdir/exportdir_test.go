@@ -32,7 +32,20 @@ func optsConf(t *testing.T) *themeopt.Config {
 
 const row = `a:4:{s:6:"accent";s:4:"#111";i:3;a:2:{i:7;d:1;s:3:"obj";O:8:"stdClass":1:{s:1:"a";i:1;}}s:5:"empty";O:8:"stdClass":0:{}s:4:"list";a:2:{i:0;s:1:"x";i:1;d:0.5;}}`
 
-func setup(t *testing.T) (exportdir.Site, *testdb.DB) {
+// site is the test site: its database, field groups' table and theme
+// options configuration.
+type site struct {
+	DB        *store.DB
+	Groups    *store.FieldGroups
+	Themeopts *themeopt.Config
+}
+
+// kinds are the site's two namespaces as export and import handle them.
+func (s site) kinds() []exportdir.Kind {
+	return []exportdir.Kind{exportdir.FieldGroups{Table: s.Groups}, exportdir.ThemeOptions{DB: s.DB, Config: s.Themeopts}}
+}
+
+func setup(t *testing.T) (site, *testdb.DB) {
 	tdb := testdb.New(t)
 	db := tdb.StoreWith(t, func(o *store.Options) { o.History = true })
 	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
@@ -44,24 +57,24 @@ func setup(t *testing.T) (exportdir.Site, *testdb.DB) {
 		}
 	}
 	tdb.SetOption(t, "opts", row)
-	return exportdir.Site{DB: db, Groups: groups, Themeopts: optsConf(t)}, tdb
+	return site{DB: db, Groups: groups, Themeopts: optsConf(t)}, tdb
 }
 
-func plan(t *testing.T, s exportdir.Site, dir string, prune bool) exportdir.Plan {
+func plan(t *testing.T, s site, dir string, prune bool) exportdir.Plan {
 	t.Helper()
-	files, err := exportdir.Read(context.Background(), dir)
+	files, err := exportdir.Read(context.Background(), s.kinds(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := exportdir.PlanImport(context.Background(), s, files, prune)
+	p, err := exportdir.PlanImport(context.Background(), files, prune)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func apply(t *testing.T, s exportdir.Site, p exportdir.Plan, force bool) error {
-	return exportdir.Apply(context.Background(), s, p, force, wpsidecar.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833)
+func apply(t *testing.T, s site, p exportdir.Plan, force bool) error {
+	return exportdir.Apply(context.Background(), p, force, wpsidecar.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833)
 }
 
 func edit(t *testing.T, path, from, to string) {
@@ -80,12 +93,12 @@ func TestExportImport(t *testing.T) {
 	s, _ := setup(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	if g, o, err := exportdir.Export(ctx, s, dir); err != nil || g != 2 || o != 1 {
-		t.Fatalf("export: %d %d %v", g, o, err)
+	if n, err := exportdir.Export(ctx, s.kinds(), dir); err != nil || n[0] != 2 || n[1] != 1 {
+		t.Fatalf("export: %v %v", n, err)
 	}
 	first, _ := os.ReadFile(filepath.Join(dir, "themeopts", "opts.json"))
 	again := t.TempDir()
-	exportdir.Export(ctx, s, again)
+	exportdir.Export(ctx, s.kinds(), again)
 	second, _ := os.ReadFile(filepath.Join(again, "themeopts", "opts.json"))
 	if string(first) != string(second) {
 		t.Errorf("two exports differ:\n%s\n%s", first, second)
@@ -116,7 +129,7 @@ func TestExportImport(t *testing.T) {
 
 	// A fresh export; the database changes; the edited file conflicts.
 	dir = t.TempDir()
-	exportdir.Export(ctx, s, dir)
+	exportdir.Export(ctx, s.kinds(), dir)
 	s.DB.ModifyOption(ctx, "opts", 61833, nil, func(raw string, _ bool) (string, error) {
 		return strings.Replace(raw, `s:4:"#222"`, `s:4:"#333"`, 1), nil
 	})
@@ -142,11 +155,11 @@ func TestExportImport(t *testing.T) {
 		t.Errorf("prune: %q", got)
 	}
 	os.WriteFile(filepath.Join(dir, "fieldmgr", "bad.json"), []byte(`{"key":"bad","title":"B","status":"active","config":{"type":"nope"},"exported":""}`), 0o644)
-	files, err := exportdir.Read(context.Background(), dir)
+	files, err := exportdir.Read(context.Background(), s.kinds(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "bad.json: config.type") {
+	if _, err := exportdir.PlanImport(ctx, files, false); err == nil || !strings.Contains(err.Error(), "bad.json: config.type") {
 		t.Errorf("a bad file: %v", err)
 	}
 }
@@ -167,7 +180,7 @@ func TestImport_GroupsOthersWrote(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	exportdir.Export(ctx, s, dir)
+	exportdir.Export(ctx, s.kinds(), dir)
 	if p := plan(t, s, dir, false); !p.Empty() {
 		t.Errorf("importing what is stored: %q", p.Lines())
 	}
@@ -181,13 +194,13 @@ func TestImport_GroupsOthersWrote(t *testing.T) {
 	}
 	edit(t, filepath.Join(dir, "fieldmgr", "loose.json"), `"type": "post"`, `"type": "nope"`)
 	edit(t, filepath.Join(dir, "fieldmgr", "old.json"), `s:4:\"post\";}`, `O:8:\"stdClass\":0:{}}`)
-	files, _ := exportdir.Read(context.Background(), dir)
-	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "loose.json: config.type") {
+	files, _ := exportdir.Read(context.Background(), s.kinds(), dir)
+	if _, err := exportdir.PlanImport(ctx, files, false); err == nil || !strings.Contains(err.Error(), "loose.json: config.type") {
 		t.Errorf("a refused config: %v", err)
 	}
 	edit(t, filepath.Join(dir, "fieldmgr", "loose.json"), `"type": "nope"`, `"type": "post"`)
-	files, _ = exportdir.Read(context.Background(), dir)
-	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "old.json: config: a string must be a PHP-serialized array without objects") {
+	files, _ = exportdir.Read(context.Background(), s.kinds(), dir)
+	if _, err := exportdir.PlanImport(ctx, files, false); err == nil || !strings.Contains(err.Error(), "old.json: config: a string must be a PHP-serialized array without objects") {
 		t.Errorf("an object in a serialized config: %v", err)
 	}
 }
@@ -202,18 +215,18 @@ func TestImport_Refusals(t *testing.T) {
 	s, _ := setup(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	exportdir.Export(ctx, s, dir)
+	exportdir.Export(ctx, s.kinds(), dir)
 
-	files, _ := exportdir.Read(context.Background(), dir)
 	noOpts := s
 	noOpts.Themeopts = nil
-	if _, err := exportdir.PlanImport(ctx, noOpts, files, false); err == nil || !strings.Contains(err.Error(), "no theme options configuration") {
+	files, _ := exportdir.Read(context.Background(), noOpts.kinds(), dir)
+	if _, err := exportdir.PlanImport(ctx, files, false); err == nil || !strings.Contains(err.Error(), "no theme options configuration") {
 		t.Errorf("an options file on a site without theme options: %v", err)
 	}
 	other := t.TempDir()
 	os.MkdirAll(filepath.Join(other, "themeopts"), 0o755)
-	files, _ = exportdir.Read(context.Background(), other)
-	if _, err := exportdir.PlanImport(ctx, s, files, true); err == nil || !strings.Contains(err.Error(), "no fieldmgr/") {
+	files, _ = exportdir.Read(context.Background(), s.kinds(), other)
+	if _, err := exportdir.PlanImport(ctx, files, true); err == nil || !strings.Contains(err.Error(), "no fieldmgr/") {
 		t.Errorf("--prune without fieldmgr/: %v", err)
 	}
 
@@ -232,8 +245,8 @@ func TestImport_Refusals(t *testing.T) {
 	}
 
 	os.WriteFile(filepath.Join(dir, "fieldmgr", "G_C.json"), []byte(`{"key":"G_C","title":"C","status":"active","config":{"type":"post","post_type":"post"},"exported":""}`), 0o644)
-	files, _ = exportdir.Read(context.Background(), dir)
-	if _, err := exportdir.PlanImport(ctx, s, files, false); err == nil || !strings.Contains(err.Error(), "letter case") {
+	files, _ = exportdir.Read(context.Background(), s.kinds(), dir)
+	if _, err := exportdir.PlanImport(ctx, files, false); err == nil || !strings.Contains(err.Error(), "letter case") {
 		t.Errorf("a key in another letter case: %v", err)
 	}
 }
