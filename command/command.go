@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/openapi"
-	"github.com/wpsidecar/wpsidecar/reload"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
@@ -34,9 +34,6 @@ type Options struct {
 	// DB reaches WordPress's database (the commands choose the pool's
 	// size and give it the object cache); DB.History: the history is kept.
 	DB store.Options
-	// FieldmgrTable is the field-group table; on a network, site N's is
-	// the same name with the site's prefix.
-	FieldmgrTable string
 	// Network is how wp-config.php declares a multisite network
 	// (DB.Multisite: there is one).
 	Network multisite.Constants
@@ -49,19 +46,18 @@ type Options struct {
 	API func(*themeopt.Config) []openapi.Namespace
 	// Units are the namespaces, as the history's list shows them.
 	Units wpsidecar.Units
-	// Themeopts opens the theme options configurations as the server
-	// does (nil: none).
-	Themeopts func() (Themeopts, error)
+	// Kinds opens, once per command, what export and import work on: the
+	// function it returns gives a site's namespaces as files over view,
+	// the site's view of the database (ms: its place on a network; nil on
+	// a single site). Nil: none.
+	Kinds func() (KindsOf, error)
 	// ObjectCache connects to WordPress's persistent object cache, which
 	// writes evict; nil when the site has none.
 	ObjectCache func(context.Context) (*objcache.Redis, error)
 }
 
-// Themeopts are the theme options configurations: Of is a site's (nil:
-// none; the site is nil on a single site).
-type Themeopts interface {
-	Of(*multisite.Site) *reload.File[themeopt.Config]
-}
+// KindsOf is a site's namespaces as export and import handle them.
+type KindsOf func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error)
 
 // Settings reads a command's settings as the server reads its own: the
 // same flags, variables and wp-config.php, with the command's own flags

@@ -21,11 +21,6 @@ import (
 
 // The commands on a site's stored data: export, import, history, revert.
 
-// kindsOf are s's namespaces as export and import handle them.
-func kindsOf(s stored) []exportdir.Kind {
-	return []exportdir.Kind{exportdir.FieldGroups{Table: s.Groups}, exportdir.ThemeOptions{DB: s.DB, Config: s.Themeopts}}
-}
-
 // tally counts each kind's items ("2 field groups"): n[i] of kinds[i].
 func tally(kinds []exportdir.Kind, n []int) []string {
 	out := make([]string, len(kinds))
@@ -93,7 +88,7 @@ func (c *cmd) export(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		kinds := kindsOf(s)
+		kinds := s.Kinds
 		n, err := exportdir.Export(ctx, kinds, d)
 		if err != nil {
 			return err
@@ -114,7 +109,7 @@ func (c *cmd) importDir(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		files, err := exportdir.Read(ctx, kindsOf(s), d)
+		files, err := exportdir.Read(ctx, s.Kinds, d)
 		if err != nil {
 			return err
 		}

@@ -4,15 +4,18 @@ import (
 	"context"
 	"flag"
 	"io"
+	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // settings reads a command's settings from its flags alone, as
@@ -33,12 +36,22 @@ func settings(stderr io.Writer) command.Settings {
 			DB: store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
 				Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 				Timeout: cfg.DB.Timeout, History: !cfg.History.Off, HistoryUnits: testdb.HistoryUnits()},
-			FieldmgrTable: cfg.FieldmgrTable, Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
+			Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
 				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
 			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes,
-			Themeopts: func() (command.Themeopts, error) {
+			Kinds: func() (command.KindsOf, error) {
 				t, _, err := site.OpenThemeopts(site.ThemeoptsFiles{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
-				return t, err
+				if err != nil {
+					return nil, err
+				}
+				return func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error) {
+					g, err := view.FieldGroups(view.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)))
+					var opts *themeopt.Config
+					if f := t.Of(ms); f != nil {
+						opts = f.Current()
+					}
+					return []exportdir.Kind{exportdir.FieldGroups{Table: g}, exportdir.ThemeOptions{DB: view, Config: opts}}, err
+				}, nil
 			},
 		}, pos, nil
 	}

@@ -3,42 +3,29 @@ package command
 import (
 	"context"
 	"fmt"
-	"strings"
 
+	"github.com/wpsidecar/wpsidecar/exportdir"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // stored is a site's stored data as the commands that edit it offline
 // reach it.
 type stored struct {
-	ID     int64 // 0 on a single site
-	DB     *store.DB
-	Groups *store.FieldGroups
-	// Themeopts is the site's theme options configuration, as the server
-	// would serve it (nil: none): an import checks values against it.
-	Themeopts *themeopt.Config
+	ID    int64 // 0 on a single site
+	DB    *store.DB
+	Kinds []exportdir.Kind // its namespaces as files
 }
 
 // storedSites are the sites the command works on: the single site; on a
 // network site --site only (when given), else every site.
 func (c *cmd) storedSites(ctx context.Context, db *store.DB) ([]stored, error) {
-	var topts Themeopts
-	if c.o.Themeopts != nil {
+	var kindsOf KindsOf
+	if c.o.Kinds != nil {
 		var err error
-		if topts, err = c.o.Themeopts(); err != nil {
+		if kindsOf, err = c.o.Kinds(); err != nil {
 			return nil, err
 		}
-	}
-	themeoptsOf := func(ms *multisite.Site) *themeopt.Config {
-		if topts == nil {
-			return nil
-		}
-		if f := topts.Of(ms); f != nil {
-			return f.Current()
-		}
-		return nil
 	}
 	only := c.f.site
 	site := func(id int64, ms *multisite.Site) (stored, error) {
@@ -46,9 +33,12 @@ func (c *cmd) storedSites(ctx context.Context, db *store.DB) ([]stored, error) {
 		if id > 0 {
 			view = db.ForSite(id)
 		}
-		s := stored{ID: id, DB: view, Themeopts: themeoptsOf(ms)}
+		s := stored{ID: id, DB: view}
+		if kindsOf == nil {
+			return s, nil
+		}
 		var err error
-		s.Groups, err = view.FieldGroups(view.Table(strings.TrimPrefix(c.o.FieldmgrTable, c.o.DB.TablePrefix)))
+		s.Kinds, err = kindsOf(view, ms)
 		return s, err
 	}
 	if !c.o.DB.Multisite {

@@ -9,10 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -70,15 +68,4 @@ func feedConfig(cfg *config.Config) changes.FeedConfig {
 		TLS: store.TLS(cfg.DB.TLS), Schema: cfg.DB.Name, Timeout: cfg.DB.Timeout, ServerID: uint32(cfg.BinlogServerID),
 		TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
 		ServeFromFeed: cfg.ServeFromFeed, MaxStaleness: cfg.MaxStaleness}
-}
-
-// tables are the namespaces kept in tables of their own, as change
-// detection (the feed, the poller) follows them: the field groups'.
-func tables(cfg *config.Config) []changes.Table {
-	groups := groupsTable(cfg)
-	return []changes.Table{{
-		Namespace: wpsidecar.FieldGroups, Name: cfg.FieldmgrTable,
-		Key: fieldgroup.KeyColumn, ID: fieldgroup.IDColumn, Value: fieldgroup.RowValue,
-		Rows: func(db *store.DB) (changes.TableRows, error) { return db.FieldGroups(db.Table(groups)) },
-	}}
 }

@@ -28,25 +28,19 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/command"
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/logging"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/openapi"
 	"github.com/wpsidecar/wpsidecar/proxy"
-	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/redact"
 	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/site"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
 // run reads the configuration, builds everything, serves until ctx ends and
@@ -453,34 +447,6 @@ func (s *sidecar) openapi() []byte {
 	return openapi.Document(api(s.main.Themeopts()), site)
 }
 
-// units are the namespaces served, as the parts shared by all of them
-// see them (the history, webhooks, the contract), under a theme options
-// configuration in force (nil: none).
-func units(themeopts func() *themeopt.Config) wpsidecar.Units {
-	return wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{Config: themeopts}}
-}
-
-// historyUnits are the namespaces as the store keeps their history: each
-// unit with the store's writer-back of its entries.
-func historyUnits() []store.HistoryUnit {
-	return []store.HistoryUnit{
-		{Unit: fieldgroup.Unit{}, Reverter: store.FieldGroupsReverter{}},
-		{Unit: themeopt.Unit{}, Reverter: store.ThemeOptionsReverter{}},
-	}
-}
-
-// api is what the OpenAPI description shows, under a theme options
-// configuration (nil: none): each namespace with its route table, unit
-// and schemas, then the sidecar's own (the history).
-func api(opts *themeopt.Config) []openapi.Namespace {
-	fgSchemas, fgParams := fieldgroup.OpenAPI()
-	return []openapi.Namespace{
-		{Name: "fieldmgr/v1", Routes: fieldmgr.Routes(), Unit: fieldgroup.Unit{}, Holds: "field groups", Schemas: fgSchemas, PathParams: fgParams},
-		{Name: "themeopts/v1", Routes: themeopts.Routes(), Unit: themeopt.Unit{}, Holds: "theme options", Schemas: themeopt.OpenAPISchemas(opts)},
-		{Name: "wpsidecar/v1", Routes: historyapi.Routes()},
-	}
-}
-
 // status is what /readyz says besides readiness.
 func (s *sidecar) status() map[string]string {
 	st := map[string]string{}
@@ -711,11 +677,8 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 			return command.Options{}, nil, err
 		}
 		nop := zerolog.Nop()
-		o := command.Options{DB: dbOptions(cfg), FieldmgrTable: cfg.FieldmgrTable, Network: networkConstants(cfg),
-			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api, Units: units(nil), Themeopts: func() (command.Themeopts, error) {
-				t, _, err := site.OpenThemeopts(themeoptsFiles(cfg), nop, func(func(context.Context)) {})
-				return t, err
-			}}
+		o := command.Options{DB: dbOptions(cfg), Network: networkConstants(cfg),
+			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api, Units: units(nil), Kinds: kinds(cfg)}
 		if cfg.ObjectCache == "redis" {
 			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
 				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))

