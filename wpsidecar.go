@@ -23,9 +23,6 @@ const (
 	ThemeOptions Namespace = "themeopts"
 )
 
-// Namespaces are all of them, in the order they are listed everywhere.
-var Namespaces = []Namespace{FieldGroups, ThemeOptions}
-
 // Unit is a namespace as the parts that handle every namespace alike see
 // it — the history and its routes, webhooks, the contract — so that none
 // of them names one. Each namespace's rules package gives its own

@@ -53,7 +53,7 @@ var layout = []struct {
 	{"logging", "the log's buffer and the collapser of repeated errors", nil, true},
 	{"wplogin", "WordPress's rules for a login a client types: `sanitize_user`, `is_email`, accents removed as the tables' collation compares", nil, true},
 	{"phpserial", "PHP values: serialize, unserialize, `json_decode`/`json_encode`, the one order-keeping JSON model (fuzzed)", nil, true},
-	{"", "the root package `wpsidecar`: the words everyone shares — the namespaces, `Item`, `Author`, `Commit`, the sentinel errors", nil, true},
+	{"", "the root package `wpsidecar`: the words everyone shares — the namespaces and their `Unit`, `Item`, `Author`, `Commit`, the sentinel errors", nil, true},
 }
 
 // harness are the packages outside the table: tests, benchmarks and
