@@ -616,59 +616,82 @@ func touchedFunc(f func(changes.Touched)) subscriber { return subscriber{touched
 
 // TestFeed_ReportsVisible: a server sends a transaction to the log's
 // readers before its engine has committed it; the feed tells its
-// subscriber of it only once a read of the primary sees it. Writers
-// commit updates back to back; at the k-th report, a read finds at least
-// the k-th value (a settings refresh or a memo read then finds the new
-// row, never the old one).
+// subscriber of it only once a read of the primary sees it, for an option
+// row and for a namespace's own table alike. Writers commit updates back
+// to back; at the k-th report, a read finds at least the k-th value (a
+// settings refresh or a memo read then finds the new row, never the old
+// one).
 func TestFeed_ReportsVisible(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
 	tdb := testdb.NewOn(t, srv.Config())
 	tdb.SetOption(t, "counter", "0")
-	const n = 300
-	var mu sync.Mutex
-	var stale []string
-	reports := make(chan struct{}, n)
-	seen := 0
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4246, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
-		Subscriber: subscriber{touched: func(tc changes.Touched) {
-			if !slices.Contains(tc.Options[0], "counter") {
-				return
-			}
-			seen++
-			var v int
-			if err := tdb.SQL.QueryRow("SELECT option_value FROM wp_options WHERE option_name = 'counter'").Scan(&v); err != nil || v < seen {
-				mu.Lock()
-				stale = append(stale, fmt.Sprintf("report %d read %d (%v)", seen, v, err))
-				mu.Unlock()
-			}
-			reports <- struct{}{}
-		}},
-		Heartbeat: 200 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := feed.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
-	defer func() { cancel(); <-done; feed.Close() }()
-	for i := 1; i <= n; i++ {
-		if _, err := tdb.SQL.Exec("UPDATE wp_options SET option_value = ? WHERE option_name = 'counter'", strconv.Itoa(i)); err != nil {
+	for _, q := range []string{"CREATE TABLE wp_menus" + menusDDL, "INSERT INTO wp_menus (menu_key, title, items, updated_at) VALUES ('main', '0', '', NOW())"} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := 0; i < n; i++ {
-		select {
-		case <-reports:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%d reports of %d", i, n)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(stale) > 0 {
-		t.Errorf("%d of %d reports came before the primary showed the change: %q", len(stale), n, stale[:min(len(stale), 5)])
+	for i, c := range []struct {
+		name        string
+		read, write string
+		wrote       func(changes.Touched) bool
+	}{
+		{"an option row", "SELECT option_value FROM wp_options WHERE option_name = 'counter'",
+			"UPDATE wp_options SET option_value = ? WHERE option_name = 'counter'",
+			func(tc changes.Touched) bool { return slices.Contains(tc.Options[0], "counter") }},
+		{"a namespace's table", "SELECT title FROM wp_menus WHERE menu_key = 'main'",
+			"UPDATE wp_menus SET title = ? WHERE menu_key = 'main'",
+			func(tc changes.Touched) bool { return len(tc.Tables["wp_menus"]) > 0 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const n = 300
+			var stale []string
+			reports := make(chan struct{}, n)
+			seen := 0
+			var logs testlog.Buffer
+			feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: uint32(4246 + i), Schema: tdb.Name, Options: "wp_options",
+				Tables: []changes.Table{menus("wp_menus", tdb.SQL)},
+				Subscriber: subscriber{touched: func(tc changes.Touched) {
+					if !c.wrote(tc) {
+						return
+					}
+					seen++
+					var v int
+					if err := tdb.SQL.QueryRow(c.read).Scan(&v); err != nil || v < seen {
+						stale = append(stale, fmt.Sprintf("report %d read %d (%v)", seen, v, err))
+					}
+					reports <- struct{}{}
+				}},
+				Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			if err := feed.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+			for i := 1; i <= n; i++ {
+				if _, err := tdb.SQL.Exec(c.write, strconv.Itoa(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < n; i++ {
+				select {
+				case <-reports:
+				case <-time.After(30 * time.Second):
+					t.Fatalf("%d reports of %d", i, n)
+				}
+			}
+			cancel()
+			<-done // the subscriber is called on Run's goroutine: stale is its
+			feed.Close()
+			if len(stale) > 0 {
+				t.Errorf("%d of %d reports came before the primary showed the change: %q", len(stale), n, stale[:min(len(stale), 5)])
+			}
+			if strings.Contains(logs.String(), "cannot tell when the primary shows") {
+				t.Errorf("the feed could not wait on the row:\n%s", logs.String())
+			}
+		})
 	}
 }
