@@ -163,6 +163,27 @@ func urlOf(t *testing.T, s string) *url.URL {
 	return u
 }
 
+// runFeed follows the log with a feed of o, checked, until stop (or the
+// test's end): stop returns once Run has, its pool closed.
+func runFeed(t *testing.T, o changes.FeedOptions) (feed *changes.Feed, stop func()) {
+	t.Helper()
+	feed, err := changes.NewFeed(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := feed.Check(ctx); err != nil {
+		cancel()
+		feed.Close()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+	stop = sync.OnceFunc(func() { cancel(); <-done; feed.Close() })
+	t.Cleanup(stop)
+	return feed, stop
+}
+
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

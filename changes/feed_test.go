@@ -331,7 +331,7 @@ func TestFeed_NetworkSites(t *testing.T) {
 	var got []string
 	var logs testlog.Buffer
 	record := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
+	runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
 		BasePrefix: "wp_",
 		OptName: func(site int64) string {
 			if site == 30 {
@@ -352,16 +352,6 @@ func TestFeed_NetworkSites(t *testing.T) {
 			},
 		},
 		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := feed.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
-	defer func() { cancel(); <-done; feed.Close() }()
 	for _, q := range []string{
 		`INSERT INTO wp_2_options (option_name, option_value) VALUES ('themeopts_options', 'a:1:{s:1:"a";i:1;}')`,
 		`INSERT INTO wp_30_options (option_name, option_value) VALUES ('themeopts_options', 'a:1:{s:1:"x";i:1;}'), ('site30_options', 'a:1:{s:1:"b";i:1;}')`,
@@ -485,7 +475,7 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 		}
 		return *p
 	}
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
+	feed, stop := runFeed(t, changes.FeedOptions{Conn: conn, ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
 		OptName: func(int64) string { return "opts" }, HistoryTable: "wp_wpsidecar_history",
 		Subscriber: changes.OnCommit(func(c wpsidecar.Commit) {
 			mu.Lock()
@@ -513,17 +503,7 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 			}
 		}),
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer feed.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := feed.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+	ctx := context.Background()
 	waitFor(t, "a heartbeat", func() bool { return feed.Current(300 * time.Millisecond) })
 
 	// One session: the transaction and the tag are a session's.
@@ -590,8 +570,7 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 		t.Errorf("two transactions named alike: %q", origins)
 	}
 	mu.Unlock()
-	cancel()
-	<-done
+	stop()
 }
 
 // subscriber is a test's subscriber of both kinds of event.
@@ -648,7 +627,7 @@ func TestFeed_ReportsVisible(t *testing.T) {
 			reports := make(chan struct{}, n)
 			seen := 0
 			var logs testlog.Buffer
-			feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: uint32(4246 + i), Schema: tdb.Name, Options: "wp_options",
+			_, stop := runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: uint32(4246 + i), Schema: tdb.Name, Options: "wp_options",
 				Tables: []changes.Table{menus("wp_menus", tdb.SQL)},
 				Subscriber: subscriber{touched: func(tc changes.Touched) {
 					if !c.wrote(tc) {
@@ -662,15 +641,6 @@ func TestFeed_ReportsVisible(t *testing.T) {
 					reports <- struct{}{}
 				}},
 				Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			if err := feed.Check(ctx); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
 			for i := 1; i <= n; i++ {
 				if _, err := tdb.SQL.Exec(c.write, strconv.Itoa(i)); err != nil {
 					t.Fatal(err)
@@ -683,9 +653,7 @@ func TestFeed_ReportsVisible(t *testing.T) {
 					t.Fatalf("%d reports of %d", i, n)
 				}
 			}
-			cancel()
-			<-done // the subscriber is called on Run's goroutine: stale is its
-			feed.Close()
+			stop() // the subscriber is called on Run's goroutine: stale is its
 			if len(stale) > 0 {
 				t.Errorf("%d of %d reports came before the primary showed the change: %q", len(stale), n, stale[:min(len(stale), 5)])
 			}

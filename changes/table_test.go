@@ -113,7 +113,7 @@ func TestTables_AThirdNamespace(t *testing.T) {
 	var mu sync.Mutex
 	var fed, touched []string
 	var logs testlog.Buffer
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4247, Schema: tdb.Name, Options: "wp_options", Tables: tables,
+	runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4247, Schema: tdb.Name, Options: "wp_options", Tables: tables,
 		BasePrefix: "wp_", Heartbeat: 100 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t),
 		Subscriber: subscriber{
 			touched: func(tc changes.Touched) {
@@ -129,18 +129,7 @@ func TestTables_AThirdNamespace(t *testing.T) {
 				}
 				fed = append(fed, showCommit(c))
 			}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer feed.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := feed.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
-	defer func() { cancel(); <-done }()
+	ctx := context.Background()
 
 	// The poller of site 1 (its tables, wp_menus among them), by its own
 	// reads; site 2's table only the feed follows here.
