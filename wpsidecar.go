@@ -26,7 +26,7 @@ const (
 // Unit is a namespace as the parts that handle every namespace alike see
 // it — the history and its routes, webhooks, the contract — so that none
 // of them names one. Each namespace's rules package gives its own
-// (fieldgroup.Unit, themeopt.NewUnit); cmd hands the list (Units) to the
+// (fieldgroup.Unit, themeopt.Unit); cmd hands the list (Units) to the
 // parts that need it.
 type Unit interface {
 	Namespace() Namespace

@@ -457,8 +457,12 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		return
 	}
 	table := string(e.Table.Table)
-	if slices.Contains(f.o.Sites, table) {
+	if i := slices.Index(f.o.Sites, table); i >= 0 && i < len(sitesKeys) {
 		tx.touched.Network = true
+		// The site map is read again: once the transaction shows.
+		if cols := f.columns(ctx, table, int(e.Table.ColumnCount)); cols != nil && len(e.Rows) > 0 {
+			f.noteWritten(tx, table, sitesKeys[i], rowNum(cols, e.Rows[0], sitesKeys[i]))
+		}
 		return
 	}
 	name, siteID := f.siteTable(table)
@@ -490,31 +494,18 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		return ""
 	}
-	num := func(row []any, name string) int64 {
-		if i := slices.Index(cols, name); i >= 0 && i < len(row) {
-			switch v := row[i].(type) {
-			case int64:
-				return v
-			case uint64:
-				return int64(v)
-			case int32:
-				return int64(v)
-			case uint32:
-				return int64(v)
-			}
-		}
-		return 0
-	}
-	if pk := f.primaryKey(name); pk != "" && len(e.Rows) > 0 && !slices.ContainsFunc(tx.written, func(w writtenRow) bool { return w.table == table }) {
-		if id := num(e.Rows[0], pk); id != 0 {
-			tx.written = append(tx.written, writtenRow{table, pk, id})
-		}
+	num := func(row []any, name string) int64 { return rowNum(cols, row, name) }
+	if pk := f.primaryKey(name); pk != "" && len(e.Rows) > 0 {
+		f.noteWritten(tx, table, pk, num(e.Rows[0], pk))
 	}
 	switch {
 	case ti >= 0:
 		t := f.o.Tables[ti]
 		if tx.touched.Tables == nil {
 			tx.touched.Tables = map[string][]string{}
+		}
+		if _, ok := tx.touched.Tables[table]; !ok {
+			tx.touched.Tables[table] = []string{} // written, whatever its keys read as
 		}
 		for _, row := range e.Rows {
 			if k := col(row, t.Key); k != "" && !slices.Contains(tx.touched.Tables[table], k) {
@@ -687,6 +678,44 @@ func (f *Feed) commit(ctx context.Context, tx *pending, pos gomysql.Position, gs
 	}
 }
 
+// sitesKeys are the primary keys of a network's tables of sites, in
+// FeedOptions.Sites' order ({base}blogs, {base}site).
+var sitesKeys = [2]string{"blog_id", "id"}
+
+// rowNum is the integer column name of a row image (0 when there is none).
+func rowNum(cols []string, row []any, name string) int64 {
+	if i := slices.Index(cols, name); i >= 0 && i < len(row) {
+		switch v := row[i].(type) {
+		case int64:
+			return v
+		case uint64:
+			return int64(v)
+		case int32:
+			return int64(v)
+		case uint32:
+			return int64(v)
+		case int16:
+			return int64(v)
+		case uint16:
+			return int64(v)
+		case int8:
+			return int64(v)
+		case uint8:
+			return int64(v)
+		}
+	}
+	return 0
+}
+
+// noteWritten keeps a row the transaction wrote in table, by its primary
+// key, for commit to wait on (one per table).
+func (f *Feed) noteWritten(tx *pending, table, pk string, id int64) {
+	if id == 0 || slices.ContainsFunc(tx.written, func(w writtenRow) bool { return w.table == table }) {
+		return
+	}
+	tx.written = append(tx.written, writtenRow{table, pk, id})
+}
+
 // primaryKey is the primary key column of a followed table (site-1
 // name); "" for none.
 func (f *Feed) primaryKey(name string) string {
@@ -713,25 +742,32 @@ const commitWait = 2 * time.Second
 // wrote rows — in the engine, it commits after it is in the log — so
 // that what a subscriber reads again, or a reader of the memo reads once
 // it is forgotten, is the new row. It blocks the feed's goroutine, as it
-// must: nothing after the transaction may be reported before it.
+// must: nothing after the transaction may be reported before it. InnoDB
+// releases all of a transaction's locks at once: one row seen unlocked is
+// the whole transaction committed (the others are tried only when a row
+// cannot be read, its table dropped since).
 func (f *Feed) awaitVisible(ctx context.Context, rows []writtenRow) {
-	if f.o.Primary == nil {
-		return
-	}
 	for _, r := range rows {
+		if f.o.Primary == nil {
+			return
+		}
 		wctx, cancel := context.WithTimeout(ctx, commitWait)
 		err := f.o.Primary.AwaitCommitted(wctx, r.table, r.column, r.id)
 		cancel()
 		switch {
 		case err == nil || ctx.Err() != nil:
+			return
 		case errors.Is(err, context.DeadlineExceeded):
 			f.o.Log.Warn().Str("table", r.table).Dur("waited", commitWait).Msg("binlog change feed: a transaction's row is still locked on the primary; reporting it anyway")
-		default:
-			// Refused (the grants), or no such table: asking again for
-			// every transaction would only repeat it.
-			f.o.Log.Error().Err(err).Str("table", r.table).Msg("binlog change feed: cannot tell when the primary shows a transaction (a locking read of its row failed); reporting transactions as the log has them from now on")
+			return
+		case errors.Is(err, store.ErrCannotLock):
+			// Refused for good (the grants): asking again for every
+			// transaction would only repeat it.
+			f.o.Log.Error().Err(err).Str("table", r.table).Msg("binlog change feed: cannot tell when the primary shows a transaction; reporting transactions as the log has them from now on")
 			f.o.Primary = nil
 			return
+		default:
+			f.o.Log.Warn().Err(err).Str("table", r.table).Msg("binlog change feed: could not tell when the primary shows a transaction")
 		}
 	}
 }

@@ -27,7 +27,11 @@ func (c *cmd) openAPI(_ context.Context, _ []string) error {
 	if site.Public, err = readConfig(c.o.PublicRoutes, "public-routes", publicroute.ParseConfig); err != nil {
 		return err
 	}
-	_, err = c.out.Write(openapi.Document(c.o.API(opts), site))
+	var api []openapi.Namespace
+	if c.o.API != nil {
+		api = c.o.API(opts)
+	}
+	_, err = c.out.Write(openapi.Document(api, site))
 	return err
 }
 

@@ -148,7 +148,10 @@ func (m manifest) decode(b []byte) ([][]string, error) {
 	v := reflect.New(m.typ)
 	if err := strictDecode(b, v.Interface()); err != nil {
 		// Named as the struct of the two namespaces was named.
-		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Struct == "" && te.Field != "" {
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Struct == "" {
+			if te.Field == "" { // not an object at all
+				return nil, fmt.Errorf("json: cannot unmarshal %s into Go value of type exportdir.manifest", te.Value)
+			}
 			te.Struct = "manifest"
 		}
 		return nil, err

@@ -199,6 +199,7 @@ func TestKind_Alone(t *testing.T) {
 		`{"menus": 1}`:     "json: cannot unmarshal number into Go struct field manifest.menus of type []string",
 		`{"fieldmgr": []}`: `json: unknown field "fieldmgr"`,
 		`{"MENUS": []}`:    "",
+		`[]`:               "json: cannot unmarshal array into Go value of type exportdir.manifest",
 	} {
 		os.WriteFile(filepath.Join(dir, "export.json"), []byte(body), 0o644)
 		if _, err := exportdir.Read(ctx, kinds, dir); want == "" && err != nil || want != "" && fmt.Sprint(err) != filepath.Join(dir, "export.json")+": "+want {

@@ -136,7 +136,8 @@ type Deps struct {
 	Themeopts  *Themeopts
 	Public     *reload.File[publicroute.Config] // nil without public routes
 	// Units are the namespaces served, as the history sees them, under a
-	// site's theme options configuration in force (nil without one).
+	// site's theme options configuration in force (nil without one); nil:
+	// the history shows no entry.
 	Units func(themeopts func() *themeopt.Config) wpsidecar.Units
 
 	mu     sync.Mutex
@@ -187,7 +188,11 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 		s.pub = newPublic(d.Public, s.fields, s.opts)
 	}
 	if h := db.History(); h != nil {
-		s.history = historyapi.New(s.authn, h, s.settings, d.Units(s.Themeopts))
+		var units wpsidecar.Units
+		if d.Units != nil {
+			units = d.Units(s.Themeopts)
+		}
+		s.history = historyapi.New(s.authn, h, s.settings, units)
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -28,9 +29,14 @@ func (db *DB) AwaitCommitted(ctx context.Context, table, column string, id int64
 	if !identRe.MatchString(table) || !identRe.MatchString(column) {
 		return errors.New("store: invalid table or column name")
 	}
-	lock := " LOCK IN SHARE MODE NOWAIT" // MariaDB: no FOR SHARE
-	if db.flavorOf(ctx) == gomysql.MySQLFlavor {
-		lock = " FOR SHARE NOWAIT" // MySQL: no NOWAIT after LOCK IN SHARE MODE
+	var lock string
+	switch db.flavorOf(ctx) {
+	case gomysql.MariaDBFlavor:
+		lock = " LOCK IN SHARE MODE NOWAIT" // no FOR SHARE
+	case gomysql.MySQLFlavor:
+		lock = " FOR SHARE NOWAIT" // no NOWAIT after LOCK IN SHARE MODE
+	default:
+		return errors.New("store: the server's flavor is not known yet")
 	}
 	q := "SELECT 1 FROM `" + table + "` WHERE `" + column + "` = " + strconv.FormatInt(id, 10) + lock
 	pause := time.Millisecond
@@ -39,6 +45,9 @@ func (db *DB) AwaitCommitted(ctx context.Context, table, column string, id int64
 		if err == nil {
 			rows.Close()
 			err = rows.Err()
+		}
+		if cannotLock(err) {
+			return fmt.Errorf("%w: %w", ErrCannotLock, err)
 		}
 		if !rowLocked(err) {
 			return err
@@ -50,6 +59,24 @@ func (db *DB) AwaitCommitted(ctx context.Context, table, column string, id int64
 		}
 		pause = min(2*pause, 20*time.Millisecond)
 	}
+}
+
+// ErrCannotLock: the locking read is refused for good — the user may not
+// (MySQL before 8.0.22 wants UPDATE, DELETE or LOCK TABLES besides
+// SELECT), or the server does not take the statement.
+var ErrCannotLock = errors.New("store: a locking read of the row is refused")
+
+// cannotLock: an error no repetition will change (access denied, syntax).
+func cannotLock(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case 1044, 1142, 1143, 1227, 1064:
+		return true
+	}
+	return false
 }
 
 // rowLocked: a NOWAIT locking read found the row locked (MySQL's

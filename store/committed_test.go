@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // TestAwaitCommitted: while another transaction holds a row it wrote
@@ -72,5 +73,21 @@ func TestAwaitCommitted(t *testing.T) {
 	}
 	if err := db.AwaitCommitted(ctx, "rows`innodb", "id", 1); err == nil {
 		t.Error("a table name that is not an identifier: no error")
+	}
+	// A user who may not read the table is refused for good
+	// (ErrCannotLock: the feed stops asking); a table gone is not.
+	user := "nl_" + tdb.Name[len(tdb.Name)-8:]
+	for _, q := range []string{"CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw'", "GRANT SELECT ON " + tdb.Name + ".rows_memory TO '" + user + "'@'%'"} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() { tdb.SQL.Exec("DROP USER '" + user + "'@'%'") })
+	limited := tdb.StoreWith(t, func(o *store.Options) { o.User, o.Password = user, "pw" })
+	if err := limited.AwaitCommitted(ctx, "rows_innodb", "id", 1); !errors.Is(err, store.ErrCannotLock) {
+		t.Errorf("a table the user may not read: %v, want ErrCannotLock", err)
+	}
+	if err := db.AwaitCommitted(ctx, "rows_gone", "id", 1); err == nil || errors.Is(err, store.ErrCannotLock) {
+		t.Errorf("a table that does not exist: %v, want an error of its own", err)
 	}
 }

@@ -166,6 +166,10 @@ func TestOpen_HistoryUnitsChecked(t *testing.T) {
 			t.Errorf("%s: opened", name)
 		}
 	}
+	if db, err := store.Open(store.Options{TablePrefix: "wp_", History: true}); err == nil {
+		db.Close()
+		t.Error("the history kept with no unit: opened")
+	}
 	shared := append(testdb.HistoryUnits(), store.HistoryUnit{Unit: gTagged{}, Reverter: menuReverter{}})
 	if db, err := store.Open(store.Options{TablePrefix: "wp_", HistoryUnits: shared}); err == nil {
 		db.Close()

@@ -147,6 +147,10 @@ func Open(o Options) (*DB, error) {
 	if !identRe.MatchString(o.TablePrefix) {
 		return nil, fmt.Errorf("store: invalid table prefix %q", o.TablePrefix)
 	}
+	if o.History && len(o.HistoryUnits) == 0 {
+		// Every write records in the history, in its transaction.
+		return nil, errors.New("store: the history is kept but no namespace's HistoryUnit is given")
+	}
 	units, err := newHistoryUnits(o.HistoryUnits)
 	if err != nil {
 		return nil, err
