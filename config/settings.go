@@ -259,7 +259,7 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.FieldmgrTable })},
 		{name: "change-interval", kind: kDuration, def: DefaultChangeInterval.String(), usage: "how often the field groups and the theme options row are checked for changes, when webhook-urls is set",
 			set: durSetter(func(c *Config) *time.Duration { return &c.ChangeInterval })},
-		{name: "change-feed", def: "auto", usage: "how changes are noticed: auto (the server's binary log when the server can feed it, checked at start and every minute after a fall-back, else polling, with the reason logged), binlog (the binary log, as a replica; falls back to poll when it cannot) or poll (every change-interval)",
+		{name: "change-feed", def: "auto", usage: "how changes are noticed: auto (the server's binary log whenever the server can feed it, asked at start and, while polling, every 30 change-intervals up to a minute; else polling, the reason logged), binlog (the binary log, as a replica; falls back to poll when it cannot) or poll (every change-interval)",
 			set: func(c *Config, v string) error {
 				if v != "auto" && v != "poll" && v != "binlog" {
 					return fmt.Errorf("not auto, poll or binlog")
