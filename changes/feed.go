@@ -85,6 +85,9 @@ type Feed struct {
 	server   *store.BinlogServer
 	mode     atomic.Value // ModeBinlog or ModePoll
 	lastSeen atomic.Int64 // unix nanoseconds of the last event or heartbeat
+	// why is what stopped the feed following the log (a whyStopped), for
+	// /readyz: the last Check's problem or the fall-back's cause.
+	why atomic.Value
 	// caughtUp is when the server last sent a heartbeat (unix nanoseconds;
 	// 0 since the feed (re)connected): it sends one only with nothing left
 	// to send, so everything it wrote until then was applied. An event
@@ -126,8 +129,28 @@ func (f *Feed) Close() error { return f.server.Close() }
 // Conn is the connection and replica id the feed uses.
 func (f *Feed) Conn() (*mysql.Config, uint32) { return f.o.Conn, f.o.ServerID }
 
-// Mode is the detection in force: binlog, or poll after a fall-back.
+// Mode is the detection in force: binlog, or poll after a fall-back or
+// a failed Check.
 func (f *Feed) Mode() string { return f.mode.Load().(string) }
+
+// whyStopped wraps an error for atomic.Value, which takes no nil.
+type whyStopped struct{ err error }
+
+// Err is why the feed does not follow the log: what the last Check found
+// missing, or what made Run fall back; nil while it follows.
+func (f *Feed) Err() error {
+	if w, ok := f.why.Load().(whyStopped); ok {
+		return w.err
+	}
+	return nil
+}
+
+// stop notes that the feed no longer vouches for anything, and why.
+func (f *Feed) stop(why error) {
+	f.mode.Store(ModePoll) // first: Current reads the mode
+	f.caughtUp.Store(0)
+	f.why.Store(whyStopped{why})
+}
 
 // Current tells whether the feed follows the log and the server said,
 // within maxStale, that it had nothing left to send (a heartbeat): whether
@@ -152,10 +175,21 @@ func (f *Feed) LastSeen() time.Time {
 // to change.
 var ErrFeedUnusable = errors.New("binlog change feed unusable")
 
-// Check tells what the server lacks for the feed, and reads where the log
-// stands now (the feed starts there: what came before is what the sidecar
-// reads anyway).
+// Check tells what the server lacks for the feed, with the statement or
+// the my.cnf lines that give it, and reads where the log stands now (Run
+// starts there: what came before is what the sidecar reads anyway). It
+// may be called again once Run has returned: the feed then resumes from
+// the server's position of that moment, and until Run starts again it
+// is not current.
 func (f *Feed) Check(ctx context.Context) error {
+	err := f.check(ctx)
+	if err != nil {
+		f.stop(err)
+	}
+	return err
+}
+
+func (f *Feed) check(ctx context.Context) error {
 	b, err := f.server.Settings(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: cannot read the server's binlog settings: %v", ErrFeedUnusable, err)
@@ -167,13 +201,13 @@ func (f *Feed) Check(ctx context.Context) error {
 	}
 	var problems []string
 	if b.LogBin != "1" && !strings.EqualFold(b.LogBin, "ON") {
-		problems = append(problems, "the binary log is off (start the server with log_bin and a server_id)")
+		problems = append(problems, "the binary log is off (start the server with log_bin and a server_id: in my.cnf's [mysqld], log_bin=binlog, server_id=1, binlog_format=ROW and binlog_row_image=FULL, then restart it)")
 	}
 	if !strings.EqualFold(b.Format, "ROW") {
-		problems = append(problems, fmt.Sprintf("binlog_format is %s (set binlog_format=ROW)", b.Format))
+		problems = append(problems, fmt.Sprintf("binlog_format is %s (SET GLOBAL binlog_format=ROW, and binlog_format=ROW in my.cnf's [mysqld] to keep it)", b.Format))
 	}
 	if !strings.EqualFold(b.RowImage, "FULL") {
-		problems = append(problems, fmt.Sprintf("binlog_row_image is %s (set binlog_row_image=FULL)", b.RowImage))
+		problems = append(problems, fmt.Sprintf("binlog_row_image is %s (SET GLOBAL binlog_row_image=FULL, and binlog_row_image=FULL in my.cnf's [mysqld] to keep it)", b.RowImage))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrFeedUnusable, strings.Join(problems, "; "))
@@ -183,9 +217,17 @@ func (f *Feed) Check(ctx context.Context) error {
 	case errors.Is(err, store.ErrNoBinlog):
 		return fmt.Errorf("%w: %v", ErrFeedUnusable, err)
 	case err != nil:
-		return fmt.Errorf("%w: SHOW MASTER STATUS: %v (grant REPLICATION CLIENT, or BINLOG MONITOR on MariaDB, and REPLICATION SLAVE)", ErrFeedUnusable, err)
+		return fmt.Errorf("%w: SHOW MASTER STATUS: %v (%s)", ErrFeedUnusable, err, f.grant())
 	}
 	return f.readColumns(ctx, f.o.Options)
+}
+
+// grant is the statement that lets the feed's user read the log (the
+// account's host is the one SELECT CURRENT_USER() names; REPLICATION
+// CLIENT is BINLOG MONITOR on MariaDB 10.5 and later, which still takes
+// the old name).
+func (f *Feed) grant() string {
+	return fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%', the host as SELECT CURRENT_USER() names it", f.o.Conn.User)
 }
 
 // columns is table's column names in order, as many as a row event has
@@ -238,11 +280,13 @@ func (f *Feed) readColumns(ctx context.Context, table string) error {
 	return nil
 }
 
-// Run follows the log until ctx ends. A lost connection is resumed from
-// the last committed transaction; when the server no longer has that
-// position (binlogs purged) or refuses the feed, the feed logs why, calls
-// fallback (polling) and returns.
+// Run follows the log, from where Check found it, until ctx ends. A lost
+// connection is resumed from the last committed transaction; when the
+// server no longer has that position (binlogs purged) or refuses the
+// feed, the feed logs why (Err), calls fallback (polling) and returns.
 func (f *Feed) Run(ctx context.Context, fallback func(context.Context)) {
+	f.why.Store(whyStopped{})
+	f.mode.Store(ModeBinlog) // not current before the server's first heartbeat
 	pause := 250 * time.Millisecond
 	for ctx.Err() == nil {
 		err := f.follow(ctx)
@@ -251,9 +295,15 @@ func (f *Feed) Run(ctx context.Context, fallback func(context.Context)) {
 		}
 		var me *gomysql.MyError
 		if errors.Is(err, errUnreadable) || errors.As(err, &me) && (me.Code == 1236 || me.Code == 1227 || me.Code == 1045) {
-			// 1236: the position is gone; 1227/1045: not allowed.
+			switch {
+			case me == nil:
+			case me.Code == 1236:
+				err = fmt.Errorf("%w: %v (the server no longer has the position the feed was at: its binary logs were purged)", ErrFeedUnusable, err)
+			default:
+				err = fmt.Errorf("%w: %v (%s)", ErrFeedUnusable, err, f.grant())
+			}
 			f.o.Log.Error().Err(err).Msg("binlog change feed cannot go on; falling back to polling")
-			f.mode.Store(ModePoll)
+			f.stop(err)
 			fallback(ctx)
 			return
 		}

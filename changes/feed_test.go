@@ -218,7 +218,7 @@ func TestFeed_Unusable(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = feed.Check(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "the binary log is off (start the server with log_bin and a server_id)") {
+	if err == nil || !strings.Contains(err.Error(), "the binary log is off (start the server with log_bin and a server_id: in my.cnf's [mysqld], log_bin=binlog, server_id=1, binlog_format=ROW and binlog_row_image=FULL, then restart it)") {
 		t.Errorf("err = %v", err)
 	}
 }

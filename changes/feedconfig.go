@@ -34,10 +34,10 @@ type FeedConfig struct {
 	MaxStaleness  time.Duration
 }
 
-// OpenFeed is c's feed (newFeed) checked against the server (closed when
+// OpenFeed is c's feed (PrepareFeed) checked against the server (closed when
 // the server cannot feed it).
 func OpenFeed(ctx context.Context, c FeedConfig, o FeedOptions) (*Feed, error) {
-	feed, err := newFeed(c, o)
+	feed, err := PrepareFeed(c, o)
 	if err != nil {
 		return nil, err
 	}
@@ -50,10 +50,12 @@ func OpenFeed(ctx context.Context, c FeedConfig, o FeedOptions) (*Feed, error) {
 	return feed, nil
 }
 
-// newFeed is the binlog feed of c: its connection (from --binlog-dsn,
-// else the database settings over TCP), replica id and tables, told to
-// o's subscriber.
-func newFeed(c FeedConfig, o FeedOptions) (*Feed, error) {
+// PrepareFeed is the binlog feed of c, not checked yet: its connection
+// (from --binlog-dsn, else the database settings over TCP), replica id
+// and tables, told to o's subscriber. Its error (ErrFeedUnusable: a
+// socket and no --binlog-dsn; a TLS setting) is one asking the server
+// again would not change.
+func PrepareFeed(c FeedConfig, o FeedOptions) (*Feed, error) {
 	o.Conn = c.DSN
 	if o.Conn != nil {
 		o.Conn = o.Conn.Clone()

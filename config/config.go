@@ -92,15 +92,17 @@ type Config struct {
 	ChangeInterval time.Duration
 	WebhookURLs    []*url.URL
 	WebhookSecret  string
-	// ChangeFeed is poll or binlog; BinlogDSN (nil: the database settings)
-	// and BinlogServerID (0: random) configure the binlog feed.
+	// ChangeFeed is auto, poll or binlog; BinlogDSN (nil: the database
+	// settings) and BinlogServerID (0: random) configure the binlog feed.
 	ChangeFeed     string
 	BinlogDSN      *mysql.Config
 	BinlogServerID int
 	// ServeFromFeed answers GETs from memory while the binlog feed is
-	// current within MaxStaleness (docs/api.md §5).
-	ServeFromFeed bool
-	MaxStaleness  time.Duration
+	// current within MaxStaleness (docs/api.md §5). serve-from-feed auto
+	// (serveFromFeedAuto) makes it true whenever a binlog feed may run.
+	ServeFromFeed     bool
+	serveFromFeedAuto bool
+	MaxStaleness      time.Duration
 	// History is what the history of field groups and theme options
 	// keeps (docs/api.md §12).
 	History History

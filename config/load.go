@@ -300,6 +300,9 @@ func (c *Config) derive() {
 		c.sources["db-collate"] = resolved{c.DB.Collate, SourceDefault}
 	}
 	c.deriveTLS()
+	if c.serveFromFeedAuto {
+		c.ServeFromFeed = c.ChangeFeed != "poll"
+	}
 	if !validTypes[c.EnvironmentType] {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("environment-type: %q is not local, development, staging or production; using production, as WordPress does", c.EnvironmentType))
 		c.EnvironmentType = DefaultEnvironmentType
@@ -386,8 +389,8 @@ func (c *Config) problems() []string {
 		}
 		seen[r.Addr] = true
 	}
-	if c.ServeFromFeed && c.ChangeFeed != "binlog" {
-		p = append(p, "serve-from-feed: needs change-feed binlog (only the binlog feed tells of every change as it commits)")
+	if c.ServeFromFeed && c.ChangeFeed == "poll" {
+		p = append(p, "serve-from-feed: needs change-feed auto or binlog (only the binlog feed tells of every change as it commits)")
 	}
 	if len(c.WebhookURLs) > 0 && c.WebhookSecret == "" {
 		p = append(p, "webhook-secret: required when webhook-urls is set (receivers verify the signature with it)")

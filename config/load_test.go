@@ -217,7 +217,7 @@ func TestLoad_EveryProblemAtOnce(t *testing.T) {
 		"--db-charset", "utf-8!", "--db-collate", "x y", "--log-level", "loud", "--log-format", "xml",
 		"--tls-cert", "c.pem", "--db-max-open", "0", "--multisite", "--db-host", ":",
 		"--webhook-urls", "https://cdn.example/purge, ftp://x,nohost", "--change-interval", "0s",
-		"--serve-from-feed", "--max-staleness", "0",
+		"--serve-from-feed", "--change-feed", "poll", "--max-staleness", "0",
 	}
 	_, err := load(t, args, "WPSIDECAR_NOT_A_SETTING=1", "WPSIDECAR_DB_USER=")
 	var ce *Error
@@ -246,7 +246,7 @@ func TestLoad_EveryProblemAtOnce(t *testing.T) {
 		`change-interval: "0s" from flag: must be positive`,
 		`webhook-secret: required when webhook-urls is set (receivers verify the signature with it)`,
 		`max-staleness: "0" from flag: must be positive`,
-		`serve-from-feed: needs change-feed binlog (only the binlog feed tells of every change as it commits)`,
+		`serve-from-feed: needs change-feed auto or binlog (only the binlog feed tells of every change as it commits)`,
 		`WPSIDECAR_NOT_A_SETTING: unknown setting`,
 	}
 	got := strings.Join(ce.Problems, "\n")

@@ -259,10 +259,10 @@ var settings = func() []setting {
 			set: strSetter(func(c *Config) *string { return &c.FieldmgrTable })},
 		{name: "change-interval", kind: kDuration, def: DefaultChangeInterval.String(), usage: "how often the field groups and the theme options row are checked for changes, when webhook-urls is set",
 			set: durSetter(func(c *Config) *time.Duration { return &c.ChangeInterval })},
-		{name: "change-feed", def: "poll", usage: "how changes are noticed: poll (every change-interval) or binlog (the server's binary log, as a replica; falls back to poll when it cannot)",
+		{name: "change-feed", def: "auto", usage: "how changes are noticed: auto (the server's binary log whenever the server can feed it, asked at start and, while polling, every 30 change-intervals up to a minute; else polling, the reason logged), binlog (the binary log, as a replica; falls back to poll when it cannot) or poll (every change-interval)",
 			set: func(c *Config, v string) error {
-				if v != "poll" && v != "binlog" {
-					return fmt.Errorf("not poll or binlog")
+				if v != "auto" && v != "poll" && v != "binlog" {
+					return fmt.Errorf("not auto, poll or binlog")
 				}
 				c.ChangeFeed = v
 				return nil
@@ -278,8 +278,14 @@ var settings = func() []setting {
 			}},
 		{name: "binlog-server-id", kind: kInt, def: "0", usage: "the feed's replica server id, unique among the server's replicas; 0: one chosen at random",
 			set: intSetter(0, func(c *Config) *int { return &c.BinlogServerID })},
-		{name: "serve-from-feed", kind: kBool, def: "false", usage: "answer GETs from memory kept current by the binlog feed (change-feed binlog), with no database round trip, while the feed has heard the server within max-staleness",
-			set: func(c *Config, v string) (err error) { c.ServeFromFeed, err = parseBool(v); return err }},
+		{name: "serve-from-feed", kind: kBool, def: "auto", usage: "answer GETs from memory kept current by the binlog feed, with no database round trip, while the feed has heard the server within max-staleness; auto: whenever the binlog feed is followed (change-feed auto or binlog), false: never",
+			set: func(c *Config, v string) (err error) {
+				if c.serveFromFeedAuto = strings.EqualFold(strings.TrimSpace(v), "auto"); c.serveFromFeedAuto {
+					return nil
+				}
+				c.ServeFromFeed, err = parseBool(v)
+				return err
+			}},
 		{name: "max-staleness", kind: kDuration, def: DefaultMaxStaleness.String(), usage: "with serve-from-feed: how long the feed may go without hearing the server before GETs read the database again (the server's heartbeat is half of it)",
 			set: durSetter(func(c *Config) *time.Duration { return &c.MaxStaleness })},
 		{name: "history-retention", def: "90d,10000", usage: "how long and how many entries a site's history of field groups and theme options keeps (age as 90d or 2160h, then a count; 0 for no bound of that kind), pruned by the leader; off keeps no history",

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -15,40 +16,81 @@ import (
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-// changeFeed is the binlog feed when --change-feed binlog and the server
-// can feed it; nil (polling) otherwise, with the reason logged. It follows
-// every site's tables (a site's theme options row when themeopts) and
-// tells sub what each transaction did.
-func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites site.Index, themeopts bool, sub changes.Subscriber, log zerolog.Logger) *changes.Feed {
-	if cfg.ChangeFeed != changes.ModeBinlog {
-		return nil
-	}
-	var optName func(int64) string
+// changeFeed is the binlog feed of --change-feed binlog or auto, and why
+// it does not follow (nil: it can). With binlog, a feed the server cannot
+// feed is nil; with auto it is kept, to be checked again (changes.Auto),
+// unless it cannot be made at all. It follows every site's tables (a
+// site's theme options row when themeopts) and tells sub what each
+// transaction did.
+func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites site.Index, themeopts bool, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
+	o := changes.FeedOptions{Tables: tables(cfg), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
 	if themeopts {
-		optName = sites.OptName
+		o.OptName = sites.OptName
 	}
-	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: tables(cfg), OptName: optName, Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db})
-	if err != nil {
+	feed, err := changes.PrepareFeed(feedConfig(cfg), o)
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, cfg.DB.Timeout)
+		defer cancel()
+		err = feed.Check(cctx)
+	}
+	switch {
+	case err == nil:
+		conn, id := feed.Conn()
+		host, port, _ := net.SplitHostPort(conn.Addr)
+		log.Info().Str("host", host).Str("port", port).Str("server_id", strconv.FormatUint(uint64(id), 10)).Msg("binlog change feed on")
+	case cfg.ChangeFeed == changes.ModeBinlog || feed == nil:
+		if feed != nil {
+			feed.Close()
+		}
 		log.Error().Err(err).Msg("binlog change feed unusable; polling instead")
-		return nil
+		return nil, err
+	default:
+		log.Warn().Err(err).Dur("recheck_every", feedRecheck(cfg)).Msg("change-feed auto: the server cannot feed the sidecar; polling and reading the database for every GET until it can")
 	}
-	conn, id := feed.Conn()
-	host, port, _ := net.SplitHostPort(conn.Addr)
-	log.Info().Str("host", host).Str("port", port).Str("server_id", strconv.FormatUint(uint64(id), 10)).Msg("binlog change feed on")
-	return feed
+	return feed, err
+}
+
+// feedRecheck is how often change-feed auto, polling, asks the server
+// whether it can feed the sidecar again: thirty change intervals, at
+// most a minute (a check is a few cheap statements).
+func feedRecheck(cfg *config.Config) time.Duration {
+	return min(time.Minute, 30*cfg.ChangeInterval)
+}
+
+// setFeedMode says how changes are noticed, and why not by the binlog.
+func (s *sidecar) setFeedMode(mode string, why error) {
+	reason := ""
+	if why != nil {
+		reason = why.Error()
+	}
+	s.feedWhy.Store(reason)
+	s.feedMode.Store(mode)
 }
 
 // checkFeed is --check-config's word on the binlog feed: whether the
-// server can feed the sidecar, or what to change.
+// server can feed the sidecar, or what to change; with change-feed auto,
+// what the sidecar would do (a server that cannot feed it is no error).
 func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
 	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: tables(cfg), Log: zerolog.Nop()})
-	if err != nil {
+	switch {
+	case err != nil && cfg.ChangeFeed == changes.ModeBinlog:
 		fmt.Fprintf(out, "# change-feed binlog: %v; the sidecar would poll instead\n", err)
 		return err
+	case err != nil:
+		fmt.Fprintf(out, "# change-feed auto: poll: %v; the sidecar would poll and read the database for every GET, asking the server again every %s\n", err, feedRecheck(cfg))
+		return nil
 	}
 	defer feed.Close()
 	conn, _ := feed.Conn()
-	fmt.Fprintf(out, "# change-feed binlog: %s can feed the sidecar\n", conn.Addr)
+	if cfg.ChangeFeed == changes.ModeBinlog {
+		fmt.Fprintf(out, "# change-feed binlog: %s can feed the sidecar\n", conn.Addr)
+		return nil
+	}
+	serve := "reading the database for every GET (serve-from-feed false)"
+	if cfg.ServeFromFeed {
+		serve = "answering GETs from memory while the feed is current (serve-from-feed)"
+	}
+	fmt.Fprintf(out, "# change-feed auto: binlog: %s can feed the sidecar; it would follow the binary log, %s\n", conn.Addr, serve)
 	return nil
 }
 

@@ -63,7 +63,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	if checkConfig {
 		cfg.Print(stdout)
-		if cfg.ChangeFeed == changes.ModeBinlog {
+		if cfg.ChangeFeed != changes.ModePoll {
 			return checkFeed(ctx, cfg, stdout)
 		}
 		return nil
@@ -125,7 +125,8 @@ type sidecar struct {
 	siteMap        *store.NetworkWatcher // on a network
 
 	feedMode   atomic.Value       // how changes are noticed, for /readyz and metrics
-	feed       *changes.Feed      // the binlog feed, when it runs
+	feedWhy    atomic.Value       // why not by the binlog feed ("": it is, or not asked for)
+	feed       *changes.Feed      // the binlog feed, when it runs (or, with change-feed auto, may)
 	refresh    *changes.Refresher // reads again what a change made stale
 	memo       *store.Memo        // with serve-from-feed and a feed
 	leadership *store.Leadership  // with changes to send or a history to prune
@@ -249,9 +250,10 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 // when webhooks, purges, serve-from-feed or the history need them, and
 // subscribes to them what each commit does (changes/commit.go). Every
 // instance notices; only the one elected through the database sends.
+// With change-feed auto, the feed follows whenever it can (changes.Auto).
 func (s *sidecar) detectChanges(ctx context.Context) {
 	cfg, logger, db := s.cfg, s.logger, s.db
-	s.feedMode.Store("off")
+	s.setFeedMode("off", nil)
 	clog := logger.With().Str("component", "changes").Logger()
 	s.refresh = &changes.Refresher{Settings: s.settingsOf, Network: s.siteMap, Log: clog}
 	if cfg.ServeFromFeed {
@@ -269,7 +271,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			changes.PruneHistory(ctx, db, s.siteMap, cfg.History.MaxAge, cfg.History.MaxCount, 10*time.Minute, s.leading.Load, hlog)
 		})
 	}
-	if detect || s.memo != nil || (history != nil && cfg.ChangeFeed == changes.ModeBinlog) {
+	if detect || s.memo != nil || (history != nil && cfg.ChangeFeed != changes.ModePoll) {
 		// In order: the memo forgets (on the feed's goroutine, before the
 		// feed says it heard the transaction), the settings and the site
 		// map are read again (on a goroutine of their own), the history
@@ -286,31 +288,43 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		if detect {
 			subs = append(subs, s.senders(clog))
 		}
-		var optName func() string
-		if s.topts.Any() {
-			optName = s.main.OptName
+		var p *changes.Poller // nil: nothing to poll for
+		if detect {
+			var optName func(int64) string
+			if s.topts.Any() {
+				optName = s.sites.OptName
+			}
+			p = changes.NewPoller(s.siteMap, db, tables(cfg), optName, subs, clog)
 		}
-		followed := tables(cfg)
-		detector := changes.NewDetector(0, db, followed, optName, subs, clog)
 		poll := func(ctx context.Context) {
 			s.feedMode.Store(changes.ModePoll)
-			switch {
-			case !detect:
-			case s.sites.Network != nil:
-				s.sites.Network.Poll(ctx, cfg.ChangeInterval, followed, subs, clog)
-			default:
-				detector.Run(ctx, cfg.ChangeInterval)
+			if p != nil {
+				p.Run(ctx, cfg.ChangeInterval)
 			}
 		}
-		if s.feed = changeFeed(ctx, cfg, db, s.sites, s.topts.Any(), subs, clog); s.feed != nil {
-			s.feedMode.Store(changes.ModeBinlog)
-			s.drains = append(s.drains, closer(s.feed.Close)) // after Run has returned
-			s.background(func(ctx context.Context) { s.feed.Run(ctx, poll) })
-		} else {
+		switch {
+		case cfg.ChangeFeed == changes.ModePoll:
 			s.background(poll)
+		default:
+			var why error
+			if s.feed, why = changeFeed(ctx, cfg, db, s.sites, s.topts.Any(), subs, clog); s.feed == nil {
+				s.setFeedMode(changes.ModePoll, why)
+				s.background(poll)
+				break
+			}
+			s.drains = append(s.drains, closer(s.feed.Close)) // after Run has returned
+			// Memory forgets what the feed did not hear while stopped (site
+			// settings are read again every settings-refresh anyway).
+			forget := func() { s.memo.Forget(store.Changed{All: true}); s.refresh.Touched(changes.Touched{Network: true}) }
+			a := changes.Auto{Feed: s.feed, Poller: p, Poll: poll, Forget: forget, Mode: s.setFeedMode, Interval: cfg.ChangeInterval, Timeout: cfg.DB.Timeout, Log: clog}
+			if cfg.ChangeFeed != changes.ModeBinlog {
+				a.Recheck = feedRecheck(cfg) // binlog: polling for good after a fall-back
+			}
+			s.setFeedMode(s.feed.Mode(), why)
+			s.background(func(ctx context.Context) { a.Run(ctx, why) })
 		}
-		clog.Info().Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(s.purgers)).Str("feed", s.feedMode.Load().(string)).
-			Dur("interval", cfg.ChangeInterval).Msg("change detection on")
+		clog.Info().Str("change_feed", cfg.ChangeFeed).Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(s.purgers)).Str("feed", s.feedMode.Load().(string)).
+			Str("reason", s.feedWhy.Load().(string)).Dur("interval", cfg.ChangeInterval).Msg("change detection on")
 	}
 	if s.leadership != nil {
 		lead := s.lead
@@ -324,7 +338,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		})
 	}
 	if s.memo != nil {
-		if s.feed == nil {
+		if s.feed == nil { // with change-feed auto, a feed that may follow later
 			s.memo = nil
 			logger.Warn().Msg("serve-from-feed off: there is no binlog feed to keep answers current; every GET reads the database")
 		} else {
@@ -455,6 +469,9 @@ func (s *sidecar) status() map[string]string {
 	}
 	if m := s.feedMode.Load().(string); m != "off" {
 		st["change_feed"] = m
+		if why := s.feedWhy.Load().(string); why != "" && m == changes.ModePoll {
+			st["change_feed_reason"] = why
+		}
 	}
 	if s.leadership != nil {
 		st["leader"] = "no"

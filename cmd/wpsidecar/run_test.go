@@ -117,7 +117,8 @@ func TestRun_EndToEnd(t *testing.T) {
 	}))
 	defer php.Close()
 	args, env := sidecarArgs(t, tdb, php.URL)
-	s := start(t, args, env)
+	// Polling by choice: no feed to report on (TestRun_AutoChangeFeed).
+	s := start(t, append(args, "--change-feed", "poll"), env)
 
 	if code, body := get(t, s.public+"/hello-world/?p=1"); code != 200 || body != "php: /hello-world/?p=1" {
 		t.Errorf("pass-through: %d %q", code, body)
@@ -618,7 +619,7 @@ func TestRun_BinlogChangeFeed(t *testing.T) {
 	}
 	out.Reset()
 	err := run(context.Background(), append(args2, "--change-feed", "binlog", "--check-config"), env2, &out, io.Discard, nil)
-	if !errors.Is(err, changes.ErrFeedUnusable) || !strings.Contains(out.String(), "# change-feed binlog: binlog change feed unusable: the binary log is off (start the server with log_bin and a server_id); ") ||
+	if !errors.Is(err, changes.ErrFeedUnusable) || !strings.Contains(out.String(), "# change-feed binlog: binlog change feed unusable: the binary log is off (start the server with log_bin and a server_id: in my.cnf's [mysqld], log_bin=binlog, server_id=1, binlog_format=ROW and binlog_row_image=FULL, then restart it)") ||
 		!strings.HasSuffix(out.String(), "; the sidecar would poll instead\n") {
 		t.Errorf("check-config without a binary log: %v\n%s", err, out.String())
 	}
@@ -812,7 +813,8 @@ func TestRun_ReadYourWrites(t *testing.T) {
 	cfgFile := filepath.Join(t.TempDir(), "themeopts.json")
 	os.WriteFile(cfgFile, []byte(`{"opt_name":"o","sections":[{"id":"s","fields":[{"id":"a","type":"text"}]}]}`), 0o644)
 	args := []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--upstream", php.URL, "--themeopts-config", cfgFile,
-		"--environment-type", "local", "--db-replica", "tcp(127.0.0.1:" + strconv.Itoa(replica.Port) + ")/", "--max-replica-lag", "10s"}
+		"--environment-type", "local", "--db-replica", "tcp(127.0.0.1:" + strconv.Itoa(replica.Port) + ")/", "--max-replica-lag", "10s",
+		"--change-feed", "poll"} // serve-from-feed reads the primary
 	env := []string{"WORDPRESS_DB_HOST=127.0.0.1:" + strconv.Itoa(primary.Port), "WORDPRESS_DB_USER=root", "WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
 	a, b := start(t, args, env), start(t, args, env)
 	options := "/wp-json/themeopts/v1/options"

@@ -1,0 +1,168 @@
+package changes
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// Poller looks once at every site's tables and theme options row and
+// reports what changed since its last look: a single site's Detector,
+// or one for each site of a network's map. What it saw is kept from one
+// run of polling to the next, so that a look taken once the feed's
+// position is read reports what committed before it (Auto).
+type Poller struct {
+	single    *Detector
+	sites     *store.NetworkWatcher
+	db        *store.DB
+	tables    []Table
+	optName   func(int64) string
+	sub       Subscriber
+	log       zerolog.Logger
+	detectors map[int64]*Detector
+}
+
+// NewPoller is the poller of a single site (sites nil) or of a network's
+// sites, over db; optName names a site's theme options row (nil: none).
+func NewPoller(sites *store.NetworkWatcher, db *store.DB, tables []Table, optName func(int64) string, sub Subscriber, log zerolog.Logger) *Poller {
+	p := &Poller{sites: sites, db: db, tables: tables, optName: optName, sub: sub, log: log, detectors: map[int64]*Detector{}}
+	if sites == nil {
+		p.single = NewDetector(0, db, tables, p.opt(0), sub, log)
+	}
+	return p
+}
+
+func (p *Poller) opt(id int64) func() string {
+	if p.optName == nil {
+		return nil
+	}
+	return func() string { return p.optName(id) }
+}
+
+// Run polls every interval until ctx ends.
+func (p *Poller) Run(ctx context.Context, interval time.Duration) {
+	Every(ctx, interval, p.log, p.Poll)
+}
+
+// Poll is one look (a network's map not read yet: nothing to compare).
+func (p *Poller) Poll(ctx context.Context) error {
+	if p.single != nil {
+		return p.single.Poll(ctx)
+	}
+	m, err := p.sites.Current()
+	if err != nil {
+		return nil
+	}
+	var errs []error
+	seen := map[int64]bool{}
+	for _, ms := range m.Sites {
+		seen[ms.ID] = true
+		d := p.detectors[ms.ID]
+		if d == nil {
+			d = NewDetector(ms.ID, p.db.ForSite(ms.ID), p.tables, p.opt(ms.ID), p.sub, p.log.With().Int64("blog_id", ms.ID).Logger())
+			p.detectors[ms.ID] = d
+		}
+		errs = append(errs, d.Poll(ctx))
+	}
+	for id := range p.detectors {
+		if !seen[id] {
+			delete(p.detectors, id) // a site gone from the network
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Auto is change-feed auto: the feed is followed while the server can
+// feed it; otherwise the sidecar polls, and asks the server again every
+// Recheck (0: never, change-feed binlog's polling for good after a
+// fall-back).
+type Auto struct {
+	Feed *Feed
+	// Poller, when not nil, is what Poll runs: it looks once more before
+	// the feed follows again.
+	Poller *Poller
+	// Poll polls until its context ends.
+	Poll func(context.Context)
+	// Forget has what memory keeps of the database (the memo, the
+	// settings) forgotten, before the feed may be current again.
+	Forget func()
+	// Mode is told the detection in force, and why not the feed.
+	Mode              func(mode string, why error)
+	Recheck, Interval time.Duration // Interval: between failed looks
+	Timeout           time.Duration // of a check
+	Log               zerolog.Logger
+}
+
+// Run follows the feed, or polls when it cannot (why, the feed's last
+// Check's problem, not nil), until ctx ends.
+func (a Auto) Run(ctx context.Context, why error) {
+	for ctx.Err() == nil {
+		if why != nil && !a.await(ctx, why) {
+			return
+		}
+		a.Mode(ModeBinlog, nil)
+		a.Feed.Run(ctx, func(context.Context) {})
+		why = a.Feed.Err()
+	}
+}
+
+// await polls until the server can feed the sidecar again, asking it
+// every Recheck; false when ctx ended first. Nothing is missed in the
+// switch: the feed's Check reads the server's position first, then the
+// poller looks once more (what committed before the position), and the
+// feed follows from the position. Memory is forgotten before the feed
+// can be current again: it heard nothing while it was stopped.
+func (a Auto) await(ctx context.Context, why error) bool {
+	a.Mode(ModePoll, why)
+	if a.Recheck <= 0 {
+		a.Poll(ctx)
+		return false
+	}
+	pctx, stop := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() { defer close(polled); a.Poll(pctx) }()
+	defer func() { stop(); <-polled }()
+	t := time.NewTicker(a.Recheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, a.Timeout)
+		err := a.Feed.Check(cctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() == nil && err.Error() != why.Error() {
+			a.Log.Warn().Err(err).Dur("recheck_every", a.Recheck).Msg("change-feed auto: the server still cannot feed the sidecar; polling")
+			why = err
+			a.Mode(ModePoll, why)
+		}
+	}
+	stop()
+	<-polled
+	for a.Poller != nil {
+		err := a.Poller.Poll(ctx)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		a.Log.Warn().Err(err).Msg("change-feed auto: the last look before following the binary log failed; looking again")
+		select {
+		case <-ctx.Done():
+		case <-time.After(a.Interval):
+		}
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	a.Forget()
+	a.Log.Info().Msg("change-feed auto: the server can feed the sidecar again; following its binary log from its current position")
+	return true
+}
