@@ -2,7 +2,6 @@ package site
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/multisite"
 	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/rest"
@@ -181,35 +179,3 @@ func (n *Network) OptName(id int64) string {
 	return ""
 }
 
-// Poll is change detection by polling on a network (changes.Every): each
-// site of the map is compared with what was seen of it last by a detector
-// of its own (a site new to the map is only looked at, its first time),
-// looking at each site's tables of the namespaces in tables, whose
-// commits name it and go to sub.
-func (n *Network) Poll(ctx context.Context, interval time.Duration, tables []changes.Table, sub changes.Subscriber, log zerolog.Logger) {
-	detectors := map[int64]*changes.Detector{}
-	changes.Every(ctx, interval, log, func(ctx context.Context) error {
-		m, err := n.watcher.Current()
-		if err != nil {
-			return nil // no map yet: nothing to compare
-		}
-		var errs []error
-		seen := map[int64]bool{}
-		for _, ms := range m.Sites {
-			id := ms.ID
-			seen[id] = true
-			d := detectors[id]
-			if d == nil {
-				d = changes.NewDetector(id, n.db.ForSite(id), tables, func() string { return n.OptName(id) }, sub, log.With().Int64("blog_id", id).Logger())
-				detectors[id] = d
-			}
-			errs = append(errs, d.Poll(ctx))
-		}
-		for id := range detectors {
-			if !seen[id] {
-				delete(detectors, id) // a site gone from the network
-			}
-		}
-		return errors.Join(errs...)
-	})
-}
