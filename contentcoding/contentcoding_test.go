@@ -84,6 +84,21 @@ func TestTags(t *testing.T) {
 	}
 }
 
+func TestBaseList(t *testing.T) {
+	for in, want := range map[string]string{
+		`"abc-br"`:                   `"abc"`,
+		`"abc"`:                      `"abc"`,
+		`*`:                          `*`,
+		`"a-gzip", W/"b-zstd" , "c"`: `"a", W/"b", "c"`,
+		`"a,b-br"`:                   `"a,b"`,
+		`"abc-deflate"`:              `"abc-deflate"`,
+	} {
+		if got := BaseList(in); got != want {
+			t.Errorf("BaseList(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
 func TestNoneMatch(t *testing.T) {
 	for _, tc := range []struct {
 		inm  []string
@@ -168,7 +183,7 @@ func TestEncode(t *testing.T) {
 // TestEncode_Bounded: bodies beyond the bounds replace each other; the
 // cache never holds more than its entries and bytes.
 func TestEncode_Bounded(t *testing.T) {
-	for _, tc := range []struct{ entries, bytes int }{{4, 1 << 20}, {100, 8 << 10}} {
+	for _, tc := range []struct{ entries, bytes int }{{4, 1 << 20}, {100, 64 << 10}} {
 		e := New(tc.entries, tc.bytes)
 		for i := range 50 {
 			body := fmt.Appendf(nil, "%d %s", i, bytes.Repeat([]byte{byte('a' + i%26)}, 4<<10))
@@ -198,4 +213,22 @@ func FuzzNegotiate(f *testing.F) {
 		}
 		NoneMatch([]string{s}, `"abc"`)
 	})
+}
+
+// TestEncode_Collision: a body whose hash is another's is a miss, never
+// the other body's bytes.
+func TestEncode_Collision(t *testing.T) {
+	e := New(0, 0)
+	k := key{42, Gzip}
+	e.put(k, []byte("body A"), []byte("coded A"))
+	if got, ok := e.get(k, []byte("body B")); ok {
+		t.Fatalf("body B got %q", got)
+	}
+	e.put(k, []byte("body B"), []byte("coded B"))
+	if got, ok := e.get(k, []byte("body B")); !ok || string(got) != "coded B" {
+		t.Errorf("body B: %q %v", got, ok)
+	}
+	if n, b := e.Len(); n != 1 || b != len("body B")+len("coded B") {
+		t.Errorf("%d entries, %d bytes", n, b)
+	}
 }

@@ -3,7 +3,7 @@ package contentcoding
 import (
 	"bytes"
 	"container/list"
-	"crypto/sha256"
+	"hash/maphash"
 	"sync"
 
 	"github.com/andybalholm/brotli"
@@ -36,11 +36,17 @@ const (
 	DefaultMaxBytes   = 32 << 20
 )
 
-// Encoder codes bodies and keeps the result, keyed by the body's SHA-256
-// and the coding, least recently used out first. It is safe for
-// concurrent use.
+// Encoder codes bodies and keeps the result, keyed by the coding and the
+// body, least recently used out first. It is safe for concurrent use.
+//
+// A body is found by a seeded hash (maphash: a few times faster than
+// SHA-256, which would cost a hit more than the rest of the answer; the
+// seed, random per Encoder, keeps clients from choosing bodies that
+// collide) and then compared whole with the one kept, so that a collision
+// is a miss and never another body's bytes: the cache serves every user.
 type Encoder struct {
 	maxEntries, maxBytes int
+	seed                 maphash.Seed
 	zstd                 *zstd.Encoder
 	brotli, gzip         sync.Pool
 
@@ -51,12 +57,13 @@ type Encoder struct {
 }
 
 type key struct {
-	sum    [sha256.Size]byte
+	sum    uint64
 	coding Coding
 }
 
 type entry struct {
 	key  key
+	body []byte // a copy of the identity body
 	data []byte
 }
 
@@ -74,7 +81,7 @@ func New(maxEntries, maxBytes int) *Encoder {
 	if err != nil {
 		panic("contentcoding: zstd options: " + err.Error())
 	}
-	return &Encoder{maxEntries: maxEntries, maxBytes: maxBytes, zstd: z, lru: list.New(), index: map[key]*list.Element{}}
+	return &Encoder{maxEntries: maxEntries, maxBytes: maxBytes, seed: maphash.MakeSeed(), zstd: z, lru: list.New(), index: map[key]*list.Element{}}
 }
 
 // Encode is body coded with c, from the cache when this body was coded
@@ -84,12 +91,12 @@ func (e *Encoder) Encode(body []byte, c Coding) []byte {
 	if c == Identity || !Codes(len(body)) {
 		return body
 	}
-	k := key{sha256.Sum256(body), c}
-	if data, ok := e.get(k); ok {
+	k := key{maphash.Bytes(e.seed, body), c}
+	if data, ok := e.get(k, body); ok {
 		return data
 	}
 	data := e.code(body, c)
-	e.put(k, data)
+	e.put(k, body, data)
 	return data
 }
 
@@ -129,38 +136,48 @@ func (e *Encoder) code(body []byte, c Coding) []byte {
 	return out.Bytes()
 }
 
-func (e *Encoder) get(k key) ([]byte, bool) {
+func (e *Encoder) get(k key, body []byte) ([]byte, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	el, ok := e.index[k]
-	if !ok {
+	if !ok || !bytes.Equal(el.Value.(*entry).body, body) {
 		return nil, false
 	}
 	e.lru.MoveToFront(el)
 	return el.Value.(*entry).data, true
 }
 
-// put keeps data unless it alone would take more than an eighth of the
-// cache, evicting the least recently used to stay within the bounds.
-func (e *Encoder) put(k key, data []byte) {
-	if len(data) > e.maxBytes/8 {
+// put keeps body's data, the two counted, unless they alone would take
+// more than an eighth of the cache, evicting the least recently used to
+// stay within the bounds. A colliding body replaces the one kept.
+func (e *Encoder) put(k key, body, data []byte) {
+	size := len(body) + len(data)
+	if size > e.maxBytes/8 {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.index[k]; ok {
-		return // coded meanwhile by a concurrent request
+	if el, ok := e.index[k]; ok {
+		if bytes.Equal(el.Value.(*entry).body, body) {
+			return // coded meanwhile by a concurrent request
+		}
+		e.remove(el)
 	}
-	e.index[k] = e.lru.PushFront(&entry{key: k, data: data})
-	e.bytes += len(data)
+	e.index[k] = e.lru.PushFront(&entry{key: k, body: bytes.Clone(body), data: data})
+	e.bytes += size
 	for e.lru.Len() > e.maxEntries || e.bytes > e.maxBytes {
-		old := e.lru.Remove(e.lru.Back()).(*entry)
-		delete(e.index, old.key)
-		e.bytes -= len(old.data)
+		e.remove(e.lru.Back())
 	}
 }
 
-// Len is the number of coded bodies kept and their bytes.
+func (e *Encoder) remove(el *list.Element) {
+	old := e.lru.Remove(el).(*entry)
+	delete(e.index, old.key)
+	e.bytes -= len(old.body) + len(old.data)
+}
+
+// Len is the number of coded bodies kept and their bytes (identity and
+// coded).
 func (e *Encoder) Len() (entries, bytes int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

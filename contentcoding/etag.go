@@ -24,6 +24,21 @@ func Base(t string) string {
 	return t
 }
 
+// BaseList is an entity-tag list (If-Match) with each coded tag replaced
+// by its identity tag: a write is conditional on the data, which either
+// tag names.
+func BaseList(v string) string {
+	tags := tagList(v)
+	for i, t := range tags {
+		if w, ok := strings.CutPrefix(t, "W/"); ok {
+			tags[i] = "W/" + Base(w)
+		} else {
+			tags[i] = Base(t)
+		}
+	}
+	return strings.Join(tags, ", ")
+}
+
 // NoneMatch tells whether If-None-Match (its field lines) names etag, an
 // identity tag, in any coding: "*", or a tag equal to etag or to one of
 // its coded tags by the weak comparison (RFC 9110 §13.1.2), so that a

@@ -75,7 +75,9 @@ func TestCompress_PublicRoutesThroughVarnish(t *testing.T) {
 			t.Fatalf("create %d: %d %s", i, resp.StatusCode, b)
 		}
 	}
-	t.Cleanup(func() { site.DB(t).Exec("DELETE FROM wp_fieldmgr_groups WHERE group_key LIKE 'compress\\_product\\_%'") })
+	t.Cleanup(func() {
+		site.DB(t).Exec("DELETE FROM wp_fieldmgr_groups WHERE group_key LIKE 'compress\\_product\\_%'")
+	})
 
 	// From the sidecar itself.
 	var identity []byte

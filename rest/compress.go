@@ -44,12 +44,16 @@ type compressWriter struct {
 }
 
 // writer is the compressWriter of an answer to r, which it takes
-// If-None-Match from.
+// If-None-Match from, and whose If-Match it gives the identity tags.
 func (c *Compression) writer(w http.ResponseWriter, r *http.Request) *compressWriter {
 	cw := &compressWriter{ResponseWriter: w, enc: c.enc, coding: contentcoding.Negotiate(r.Header.Values("Accept-Encoding")), head: r.Method == http.MethodHead}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		cw.inm = r.Header.Values("If-None-Match")
 		r.Header.Del("If-None-Match")
+	}
+	if v := r.Header.Values("If-Match"); len(v) > 0 {
+		// A client that read the resource coded writes with the coded tag.
+		r.Header.Set("If-Match", contentcoding.BaseList(strings.Join(v, ",")))
 	}
 	return cw
 }

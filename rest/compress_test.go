@@ -40,6 +40,9 @@ func (sizedNS) Register(r *mux.Router) {
 		}
 		wpjson.WriteRaw(w, http.StatusOK, sizedBody(n))
 	}).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/body/{n}", func(w http.ResponseWriter, r *http.Request) {
+		wpjson.WriteJSON(w, http.StatusOK, map[string]string{"if_match": r.Header.Get("If-Match")})
+	}).Methods(http.MethodPost)
 	r.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Etag", `"s"`)
 		for range 3 {
@@ -210,6 +213,15 @@ func TestCompress_IfNoneMatch(t *testing.T) {
 	}
 }
 
+// TestCompress_IfMatch: a write with a coded tag is conditional on the
+// data: the handler sees the identity tag.
+func TestCompress_IfMatch(t *testing.T) {
+	rec := serve(compressRoutes(t, NewCompression()), http.MethodPost, "/wp-json/sized/v1/body/2000", "If-Match", `"e2000-br", W/"x-gzip"`, "If-Match", `"y"`)
+	if want := `{"if_match":"\"e2000\", W/\"x\", \"y\""}`; rec.Code != 200 || rec.Body.String() != want {
+		t.Errorf("%d %s, want %s", rec.Code, rec.Body, want)
+	}
+}
+
 // TestCompress_Shaped: with a global parameter the tag names the shape
 // and then the coding; either tag of the shape revalidates.
 func TestCompress_Shaped(t *testing.T) {
@@ -315,5 +327,66 @@ func TestAddVary(t *testing.T) {
 		if got := strings.Join(h.Values("Vary"), ", "); got != tc.want {
 			t.Errorf("Vary %q: %q, want %q", tc.vary, got, tc.want)
 		}
+	}
+}
+
+// groupList is the shape of GET /field-groups with the 20 groups of 10
+// fields scripts/bench-groups.sh makes.
+func groupList() []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for g := 1; g <= 20; g++ {
+		if g > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"id":"bench_` + strconv.Itoa(g) + `","title":"Bench group ` + strconv.Itoa(g) + `","config":{"type":"post","post_type":"post","fields":{`)
+		for i := 1; i <= 10; i++ {
+			if i > 1 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"field_` + strconv.Itoa(i) + `":{"type":"text","label":"Field ` + strconv.Itoa(i) + ` of group ` + strconv.Itoa(g) + `","placeholder":"…","maxlength":80}`)
+		}
+		b.WriteString(`}},"status":"active","created_at":"2026-11-25 10:00:00","updated_at":"2026-11-25 10:00:0` + strconv.Itoa(g%10) + `"}`)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+type listNS struct{ body []byte }
+
+func (listNS) Name() string { return "fieldmgr/v1" }
+func (l listNS) Register(r *mux.Router) {
+	r.HandleFunc("/field-groups", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Etag", `"list"`)
+		wpjson.WriteRaw(w, http.StatusOK, l.body)
+	}).Methods(http.MethodGet)
+}
+
+// BenchmarkCompress_GroupList: the 20-group list through the writer chain,
+// identity and with "br, gzip" (the coded body from the cache); reports
+// the bytes of an answer.
+func BenchmarkCompress_GroupList(b *testing.B) {
+	s := &settings{}
+	s.set(SiteREST{Home: "https://example.com"}, nil)
+	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Namespaces: []Namespace{listNS{groupList()}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, accept := range []string{"", "br, gzip", "gzip"} {
+		b.Run("accept="+accept, func(b *testing.B) {
+			var size int
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req := httptest.NewRequest(http.MethodGet, "https://example.com/wp-json/fieldmgr/v1/field-groups", nil)
+					if accept != "" {
+						req.Header.Set("Accept-Encoding", accept)
+					}
+					rec := httptest.NewRecorder()
+					routes.Serve(rec, req, "")
+					size = rec.Body.Len()
+				}
+			})
+			b.ReportMetric(float64(size), "bytes/answer")
+		})
 	}
 }
