@@ -390,3 +390,79 @@ func BenchmarkCompress_GroupList(b *testing.B) {
 		})
 	}
 }
+
+// TestCompress_Panic: a handler's panic leaves a kept answer unwritten,
+// for the recovery to answer 500.
+func TestCompress_Panic(t *testing.T) {
+	s := &settings{}
+	s.set(SiteREST{Home: "https://example.com"}, nil)
+	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Namespaces: []Namespace{panicNS{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	func() {
+		defer func() { recover() }()
+		req := httptest.NewRequest(http.MethodGet, "https://example.com/wp-json/panic/v1/now", nil)
+		req.Header.Set("Accept-Encoding", "br")
+		routes.Serve(rec, req, "")
+	}()
+	if rec.Code != 200 || rec.Flushed || rec.Body.Len() != 0 || rec.Result().Header.Get("Vary") != "Origin, Authorization, Cookie" {
+		// The recorder's default Code is 200: nothing was written.
+		t.Errorf("after the panic: %d, %q, %v", rec.Code, rec.Body, rec.Result().Header)
+	}
+}
+
+type panicNS struct{}
+
+func (panicNS) Name() string { return "panic/v1" }
+func (panicNS) Register(r *mux.Router) {
+	r.HandleFunc("/now", func(w http.ResponseWriter, r *http.Request) {
+		w.Write(sizedBody(2000))
+		panic("boom")
+	})
+}
+
+// publicStub is a public route at /wp-json/pub/v1/list whose answer
+// carries Vary: Origin when origin is set.
+type publicStub struct{ origin bool }
+
+func (publicStub) Matches(path, method string) bool {
+	return path == "/wp-json/pub/v1/list" && (method == http.MethodGet || method == http.MethodHead)
+}
+
+func (p publicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.origin {
+		w.Header().Set("Vary", "Origin")
+	}
+	w.Header().Set("Cache-Control", "public, max-age=60")
+	w.Header().Set("Etag", `"pub"`)
+	wpjson.WriteRaw(w, http.StatusOK, sizedBody(4000))
+}
+
+// TestCompress_Public: a public route is coded as the namespaces are, its
+// Vary extended.
+func TestCompress_Public(t *testing.T) {
+	for _, tc := range []struct {
+		origin bool
+		vary   string
+	}{{false, "Accept-Encoding"}, {true, "Origin, Accept-Encoding"}} {
+		s := &settings{}
+		s.set(SiteREST{Home: "https://example.com"}, nil)
+		routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Public: publicStub{tc.origin}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := serve(routes, http.MethodGet, "/wp-json/pub/v1/list", "Accept-Encoding", "zstd, gzip")
+		h := rec.Header()
+		if rec.Code != 200 || h.Get("Content-Encoding") != "zstd" || h.Get("Etag") != `"pub-zstd"` || h.Get("Vary") != tc.vary ||
+			h.Get("Cache-Control") != "public, max-age=60" || h.Get("Content-Length") != strconv.Itoa(rec.Body.Len()) ||
+			!bytes.Equal(decoded(t, "zstd", rec.Body.Bytes()), sizedBody(4000)) {
+			t.Errorf("origin %v: %d %v", tc.origin, rec.Code, h)
+		}
+		rec = serve(routes, http.MethodGet, "/wp-json/pub/v1/list", "Accept-Encoding", "gzip", "If-None-Match", `"pub-zstd"`)
+		if rec.Code != 304 || rec.Header().Get("Etag") != `"pub-gzip"` || rec.Header().Get("Vary") != tc.vary || rec.Header().Get("Cache-Control") != "public, max-age=60" {
+			t.Errorf("origin %v, revalidation: %d %v", tc.origin, rec.Code, rec.Header())
+		}
+	}
+}

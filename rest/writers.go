@@ -28,9 +28,17 @@ import (
 func (s *Routes) answer(w http.ResponseWriter, r *http.Request, outer func(http.Header), h http.Handler) {
 	if s.o.Compression != nil {
 		cw := s.o.Compression.writer(w, r)
-		defer cw.finish()
-		w = cw
+		s.shaped(cw, r, outer, h)
+		// Not deferred: after a panic nothing is written, and the
+		// recovery's 500 is the answer.
+		cw.finish()
+		return
 	}
+	s.shaped(w, r, outer, h)
+}
+
+// shaped is answer from 3 on.
+func (s *Routes) shaped(w http.ResponseWriter, r *http.Request, outer func(http.Header), h http.Handler) {
 	if outer != nil {
 		w = &headWriter{ResponseWriter: w, edit: outer}
 	}
