@@ -232,3 +232,16 @@ func TestEncode_Collision(t *testing.T) {
 		t.Errorf("%d entries, %d bytes", n, b)
 	}
 }
+
+// BenchmarkCode: coding a 20 KiB JSON body once, what a cache miss costs.
+func BenchmarkCode(b *testing.B) {
+	body := []byte(strings.Repeat(`{"field_1":{"type":"text","label":"Field 1 of group 2","placeholder":"…","maxlength":80}},`, 220))
+	e := New(0, 0)
+	for _, c := range []Coding{Brotli, Zstd, Gzip} {
+		b.Run(c.String(), func(b *testing.B) {
+			for b.Loop() {
+				e.code(body, c)
+			}
+		})
+	}
+}
