@@ -40,7 +40,7 @@ type compressWriter struct {
 	status  int      // the handler's status, once it chose one
 	buf     bytes.Buffer
 	through bool // committed: the head is written, writes go through
-	discard bool // committed to a 304: the handler's body goes nowhere
+	discard bool // committed to a 304, a HEAD or a coded body: no more body goes out
 }
 
 // writer is the compressWriter of an answer to r, which it takes
