@@ -59,6 +59,7 @@ fuzz:
 	$(GO) test ./phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
 	$(GO) test ./themeopt -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
 	$(GO) test ./themeopt -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
+	$(GO) test ./contentcoding -run '^$$' -fuzz FuzzNegotiate -fuzztime 15s
 
 demo:
 	scripts/demo.sh

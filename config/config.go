@@ -135,6 +135,9 @@ type Config struct {
 	AuthFailLimitIP, AuthFailLimitAccount Rate
 	// PublicRoutes is the public routes file ("": none).
 	PublicRoutes string
+	// Compress codes the sidecar's own answers with br, zstd or gzip as
+	// the client accepts (--compress).
+	Compress bool
 	// CompanionSecret signs failure reports to the companion plugin.
 	CompanionSecret string
 	// Pprof serves /debug/pprof/ on the admin listener.

@@ -444,6 +444,8 @@ var settings = func() []setting {
 			set: rateSetter(func(c *Config) *Rate { return &c.AuthFailLimitAccount })},
 		setting{name: "public-routes", usage: "public routes file: chosen theme options and field groups served without credentials, cacheable by CDNs (docs/api.md §9); reloaded on SIGHUP or change",
 			set: strSetter(func(c *Config) *string { return &c.PublicRoutes })},
+		setting{name: "compress", kind: kBool, def: "true", usage: "code the sidecar's own answers of 1 KiB or more with br, zstd or gzip as the client's Accept-Encoding allows (docs/caching.md); what PHP answers passes untouched either way",
+			set: func(c *Config, v string) (err error) { c.Compress, err = parseBool(v); return err }},
 		setting{name: "companion-secret", secret: true, wpConst: "WPSIDECAR_COMPANION_SECRET", usage: "secret shared with the companion plugin (wordpress/wpsidecar-companion.php): failed Basic authentications are reported to it, signed, so that PHP fires wp_login_failed and application_password_failed_authentication",
 			set: strSetter(func(c *Config) *string { return &c.CompanionSecret })},
 		setting{name: "pprof", kind: kBool, def: "false", usage: "serve Go's profiles at /debug/pprof/ on the admin listener",

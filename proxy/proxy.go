@@ -25,6 +25,8 @@ type Options struct {
 	UpstreamDial    time.Duration
 	BodyTimeout     time.Duration
 	MaxBodyBytes    int64 // on the sidecar's own routes; rest.DefaultMaxBodyBytes when 0
+	// Compress codes the sidecar's own answers as clients accept (--compress).
+	Compress bool
 	// Main is the single site's (without Sites).
 	Main rest.SiteOptions
 	// Consistency, when set, carries a client's writes to its next reads
@@ -66,6 +68,9 @@ func New(o Options) (*Handler, error) {
 		Log: o.Log, Metrics: o.Metrics, MaxIdlePerHost: upstreamIdleConns,
 	})
 	h.rest = rest.Options{PHP: h.passthrough, Served: served, MaxBodyBytes: o.MaxBodyBytes, Consistency: o.Consistency}
+	if o.Compress {
+		h.rest.Compression = rest.NewCompression()
+	}
 	if o.Sites == nil {
 		var err error
 		if h.main, err = h.NewSite(o.Main); err != nil {

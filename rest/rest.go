@@ -69,6 +69,9 @@ type Options struct {
 	// Consistency, when set, carries a client's writes to its next reads
 	// (with read replicas).
 	Consistency Consistency
+	// Compression, when set, codes the answers of the sidecar's own routes
+	// as the client accepts (br, zstd, gzip); nil: identity, as WordPress.
+	Compression *Compression
 }
 
 // SiteOptions are what the sidecar answers one site with.

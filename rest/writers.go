@@ -13,16 +13,32 @@ import (
 //  1. proxy's statusWriter (proxy/observe.go): the status and size for the
 //     access log and the metrics; Flush, Hijack and deadlines reach the
 //     connection through it (http.ResponseController, by Unwrap).
-//  2. a headWriter with outer: read-your-writes' receipt on a namespace's
+//  2. with --compress, a compressWriter (compress.go): the coding
+//     negotiated, the body coded, If-None-Match across codings; outside
+//     the rest, so that it codes the answer as it goes out.
+//  3. a headWriter with outer: read-your-writes' receipt on a namespace's
 //     route (readwrites.go), no-store on a public route whose method was
 //     overridden (servePublic); none when outer is nil.
-//  3. a bufferedWriter, only with _fields, _envelope, _pretty or _jsonp:
-//     the answer kept, then reshaped (globals.go) and written to 2.
-//  4. a headWriter with the site's cache-tag prefix, on a network
+//  4. a bufferedWriter, only with _fields, _envelope, _pretty or _jsonp:
+//     the answer kept, then reshaped (globals.go) and written to 3.
+//  5. a headWriter with the site's cache-tag prefix, on a network
 //     (sitetags.go): inside the buffer, so that the tags _envelope moves
 //     into the body carry it too.
-//  5. h.
+//  6. h.
 func (s *Routes) answer(w http.ResponseWriter, r *http.Request, outer func(http.Header), h http.Handler) {
+	if s.o.Compression != nil {
+		cw := s.o.Compression.writer(w, r)
+		s.shaped(cw, r, outer, h)
+		// Not deferred: after a panic nothing is written, and the
+		// recovery's 500 is the answer.
+		cw.finish()
+		return
+	}
+	s.shaped(w, r, outer, h)
+}
+
+// shaped is answer from 3 on.
+func (s *Routes) shaped(w http.ResponseWriter, r *http.Request, outer func(http.Header), h http.Handler) {
 	if outer != nil {
 		w = &headWriter{ResponseWriter: w, edit: outer}
 	}

@@ -416,6 +416,7 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 		Log: logger, Metrics: metrics, Consistency: consistency(s.db, cfg), AccessLog: accessLogged(cfg.AccessLogSample),
 		Main: s.main.Options(),
 	}
+	opts.Compress = cfg.Compress
 	if s.sites.Network != nil {
 		// A site's routes are made on the handler: the network routes once
 		// it exists, before the first request.
