@@ -76,6 +76,13 @@ func (p *Poller) Poll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// RecheckEvery is how often change-feed auto, polling every interval,
+// asks the server whether it can feed the sidecar again: thirty
+// intervals, at most a minute (a check is a few cheap statements).
+func RecheckEvery(interval time.Duration) time.Duration {
+	return min(time.Minute, 30*interval)
+}
+
 // Auto is change-feed auto: the feed is followed while the server can
 // feed it; otherwise the sidecar polls, and asks the server again every
 // Recheck (0: never, change-feed binlog's polling for good after a

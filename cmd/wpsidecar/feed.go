@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -45,16 +44,9 @@ func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites sit
 		log.Error().Err(err).Msg("binlog change feed unusable; polling instead")
 		return nil, err
 	default:
-		log.Warn().Err(err).Dur("recheck_every", feedRecheck(cfg)).Msg("change-feed auto: the server cannot feed the sidecar; polling and reading the database for every GET until it can")
+		log.Warn().Err(err).Dur("recheck_every", changes.RecheckEvery(cfg.ChangeInterval)).Msg("change-feed auto: the server cannot feed the sidecar; polling and reading the database for every GET until it can")
 	}
 	return feed, err
-}
-
-// feedRecheck is how often change-feed auto, polling, asks the server
-// whether it can feed the sidecar again: thirty change intervals, at
-// most a minute (a check is a few cheap statements).
-func feedRecheck(cfg *config.Config) time.Duration {
-	return min(time.Minute, 30*cfg.ChangeInterval)
 }
 
 // setFeedMode says how changes are noticed, and why not by the binlog.
@@ -77,7 +69,7 @@ func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
 		fmt.Fprintf(out, "# change-feed binlog: %v; the sidecar would poll instead\n", err)
 		return err
 	case err != nil:
-		fmt.Fprintf(out, "# change-feed auto: poll: %v; the sidecar would poll and read the database for every GET, asking the server again every %s\n", err, feedRecheck(cfg))
+		fmt.Fprintf(out, "# change-feed auto: poll: %v; the sidecar would poll and read the database for every GET, asking the server again every %s\n", err, changes.RecheckEvery(cfg.ChangeInterval))
 		return nil
 	}
 	defer feed.Close()

@@ -318,7 +318,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			forget := func() { s.memo.Forget(store.Changed{All: true}); s.refresh.Touched(changes.Touched{Network: true}) }
 			a := changes.Auto{Feed: s.feed, Poller: p, Poll: poll, Forget: forget, Mode: s.setFeedMode, Interval: cfg.ChangeInterval, Timeout: cfg.DB.Timeout, Log: clog}
 			if cfg.ChangeFeed != changes.ModeBinlog {
-				a.Recheck = feedRecheck(cfg) // binlog: polling for good after a fall-back
+				a.Recheck = changes.RecheckEvery(cfg.ChangeInterval) // binlog: polling for good after a fall-back
 			}
 			s.setFeedMode(s.feed.Mode(), why)
 			s.background(func(ctx context.Context) { a.Run(ctx, why) })
