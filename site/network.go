@@ -178,4 +178,3 @@ func (n *Network) OptName(id int64) string {
 	}
 	return ""
 }
-
