@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -243,5 +244,22 @@ func BenchmarkCode(b *testing.B) {
 				e.code(body, c)
 			}
 		})
+	}
+}
+
+// TestTagList: an entity-tag list split as If-Match and If-None-Match
+// carry it.
+func TestTagList(t *testing.T) {
+	for in, want := range map[string][]string{
+		`"a"`:                   {`"a"`},
+		` "a" , W/"b",  "c,d" `: {`"a"`, `W/"b"`, `"c,d"`},
+		`*`:                     {`*`},
+		`,,"x",`:                {`"x"`},
+		`"unterminated`:         {`"unterminated`},
+		`W/"w", bare, "q"`:      {`W/"w"`, `bare`, `"q"`},
+	} {
+		if got := TagList(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("TagList(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -28,7 +28,7 @@ func Base(t string) string {
 // by its identity tag: a write is conditional on the data, which either
 // tag names.
 func BaseList(v string) string {
-	tags := tagList(v)
+	tags := TagList(v)
 	for i, t := range tags {
 		if w, ok := strings.CutPrefix(t, "W/"); ok {
 			tags[i] = "W/" + Base(w)
@@ -49,7 +49,7 @@ func NoneMatch(values []string, etag string) bool {
 	}
 	etag = strings.TrimPrefix(etag, "W/")
 	for _, v := range values {
-		for _, t := range tagList(v) {
+		for _, t := range TagList(v) {
 			if t == "*" || Base(strings.TrimPrefix(t, "W/")) == etag {
 				return true
 			}
@@ -58,8 +58,9 @@ func NoneMatch(values []string, etag string) bool {
 	return false
 }
 
-// tagList splits an entity-tag list; a comma inside a quoted tag stays.
-func tagList(s string) []string {
+// TagList splits an entity-tag list (If-Match, If-None-Match); a comma
+// inside a quoted tag stays.
+func TagList(s string) []string {
 	var out []string
 	for s = strings.TrimSpace(s); s != ""; s = strings.TrimLeft(s, " \t,") {
 		end := 0

@@ -33,7 +33,7 @@ var layout = []struct {
 	{"proxy/historyapi", "`wpsidecar/v1`'s handlers: the history list and reverting an entry, over the namespaces' units", []string{"", "auth", "history", "store", "wpjson"}, false},
 	{"proxy/public", "the site owner's public routes, answered without credentials", []string{"cachetag", "proxy/httpcond", "publicroute", "wpjson"}, false},
 	{"rest", "WordPress's REST server in front of a site's namespaces: REST routing (`rest_route`, case, `_method`), the checks before a route, the global parameters (`_fields`, `_envelope`, `_jsonp`, `_pretty`), read-your-writes, a network site's cache tags; the answer's one writer chain", []string{"cachetag", "contentcoding", "wpjson"}, false},
-	{"proxy/httpcond", "ETags, `If-None-Match`, `If-Match`", []string{"wpjson"}, false},
+	{"proxy/httpcond", "ETags, `If-None-Match`, `If-Match`", []string{"contentcoding", "wpjson"}, false},
 	{"exportdir", "a site's namespaces as files: the manifest, the tree written within DIR, bounded reads, an import's plan and applying it, over each namespace's `Kind` (the field groups' and the theme options' are here, with their own rules)", []string{"", "fieldgroup", "internal/regularfile", "phpserial", "store", "themeopt"}, false},
 	{"auth", "WordPress's authentication: cookies, nonces, passwords, application passwords, capabilities, throttling, the companion plugin's policy", []string{"", "phpserial", "store", "wpjson", "wplogin"}, false},
 	{"publicroute", "the public routes file without HTTP: routes, selectors, cache lifetimes, CORS origins, validated", []string{"", "fieldgroup", "phpserial", "themeopt"}, true},

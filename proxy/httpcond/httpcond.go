@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/contentcoding"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -38,7 +39,7 @@ func NotModified(w http.ResponseWriter, r *http.Request, etag string) bool {
 	if inm == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return false
 	}
-	for _, t := range list(inm) {
+	for _, t := range contentcoding.TagList(inm) {
 		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
 			w.WriteHeader(http.StatusNotModified)
 			return true
@@ -58,7 +59,7 @@ func IfMatch(r *http.Request) *Precondition {
 	if len(v) == 0 {
 		return nil
 	}
-	return &Precondition{tags: list(strings.Join(v, ","))}
+	return &Precondition{tags: contentcoding.TagList(strings.Join(v, ","))}
 }
 
 // Check is wpjson.ErrPreconditionFailed unless etag, the stored state's tag, is
@@ -74,28 +75,4 @@ func (p *Precondition) Check(etag string) error {
 		}
 	}
 	return wpjson.ErrPreconditionFailed
-}
-
-// list splits an entity-tag list; a comma inside a quoted tag stays.
-func list(s string) []string {
-	var out []string
-	for s = strings.TrimSpace(s); s != ""; s = strings.TrimLeft(s, " \t,") {
-		end := 0
-		quoted := strings.HasPrefix(s, `"`) || strings.HasPrefix(s, `W/"`)
-		if quoted {
-			start := strings.Index(s, `"`) + 1
-			if i := strings.Index(s[start:], `"`); i >= 0 {
-				end = start + i + 1
-			} else {
-				end = len(s)
-			}
-		} else if end = strings.IndexByte(s, ','); end < 0 {
-			end = len(s)
-		}
-		if t := strings.TrimSpace(s[:end]); t != "" {
-			out = append(out, t)
-		}
-		s = s[end:]
-	}
-	return out
 }

@@ -3,7 +3,6 @@ package httpcond
 import (
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/wpjson"
@@ -17,21 +16,6 @@ func TestETag(t *testing.T) {
 	for _, other := range []string{ETag("group", "a", "bc"), ETag("list", "ab", "c"), ETag("group", "ab", "c", "")} {
 		if other == a {
 			t.Errorf("%s collides", other)
-		}
-	}
-}
-
-func TestList(t *testing.T) {
-	for in, want := range map[string][]string{
-		`"a"`:                   {`"a"`},
-		` "a" , W/"b",  "c,d" `: {`"a"`, `W/"b"`, `"c,d"`},
-		`*`:                     {`*`},
-		`,,"x",`:                {`"x"`},
-		`"unterminated`:         {`"unterminated`},
-		`W/"w", bare, "q"`:      {`W/"w"`, `bare`, `"q"`},
-	} {
-		if got := list(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("list(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
