@@ -16,6 +16,18 @@
 # (WordPress's): what net/http makes of a handler that writes them and the
 # bytes from memory.
 #
+# The default configuration: a third sidecar started with its site
+# settings and --upstream only (--change-feed auto finds the binlog and
+# serves from memory; the bench database grants WordPress's database user
+# REPLICATION SLAVE and BINLOG MONITOR, as the start log would ask), on
+# options and the 20 groups against that ceiling with headers; and the 20
+# groups with Accept-Encoding: br, gzip (it answers br) against identity,
+# against the same br bytes and headers from memory, and against nginx
+# gzipping PHP's answer (twin/v1, scripts/wp/fieldmgr-twin.php: the same
+# groups from WordPress's REST server; gzip on at nginx's default level 1,
+# a server of its own in front of the same WordPress), with the bytes of
+# each answer.
+#
 # Then overload: OVERLOAD_CONNS (2,000) connections against the per-request
 # sidecar (with --db-max-wait DB_MAX_WAIT): requests/s, p99 of the answers
 # served, 503s, and the sidecar's resident memory (peak) against the same
@@ -27,6 +39,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ROUNDS:=3}" "${DURATION:=5s}" "${STATE:=.bench-limits}" "${FEED_DB_PORT:=18306}" "${DB_SIDECAR_PORT:=18090}"
+: "${DEFAULT_SIDECAR_PORT:=18086}" "${GZIP_NGINX_PORT:=18088}"
 : "${SIDECAR_GOMAXPROCS:=$(nproc)}" "${OVERLOAD_CONNS:=2000}" "${PROFILE:=}" "${DB_MAX_WAIT:=1s}"
 mkdir -p "$STATE"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -37,19 +50,75 @@ WP_DB_NAME=wpsidecar_bench_limits
 [ -n "$PROFILE" ] && feed_args+=(--pprof)
 SIDECAR_ARGS=("${feed_args[@]}" --serve-from-feed --admin-listen 127.0.0.1:18098)
 
+# PHP's twin of the field-group routes (twin/v1), for nginx to gzip.
+export WP_MU_PLUGINS="$PWD/scripts/wp/fieldmgr-twin.php"
 # shellcheck source=scripts/bench-site.sh
 . scripts/bench-site.sh
 eval "$(declare -f bench_cleanup | sed '1s/bench_cleanup/bench_cleanup_site/')"
-db_sidecar_pid="" ref_pids=()
-bench_cleanup() { kill "${ref_pids[@]}" 2>/dev/null; [ -n "$db_sidecar_pid" ] && kill "$db_sidecar_pid" 2>/dev/null; bench_cleanup_site; stop_db; }
+db_sidecar_pid="" default_sidecar_pid="" gzip_nginx_pid="" ref_pids=()
+bench_cleanup() {
+  kill "${ref_pids[@]}" 2>/dev/null
+  for p in "$db_sidecar_pid" "$default_sidecar_pid" "$gzip_nginx_pid"; do [ -z "$p" ] || kill "$p" 2>/dev/null; done
+  bench_cleanup_site; stop_db
+}
 trap bench_cleanup EXIT
 
 # The second sidecar: the same, reading the database per request.
 GOMAXPROCS=$SIDECAR_GOMAXPROCS "$STATE/wpsidecar" --listen "127.0.0.1:$DB_SIDECAR_PORT" --admin-listen 127.0.0.1:18099 --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
-  --db-max-wait "$DB_MAX_WAIT" "${feed_args[@]}" > "$STATE/sidecar-db.log" 2>&1 &
+  --db-max-wait "$DB_MAX_WAIT" "${feed_args[@]}" --serve-from-feed=false > "$STATE/sidecar-db.log" 2>&1 &
 db_sidecar_pid=$!
 for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$DB_SIDECAR_PORT/static.txt" && break; sleep 0.1; done
 grep -q '"serve-from-feed on' "$STATE/sidecar.log" || { echo "bench: the sidecar does not serve from the feed:" >&2; cat "$STATE/sidecar.log" >&2; exit 1; }
+! grep -q '"serve-from-feed on' "$STATE/sidecar-db.log" || { echo "bench: the per-request sidecar serves from the feed:" >&2; cat "$STATE/sidecar-db.log" >&2; exit 1; }
+
+# The third: the default configuration, WordPress's database user allowed
+# to follow the binary log (what its start log asks for otherwise).
+for h in localhost 127.0.0.1; do
+  $MYSQL_ADMIN -e "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '${WP_DB_USER:-wpsidecar}'@'$h'"
+done
+default_args=(--listen "127.0.0.1:$DEFAULT_SIDECAR_PORT" --admin-listen 127.0.0.1:18087 --upstream "$WP_URL" --wp-config "$WP_CONFIG"
+  --themeopts-config "$STATE/themeopts-bench.json")
+[ -z "$PROFILE" ] || default_args+=(--pprof)
+GOMAXPROCS=$SIDECAR_GOMAXPROCS "$STATE/wpsidecar" "${default_args[@]}" > "$STATE/sidecar-default.log" 2>&1 &
+default_sidecar_pid=$!
+for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$DEFAULT_SIDECAR_PORT/static.txt" && break; sleep 0.1; done
+{ grep -q '"binlog change feed on' "$STATE/sidecar-default.log" && grep -q '"serve-from-feed on' "$STATE/sidecar-default.log"; } ||
+  { echo "bench: the default sidecar does not follow the binlog and serve from memory:" >&2; cat "$STATE/sidecar-default.log" >&2; exit 1; }
+
+# nginx gzipping PHP's answers: a server of its own in front of the same
+# WordPress, asking for the sidecar's site.
+gz=$(cd "$STATE" && pwd)/nginx-gzip
+mkdir -p "$gz/logs" "$gz/tmp"
+cat > "$gz/nginx.conf" <<NGINX
+$([ "$(id -u)" -ne 0 ] || echo 'user root;')
+worker_processes 2;
+pid $gz/nginx.pid;
+daemon off;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $gz/tmp/body;
+  proxy_temp_path $gz/tmp/proxy;
+  fastcgi_temp_path $gz/tmp/fastcgi;
+  uwsgi_temp_path $gz/tmp/uwsgi;
+  scgi_temp_path $gz/tmp/scgi;
+  keepalive_requests 100000;
+  upstream wordpress { server ${WP_URL#http://}; keepalive 64; }
+  server {
+    listen 127.0.0.1:$GZIP_NGINX_PORT;
+    gzip on;
+    gzip_types application/json;
+    location / {
+      proxy_pass http://wordpress;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host 127.0.0.1:$SIDECAR_PORT;
+    }
+  }
+}
+NGINX
+/usr/sbin/nginx -p "$gz" -c "$gz/nginx.conf" -e "$gz/logs/error.log" > "$gz/logs/out" 2>&1 &
+gzip_nginx_pid=$!
 
 pw=$(WP_HTTP_HOST="127.0.0.1:$SIDECAR_PORT" php scripts/wp/app-password.php "$WP_DOCROOT" "$WP_ADMIN_USER" bench "$STATE/bench-app-password.json")
 auth="Authorization: Basic $(printf '%s:%s' "$WP_ADMIN_USER" "$pw" | base64 -w0)"
@@ -66,11 +135,18 @@ curl -s -D "$STATE/groups.head" -H "$auth" "$WP_SITEURL/wp-json/fieldmgr/v1/fiel
 "$STATE/benchref" -listen 127.0.0.1:18097 -body "$STATE/groups.json" & ref_pids+=($!)
 "$STATE/benchref" -listen 127.0.0.1:18093 -body "$STATE/options.json" -headers "$STATE/options.head" & ref_pids+=($!)
 "$STATE/benchref" -listen 127.0.0.1:18094 -body "$STATE/groups.json" -headers "$STATE/groups.head" & ref_pids+=($!)
-for p in 18096 18097 18093 18094; do
+# And the default sidecar's br answer of the 20 groups, with its headers.
+curl -s -D "$STATE/groups-br.head" -H "$auth" -H 'Accept-Encoding: br, gzip' "http://127.0.0.1:$DEFAULT_SIDECAR_PORT/wp-json/fieldmgr/v1/field-groups" > "$STATE/groups.br"
+grep -qi '^content-encoding: br' "$STATE/groups-br.head" || { echo "bench: the default sidecar did not answer br:" >&2; cat "$STATE/groups-br.head" >&2; exit 1; }
+"$STATE/benchref" -listen 127.0.0.1:18089 -body "$STATE/groups.br" -headers "$STATE/groups-br.head" & ref_pids+=($!)
+for p in 18096 18097 18093 18094 18089 "$GZIP_NGINX_PORT"; do
   for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$p/" && break; sleep 0.1; done
 done
 
 db="http://127.0.0.1:$DB_SIDECAR_PORT"
+dflt="http://127.0.0.1:$DEFAULT_SIDECAR_PORT"
+php="http://127.0.0.1:$GZIP_NGINX_PORT"
+ae='Accept-Encoding: br, gzip'
 targets=(
   "floor|http://127.0.0.1:$BENCHREF_PORT/"
   "options-ceiling|http://127.0.0.1:18096/"
@@ -85,14 +161,20 @@ targets=(
   "static-sidecar|$db/static.txt"
   "page-nginx|http://127.0.0.1:$WP_PROXY_PORT/hello-world/|Host: 127.0.0.1:$SIDECAR_PORT"
   "page-sidecar|$WP_SITEURL/hello-world/"
+  "options-default|$dflt/wp-json/themeopts/v1/options"
+  "groups-default|$dflt/wp-json/fieldmgr/v1/field-groups"
+  "groups-default-br|$dflt/wp-json/fieldmgr/v1/field-groups|$ae"
+  "groups-ceiling-br|http://127.0.0.1:18089/|$ae"
+  "groups-php|$php/wp-json/twin/v1/field-groups"
+  "groups-php-gzip|$php/wp-json/twin/v1/field-groups|$ae"
 )
 
 if [ -n "$PROFILE" ]; then
   mkdir -p "$STATE/prof"
-  for t in options-feed groups-feed options-request groups-request static-sidecar; do
-    for x in "${targets[@]}"; do IFS='|' read -r name url _ <<<"$x"; [ "$name" = "$t" ] && break; done
-    admin=18098; [[ "$url" == "$db"* ]] && admin=18099
-    wrk -t2 -c32 -d12s -H "$auth" "$url" >/dev/null &
+  for t in options-feed groups-feed options-request groups-request static-sidecar groups-default-br; do
+    for x in "${targets[@]}"; do IFS='|' read -r name url header _ <<<"$x"; [ "$name" = "$t" ] && break; done
+    admin=18098; [[ "$url" == "$db"* ]] && admin=18099; [[ "$url" == "$dflt"* ]] && admin=18087
+    wrk -t2 -c32 -d12s -H "$auth" ${header:+-H "$header"} "$url" >/dev/null &
     wrk_pid=$!
     sleep 1
     curl -s -o "$STATE/prof/$t.cpu" "http://127.0.0.1:$admin/debug/pprof/profile?seconds=8"
@@ -117,6 +199,22 @@ row "options per request" options-request floor "≥ 0.6×"
 row "20 groups per request" groups-request floor "≥ 0.4×"
 row "static file passed through" static-sidecar static-nginx "≥ 0.6×"
 row "page passed through" page-sidecar page-nginx "≈ 1×"
+row "options, default configuration" options-default options-ceiling-headers "(ceiling with headers)"
+row "20 groups, default configuration" groups-default groups-ceiling-headers "(ceiling with headers)"
+row "20 groups br, default configuration" groups-default-br groups-ceiling-br "(br bytes and headers from memory)"
+row "20 groups br, default configuration" groups-default-br groups-default "(identity)"
+row "20 groups br, default configuration" groups-default-br groups-php-gzip "(nginx gzipping PHP)"
+row "20 groups, nginx gzipping PHP" groups-php-gzip groups-php "(PHP identity through nginx)"
+
+# One answer of the 20 groups each way: its coding, body and head bytes.
+size() { curl -s -o /dev/null -w '%header{content-encoding} | %{size_download} | %{size_header}' -H "$auth" ${2:+-H "$2"} "$1"; }
+echo
+echo "| 20 groups, one answer | coding | body bytes | head bytes |"
+echo "|---|---|---|---|"
+echo "| sidecar (default), no Accept-Encoding | $(size "$dflt/wp-json/fieldmgr/v1/field-groups") |"
+echo "| sidecar (default), $ae | $(size "$dflt/wp-json/fieldmgr/v1/field-groups" "$ae") |"
+echo "| PHP through nginx, no Accept-Encoding | $(size "$php/wp-json/twin/v1/field-groups") |"
+echo "| PHP through nginx gzip, $ae | $(size "$php/wp-json/twin/v1/field-groups" "$ae") |"
 
 # Overload: OVERLOAD_CONNS connections on the per-request options route.
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
