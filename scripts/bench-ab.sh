@@ -49,7 +49,9 @@ start() {
   cat "$STATE/sidecar-$port.log" >&2
   exit 1
 }
-request_args=(--themeopts-config "$STATE/themeopts-bench.json")
+# Per request: polling (the default, change-feed auto, would follow the
+# bench's binlog and serve from memory; BASE may predate auto).
+request_args=(--themeopts-config "$STATE/themeopts-bench.json" --change-feed poll)
 start "$STATE/wpsidecar" 18321 "${request_args[@]}"
 start "$STATE/wpsidecar-base" 18322 "${feed_args[@]}" --serve-from-feed
 start "$STATE/wpsidecar-base" 18323 "${request_args[@]}"

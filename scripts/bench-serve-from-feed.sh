@@ -34,9 +34,10 @@ db_sidecar_pid=""
 bench_cleanup() { [ -n "$db_sidecar_pid" ] && kill "$db_sidecar_pid" 2>/dev/null; bench_cleanup_site; stop_db; }
 trap bench_cleanup EXIT
 
-# The second sidecar: the same, reading the database per request.
+# The second sidecar: the same, reading the database per request (it
+# follows the feed, and would serve from memory unless told not to).
 GOMAXPROCS=$SIDECAR_GOMAXPROCS "$STATE/wpsidecar" --listen "127.0.0.1:$DB_SIDECAR_PORT" --admin-listen 127.0.0.1:0 --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
-  "${feed_args[@]}" > "$STATE/sidecar-db.log" 2>&1 &
+  "${feed_args[@]}" --serve-from-feed=false > "$STATE/sidecar-db.log" 2>&1 &
 db_sidecar_pid=$!
 for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$DB_SIDECAR_PORT/static.txt" && break; sleep 0.1; done
 grep -q '"serve-from-feed on' "$STATE/sidecar.log" || { echo "bench: the sidecar does not serve from the feed:" >&2; cat "$STATE/sidecar.log" >&2; exit 1; }
