@@ -107,6 +107,15 @@ type Auto struct {
 // Run follows the feed, or polls when it cannot (why, the feed's last
 // Check's problem, not nil), until ctx ends.
 func (a Auto) Run(ctx context.Context, why error) {
+	if why == nil && a.Poller != nil {
+		// The poller's first look is its baseline and reports nothing:
+		// taken now, the first look after a fall-back, however soon,
+		// reports what changed since (what the feed reported too, again:
+		// nothing is lost).
+		if err := a.Poller.Poll(ctx); err != nil {
+			a.Log.Warn().Err(err).Msg("change-feed auto: the poller's first look failed; a fall-back's first look is its baseline")
+		}
+	}
 	for ctx.Err() == nil {
 		if why != nil && !a.await(ctx, why) {
 			return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/list"
 	"hash/maphash"
+	"runtime"
 	"sync"
 
 	"github.com/andybalholm/brotli"
@@ -27,8 +28,10 @@ const (
 	// little and cost a cache entry.
 	MinSize = 1 << 10
 	// MaxSize: a larger body goes identity, streamed; nothing of that size
-	// is held twice in memory.
-	MaxSize = 8 << 20
+	// is held twice in memory. A body coded is one the default cache keeps
+	// (an eighth of it, the body and its coded bytes together), so that no
+	// body is coded again for every request.
+	MaxSize = 2 << 20
 	// DefaultMaxEntries and DefaultMaxBytes bound the cache of coded
 	// bodies: the bodies any client can ask for (each _jsonp callback is
 	// another body) only ever replace each other within them.
@@ -77,7 +80,7 @@ func New(maxEntries, maxBytes int) *Encoder {
 		maxBytes = DefaultMaxBytes
 	}
 	// EncodeAll with these options never fails; the error is the options'.
-	z, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstdLevel), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+	z, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstdLevel), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		panic("contentcoding: zstd options: " + err.Error())
 	}
@@ -95,7 +98,9 @@ func (e *Encoder) Encode(body []byte, c Coding) []byte {
 	if data, ok := e.get(k, body); ok {
 		return data
 	}
-	data := e.code(body, c)
+	// The coder's buffer was grown for a guess: what is kept is cut to
+	// its length, so that the cache's count is its memory.
+	data := bytes.Clone(e.code(body, c))
 	e.put(k, body, data)
 	return data
 }

@@ -207,6 +207,10 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 	for _, id := range ids {
 		tdb.SQL.Exec("KILL CONNECTION " + strconv.FormatInt(id, 10)) // some may have ended by then
 	}
+	// Changed while the feed is down, before the poller has looked since:
+	// its first look tells (its baseline was taken when the feed started).
+	between := `{"namespace":"themeopts","ids":["a"]}`
+	exec(`UPDATE wp_options SET option_value = 'a:2:{s:1:"a";s:1:"y";s:1:"b";s:1:"x";}' WHERE option_name = 'o'`)
 	grant := "(GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'feed'@'%', the host as SELECT CURRENT_USER() names it)"
 	waitFor(t, func() bool {
 		_, st := readyz(t, s)
@@ -214,9 +218,6 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 	}, s)
 	waitLog(t, s, "binlog change feed cannot go on; falling back to polling", grant)
 
-	// Changed while polling: the poller tells.
-	between := `{"namespace":"themeopts","ids":["a"]}`
-	exec(`UPDATE wp_options SET option_value = 'a:2:{s:1:"a";s:1:"y";s:1:"b";s:1:"x";}' WHERE option_name = 'o'`)
 	waitFor(t, func() bool { return count(between) == 1 }, s)
 
 	if _, err := unlogged.ExecContext(context.Background(), "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'feed'@'%'"); err != nil {
