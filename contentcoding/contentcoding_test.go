@@ -3,14 +3,11 @@ package contentcoding
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
+	"github.com/wpsidecar/wpsidecar/internal/testcoding"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -127,43 +124,13 @@ func TestNoneMatch(t *testing.T) {
 	}
 }
 
-// decode undoes a coding with the reference decoders.
-func decode(t *testing.T, c Coding, b []byte) []byte {
-	t.Helper()
-	var r io.Reader
-	switch c {
-	case Identity:
-		return b
-	case Gzip:
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	case Zstd:
-		zr, err := zstd.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer zr.Close()
-		r = zr
-	case Brotli:
-		r = brotli.NewReader(bytes.NewReader(b))
-	}
-	out, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("%v: %v", c, err)
-	}
-	return out
-}
-
 func TestEncode(t *testing.T) {
 	e := New(0, 0)
 	body := []byte(strings.Repeat(`{"key":"group_1","title":"A field group"},`, 100))
 	small := body[:MinSize-1]
 	for _, c := range []Coding{Identity, Gzip, Zstd, Brotli} {
 		got := e.Encode(body, c)
-		if !bytes.Equal(decode(t, c, got), body) {
+		if !bytes.Equal(testcoding.Decode(t, c.String(), got), body) {
 			t.Errorf("%v: does not decode to the body", c)
 		}
 		if c != Identity && len(got) >= len(body)/4 {

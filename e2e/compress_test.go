@@ -4,15 +4,12 @@ package e2e
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/andybalholm/brotli"
-
+	"github.com/wpsidecar/wpsidecar/internal/testcoding"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -32,31 +29,6 @@ func rawGet(t *testing.T, url, accept string, hdr ...string) (*http.Response, []
 	}
 	resp, body := do(t, rawClient, req)
 	return resp, []byte(body)
-}
-
-// undo decodes body of Content-Encoding coding.
-func undo(t *testing.T, coding string, body []byte) []byte {
-	t.Helper()
-	var r io.Reader
-	switch coding {
-	case "":
-		return body
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			t.Fatalf("gzip: %v", err)
-		}
-		r = zr
-	case "br":
-		r = brotli.NewReader(bytes.NewReader(body))
-	default:
-		t.Fatalf("Content-Encoding %q", coding)
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("%s: %v", coding, err)
-	}
-	return b
 }
 
 // TestCompress_PublicRoutesThroughVarnish: a public route large enough to
@@ -94,7 +66,7 @@ func TestCompress_PublicRoutesThroughVarnish(t *testing.T) {
 		resp, b := rawGet(t, site.URL+fields, accept)
 		coding := strings.SplitN(accept, ",", 2)[0]
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != coding || resp.Header.Get("ETag") != strings.TrimSuffix(tag, `"`)+"-"+coding+`"` ||
-			!strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") || resp.ContentLength != int64(len(b)) || !bytes.Equal(undo(t, coding, b), identity) {
+			!strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") || resp.ContentLength != int64(len(b)) || !bytes.Equal(testcoding.Decode(t, coding, b), identity) {
 			t.Errorf("sidecar, %q: %d %v", accept, resp.StatusCode, resp.Header)
 		}
 		// Revalidation across codings.
@@ -108,11 +80,11 @@ func TestCompress_PublicRoutesThroughVarnish(t *testing.T) {
 	for _, tc := range []struct{ accept, coding string }{{"gzip", "gzip"}, {"br, gzip", "gzip"}, {"", ""}, {"br", ""}} {
 		waitFor(t, func() bool {
 			resp, b := rawGet(t, site.VarnishURL+fields, tc.accept)
-			return resp.StatusCode == 200 && resp.Header.Get("Content-Encoding") == tc.coding && bytes.Equal(undo(t, tc.coding, b), identity)
+			return resp.StatusCode == 200 && resp.Header.Get("Content-Encoding") == tc.coding && bytes.Equal(testcoding.Decode(t, tc.coding, b), identity)
 		})
 		resp, b := rawGet(t, site.VarnishURL+fields, tc.accept)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Cache") != "HIT" || resp.Header.Get("Content-Encoding") != tc.coding ||
-			!strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") || !bytes.Equal(undo(t, tc.coding, b), identity) {
+			!strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") || !bytes.Equal(testcoding.Decode(t, tc.coding, b), identity) {
 			t.Errorf("Varnish, %q: %d %v", tc.accept, resp.StatusCode, resp.Header)
 		}
 	}

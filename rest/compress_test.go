@@ -2,18 +2,15 @@ package rest
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/andybalholm/brotli"
 	"github.com/gorilla/mux"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 
+	"github.com/wpsidecar/wpsidecar/internal/testcoding"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
@@ -83,38 +80,6 @@ func serve(routes *Routes, method, path string, hdr ...string) *httptest.Respons
 	return rec
 }
 
-// decoded is body undone of coding.
-func decoded(t *testing.T, coding string, body []byte) []byte {
-	t.Helper()
-	var r io.Reader
-	switch coding {
-	case "":
-		return body
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	case "zstd":
-		zr, err := zstd.NewReader(bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer zr.Close()
-		r = zr
-	case "br":
-		r = brotli.NewReader(bytes.NewReader(body))
-	default:
-		t.Fatalf("Content-Encoding %q", coding)
-	}
-	out, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("%s: %v", coding, err)
-	}
-	return out
-}
-
 const restVary = "Origin, Authorization, Cookie, Accept-Encoding"
 
 // TestCompress_Answers: GET and HEAD of bodies under and over 1 KiB, for
@@ -157,7 +122,7 @@ func TestCompress_Answers(t *testing.T) {
 			t.Errorf("GET %d, %q: %d %v (%d bytes)", tc.n, tc.accept, get.Code, h, get.Body.Len())
 			continue
 		}
-		if got := decoded(t, tc.encoding, get.Body.Bytes()); !bytes.Equal(got, sizedBody(tc.n)) {
+		if got := testcoding.Decode(t, tc.encoding, get.Body.Bytes()); !bytes.Equal(got, sizedBody(tc.n)) {
 			t.Errorf("GET %d, %q: decodes to %d bytes, not the body", tc.n, tc.accept, len(got))
 		}
 		head := serve(routes, http.MethodHead, path, hdr...)
@@ -207,7 +172,7 @@ func TestCompress_IfNoneMatch(t *testing.T) {
 			if rec.Body.Len() != 0 || h.Get("Content-Length") != "" || h.Get("Content-Encoding") != "" || h.Get("Content-Type") != "" {
 				t.Errorf("%s %q holding %s: the 304 has a body or representation headers: %v %q", tc.method, tc.accept, tc.inm, h, rec.Body)
 			}
-		} else if got := decoded(t, h.Get("Content-Encoding"), rec.Body.Bytes()); !bytes.Equal(got, sizedBody(tc.n)) {
+		} else if got := testcoding.Decode(t, h.Get("Content-Encoding"), rec.Body.Bytes()); !bytes.Equal(got, sizedBody(tc.n)) {
 			t.Errorf("%s %q holding %s: not the body", tc.method, tc.accept, tc.inm)
 		}
 	}
@@ -230,7 +195,7 @@ func TestCompress_Shaped(t *testing.T) {
 	etag := rec.Header().Get("Etag")
 	want := append(append([]byte("/**/cb("), sizedBody(2000)...), ')')
 	if rec.Code != 200 || !strings.HasPrefix(etag, `"e2000-v`) || !strings.HasSuffix(etag, `-gzip"`) ||
-		!bytes.Equal(decoded(t, rec.Header().Get("Content-Encoding"), rec.Body.Bytes()), want) {
+		!bytes.Equal(testcoding.Decode(t, rec.Header().Get("Content-Encoding"), rec.Body.Bytes()), want) {
 		t.Fatalf("_jsonp, gzip: %d %v", rec.Code, rec.Header())
 	}
 	identityTag := strings.TrimSuffix(etag, `-gzip"`) + `"`
@@ -457,7 +422,7 @@ func TestCompress_Public(t *testing.T) {
 		h := rec.Header()
 		if rec.Code != 200 || h.Get("Content-Encoding") != "zstd" || h.Get("Etag") != `"pub-zstd"` || h.Get("Vary") != tc.vary ||
 			h.Get("Cache-Control") != "public, max-age=60" || h.Get("Content-Length") != strconv.Itoa(rec.Body.Len()) ||
-			!bytes.Equal(decoded(t, "zstd", rec.Body.Bytes()), sizedBody(4000)) {
+			!bytes.Equal(testcoding.Decode(t, "zstd", rec.Body.Bytes()), sizedBody(4000)) {
 			t.Errorf("origin %v: %d %v", tc.origin, rec.Code, h)
 		}
 		rec = serve(routes, http.MethodGet, "/wp-json/pub/v1/list", "Accept-Encoding", "gzip", "If-None-Match", `"pub-zstd"`)
