@@ -30,22 +30,16 @@ func ETag(kind string, parts ...string) string {
 }
 
 // NotModified sets the ETag header and, when the request's If-None-Match
-// names etag (weak comparison, "*" included), answers 304 without a body
-// and returns true. Headers already set (Cache-Control, Vary) go with the
-// 304.
+// names etag (weak comparison, "*" included, in any coding:
+// contentcoding.NoneMatch), answers 304 without a body and returns true.
+// Headers already set (Cache-Control, Vary) go with the 304.
 func NotModified(w http.ResponseWriter, r *http.Request, etag string) bool {
 	w.Header().Set("ETag", etag)
-	inm := r.Header.Get("If-None-Match")
-	if inm == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || !contentcoding.NoneMatch(r.Header.Values("If-None-Match"), etag) {
 		return false
 	}
-	for _, t := range contentcoding.TagList(inm) {
-		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			w.WriteHeader(http.StatusNotModified)
-			return true
-		}
-	}
-	return false
+	w.WriteHeader(http.StatusNotModified)
+	return true
 }
 
 // Precondition is a request's If-Match.
