@@ -271,6 +271,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			changes.PruneHistory(ctx, db, s.siteMap, cfg.History.MaxAge, cfg.History.MaxCount, 10*time.Minute, s.leading.Load, hlog)
 		})
 	}
+	var follow func() // the feed, once the store reads through the memo
 	if detect || s.memo != nil || (history != nil && cfg.ChangeFeed != changes.ModePoll) {
 		// In order: the memo forgets (on the feed's goroutine, before the
 		// feed says it heard the transaction), the settings and the site
@@ -321,7 +322,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 				a.Recheck = changes.RecheckEvery(cfg.ChangeInterval) // binlog: polling for good after a fall-back
 			}
 			s.setFeedMode(s.feed.Mode(), why)
-			s.background(func(ctx context.Context) { a.Run(ctx, why) })
+			follow = func() { s.background(func(ctx context.Context) { a.Run(ctx, why) }) }
 		}
 		clog.Info().Str("change_feed", cfg.ChangeFeed).Int("webhooks", len(cfg.WebhookURLs)).Int("purgers", len(s.purgers)).Str("feed", s.feedMode.Load().(string)).
 			Str("reason", s.feedWhy.Load().(string)).Dur("interval", cfg.ChangeInterval).Msg("change detection on")
@@ -345,6 +346,9 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			db.UseMemo(s.memo)
 			logger.Info().Dur("max_staleness", cfg.MaxStaleness).Msg("serve-from-feed on: GETs answered from memory while the feed is current")
 		}
+	}
+	if follow != nil {
+		follow()
 	}
 }
 
