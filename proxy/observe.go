@@ -109,6 +109,12 @@ func (h *Handler) observe(next http.Handler) http.Handler {
 			if p != nil && p != http.ErrAbortHandler {
 				l.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", debug.Stack()).Msg("handler panicked")
 				if info.status == 0 {
+					// What the handler set was for an answer it never
+					// sent (its ETag, Cache-Control, cache tags): the 500
+					// carries none of it, only the request's id.
+					h := sw.Header()
+					clear(h)
+					h.Set("X-Request-Id", id)
 					wpjson.Render(sw, r, wpjson.ErrInternal)
 				}
 				p = nil

@@ -86,7 +86,13 @@ func (testNS) Register(r *mux.Router) {
 	r.HandleFunc("/things/{id}", func(w http.ResponseWriter, r *http.Request) {
 		wpjson.WriteJSON(w, http.StatusOK, map[string]string{"id": mux.Vars(r)["id"]})
 	}).Methods(http.MethodGet)
-	r.HandleFunc("/panic", func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+	r.HandleFunc("/panic", func(w http.ResponseWriter, r *http.Request) {
+		// Headers of an answer that will never be sent.
+		w.Header().Set("ETag", `"x"`)
+		w.Header().Set("Cache-Control", "public, max-age=60")
+		w.Header().Set("Cache-Tag", "fieldmgr")
+		panic("boom")
+	})
 }
 
 type syncBuffer = testlog.Buffer
@@ -523,6 +529,14 @@ func TestNamespace_PanicIsLogged500(t *testing.T) {
 	resp, body := f.get(t, "/wp-json/test/v1/panic")
 	if resp.StatusCode != 500 || body != `{"code":"wpsidecar_internal_error","message":"The sidecar failed to answer this request.","data":{"status":500}}` {
 		t.Errorf("got %d %q", resp.StatusCode, body)
+	}
+	for _, k := range []string{"ETag", "Cache-Control", "Cache-Tag"} {
+		if v := resp.Header.Get(k); v != "" {
+			t.Errorf("the 500 carries the handler's %s: %q", k, v)
+		}
+	}
+	if resp.Header.Get("X-Request-Id") == "" {
+		t.Error("the 500 has no X-Request-Id")
 	}
 	if !strings.Contains(f.log.String(), `"panic":"boom"`) {
 		t.Errorf("panic not logged:\n%s", f.log)
