@@ -37,23 +37,6 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 		}
 	}
 	// Global privileges are read as a connection opens.
-	killFeedConns := func() {
-		t.Helper()
-		var ids []int64
-		rows, err := tdb.SQL.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'feed'")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id int64
-			rows.Scan(&id)
-			ids = append(ids, id)
-		}
-		rows.Close()
-		for _, id := range ids {
-			tdb.SQL.Exec("KILL CONNECTION " + itoa(id)) // some may have ended by then
-		}
-	}
 	exec("CREATE USER 'feed'@'%' IDENTIFIED BY 'feed-pw'", "GRANT SELECT ON "+tdb.Name+".* TO 'feed'@'%'",
 		"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'feed'@'%'")
 	tdb.SetOption(t, "themeopts_options", `a:2:{s:1:"a";i:1;s:1:"b";i:2;}`)
@@ -118,7 +101,7 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 		return false
 	})
 	exec("REVOKE REPLICATION CLIENT ON *.* FROM 'feed'@'%'")
-	killFeedConns()
+	tdb.KillConnections(t, "feed")
 
 	var mu sync.Mutex
 	var modes []string
@@ -176,7 +159,7 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 	waitFor(t, "the poller's change", func() bool { return slices.Equal(rec.got(), []string{"themeopts:a", "themeopts:b"}) })
 
 	exec("GRANT REPLICATION CLIENT ON *.* TO 'feed'@'%'")
-	killFeedConns()
+	tdb.KillConnections(t, "feed")
 	waitFor(t, "the feed to follow again", func() bool { return feed.Current(time.Second) })
 	if m := mode(); m != changes.ModeBinlog || forgot.Load() != 1 || !strings.Contains(logs.String(), "the server can feed the sidecar again") {
 		t.Errorf("mode %q, forgot %d; log:\n%s", m, forgot.Load(), logs.String())

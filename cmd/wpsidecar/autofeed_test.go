@@ -193,20 +193,7 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	rows, err := unlogged.QueryContext(context.Background(), "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'feed'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		rows.Scan(&id)
-		ids = append(ids, id)
-	}
-	rows.Close()
-	for _, id := range ids {
-		tdb.SQL.Exec("KILL CONNECTION " + strconv.FormatInt(id, 10)) // some may have ended by then
-	}
+	tdb.KillConnections(t, "feed")
 	// Changed while the feed is down, before the poller has looked since:
 	// its first look tells (its baseline was taken when the feed started).
 	between := `{"namespace":"themeopts","ids":["a"]}`

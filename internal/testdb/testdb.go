@@ -192,6 +192,27 @@ func (db *DB) StoreWith(t testing.TB, set func(*store.Options)) *store.DB {
 	return s
 }
 
+// KillConnections ends every connection of the server's user user (a
+// feed's, say), as a server restart or a network cut would; some may
+// have ended meanwhile.
+func (db *DB) KillConnections(t testing.TB, user string) {
+	t.Helper()
+	rows, err := db.SQL.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?", user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		db.SQL.Exec(fmt.Sprintf("KILL CONNECTION %d", id))
+	}
+}
+
 // SetOption writes an option row as WordPress's update_option would.
 func (db *DB) SetOption(t testing.TB, name, value string) {
 	t.Helper()
