@@ -38,6 +38,11 @@ type User struct {
 	// Via says how: "cookie", "application_password" or "basic_password".
 	Via  string
 	caps Caps
+	// until is when what authenticated the user stops holding by itself,
+	// without any change in the database (a cookie's or its session's
+	// expiry, an application password's use due to be recorded); zero:
+	// never.
+	until time.Time
 }
 
 // Can tells whether the user has a capability.
@@ -349,31 +354,42 @@ func (a *Authenticator) validateCookie(ctx context.Context, r *http.Request, sit
 	if !ok {
 		return nil, cookieBad, nil
 	}
-	if !sessionValid(u.Meta[store.MetaSessionTokens], TokenVerifier(c.Token), now) {
+	session, ok := sessionEnd(u.Meta[store.MetaSessionTokens], TokenVerifier(c.Token))
+	if !ok || session < now.Unix() {
 		return nil, cookieUntracked, nil
 	}
-	return a.user(u, site, "cookie"), cookieValid, nil
+	user := a.user(u, site, "cookie")
+	last, _ := c.lastSecond(r.Method == http.MethodPost)
+	user.until = time.Unix(min(last, session)+1, 0)
+	return user, cookieValid, nil
 }
 
 // sessionValid: the verifier is a key of session_tokens whose expiration
-// has not passed (a bare integer is the expiration, the legacy form).
+// has not passed.
 func sessionValid(raw, verifier string, now time.Time) bool {
+	e, ok := sessionEnd(raw, verifier)
+	return ok && e >= now.Unix()
+}
+
+// sessionEnd is the expiration of the session_tokens entry of verifier (a
+// bare integer is the expiration, the legacy form); false when there is
+// none.
+func sessionEnd(raw, verifier string) (int64, bool) {
 	v, err := phpserial.Unserialize(raw)
 	if err != nil || v.Kind != phpserial.Array {
-		return false
+		return 0, false
 	}
 	s, ok := v.Get(verifier)
 	if !ok {
-		return false
+		return 0, false
 	}
 	exp := s
 	if s.Kind == phpserial.Array {
 		if exp, ok = s.Get("expiration"); !ok {
-			return false
+			return 0, false
 		}
 	}
-	e, ok := exp.AsInt()
-	return ok && e >= now.Unix()
+	return exp.AsInt()
 }
 
 // basicUser handles HTTP Basic: an application password when they are
@@ -453,7 +469,9 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 			if lastUsed+86400 <= now.Unix() {
 				a.touch(ctx, r, u.ID, uuid, now)
 			}
-			return a.user(u, site, "application_password"), nil, nil
+			user := a.user(u, site, "application_password")
+			user.until = time.Unix(lastUsed+86400, 0) // the next use to record
+			return user, nil, nil
 		}
 	}
 	// The account password goes through wp_authenticate, as the Basic

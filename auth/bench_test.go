@@ -24,7 +24,7 @@ var benchKeys = map[string]string{
 
 // benchSite is a database with one administrator holding an application
 // password in the given stored format and a live session.
-func benchSite(b *testing.B, dbVersion, appHash string) (*auth.Authenticator, *testdb.DB) {
+func benchSite(b testing.TB, dbVersion, appHash string) (*auth.Authenticator, *testdb.DB) {
 	b.Helper()
 	tdb := testdb.New(b)
 	roles, err := os.ReadFile("testdata/user_roles_6.1.txt")

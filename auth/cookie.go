@@ -251,18 +251,31 @@ func (s *Salts) cookieMatches(c AuthCookie, userPass, scheme string, v Version) 
 // Expired applies wp_validate_auth_cookie's expiry rule: POST (and Ajax)
 // requests get a grace hour.
 func (c AuthCookie) Expired(now time.Time, post bool) bool {
+	limit, ok := c.lastSecond(post)
+	return !ok || limit < now.Unix()
+}
+
+// lastSecond is the last second (unix) the cookie is good for, for a POST
+// or not; false when its expiration is no number.
+func (c AuthCookie) lastSecond(post bool) (int64, bool) {
 	limit, err := strconv.ParseInt(c.Expiration, 10, 64)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(c.Expiration, 64)
 		if ferr != nil || math.IsNaN(f) {
-			return true
+			return 0, false
 		}
 		limit = int64(f)
 	}
 	if post {
 		limit += 3600
 	}
-	return limit < now.Unix()
+	return limit, true
+}
+
+// NonceTickEnd is the first moment NonceTick(now) has passed: a nonce made
+// at now changes then.
+func NonceTickEnd(now time.Time) time.Time {
+	return time.Unix(NonceTick(now)*43200+1, 0)
 }
 
 // TokenVerifier is the session_tokens key of a session token.

@@ -93,8 +93,13 @@ func (a *Authenticator) Identify(unauthStatus int, ride func(*http.Request) Ride
 				wpjson.Render(w, r, err)
 				return
 			}
+			keep := wpjson.KeepOf(r.Context())
+			if u != nil && !u.until.IsZero() {
+				keep.Until(u.until)
+			}
 			if fresh != "" {
 				w.Header().Set("X-WP-Nonce", fresh)
+				keep.Until(NonceTickEnd(a.o.Now()))
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, identity{user: u, ride: read})))
 		})

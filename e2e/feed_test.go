@@ -28,9 +28,14 @@ const maxStaleness = 250 * time.Millisecond
 // startFeedSite stands up a WordPress of its own on a MariaDB with a
 // binary log, the sidecar in front with --serve-from-feed (and webhooks to
 // hook, when given), and waits until the sidecar answers from memory.
-func startFeedSite(t *testing.T, hook string) *wptest.Site {
+// The theme options configuration is themeopts, or the test's own when
+// ""; extra are more of the sidecar's arguments.
+func startFeedSite(t *testing.T, hook, themeopts string, extra ...string) *wptest.Site {
 	srv := testdb.StartBinlogServer(t)
-	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
+	if themeopts == "" {
+		themeopts = "../proxy/themeopts/testdata/config.json"
+	}
+	themeoptsConfig, err := filepath.Abs(themeopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +46,7 @@ func startFeedSite(t *testing.T, hook string) *wptest.Site {
 	if hook != "" {
 		args = append(args, "--webhook-urls", hook, "--webhook-secret", webhookSecret)
 	}
+	args = append(args, extra...)
 	fs, err := wptest.Start(wptest.Options{DB: srv.Config(), MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"}, SidecarArgs: args})
 	if err != nil {
 		t.Fatal(err)
@@ -68,16 +74,22 @@ func basic(login, password string) []string {
 	return []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(login+":"+password))}
 }
 
-// memoryReads is the sidecar's count of reads answered from memory.
+// memoryReads is the sidecar's count of answers from memory: reads
+// answered from the memo, and answers given again from those kept.
 func memoryReads(t *testing.T, fs *wptest.Site) int {
 	t.Helper()
+	return metric(t, fs, `wpsidecar_serve_from_feed_reads_total{source="memory"}`) + metric(t, fs, `wpsidecar_prepared_answers_total{result="given"}`)
+}
+
+// metric is the value of a counter of the sidecar's (its name and labels).
+func metric(t *testing.T, fs *wptest.Site, name string) int {
+	t.Helper()
 	m := ask(t, fs.AdminURL, "", http.MethodGet, "/metrics", "").body
-	const name = `wpsidecar_serve_from_feed_reads_total{source="memory"} `
-	i := strings.Index(m, name)
+	i := strings.Index(m, name+" ")
 	if i < 0 {
 		t.Fatal("no " + name)
 	}
-	n, _ := strconv.ParseFloat(strings.Fields(m[i+len(name):])[0], 64)
+	n, _ := strconv.ParseFloat(strings.Fields(m[i+len(name)+1:])[0], 64)
 	return int(n)
 }
 
@@ -101,7 +113,7 @@ func TestServeFromFeed(t *testing.T) {
 		}
 	}))
 	defer hook.Close()
-	fs := startFeedSite(t, hook.URL)
+	fs := startFeedSite(t, hook.URL, "")
 	admin := fs.Users["administrator"]
 
 	// asWordPress asks the sidecar and WordPress the same; the sidecar

@@ -26,7 +26,7 @@ import (
 // appear in the history with who made them; reverting PHP's change
 // restores the value PHP then reads, and reverting it again answers 412.
 func TestExportImportHistory(t *testing.T) {
-	fs := startFeedSite(t, "")
+	fs := startFeedSite(t, "", "")
 	themeoptsConfig, _ := filepath.Abs("../proxy/themeopts/testdata/config.json")
 	admin := fs.Users["administrator"]
 	creds := basic(admin.Login, admin.ApplicationPassword)

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wpsidecar/wpsidecar/rest"
 )
 
 // Metrics are the sidecar's Prometheus metrics, in a registry of their own.
@@ -66,4 +68,20 @@ func (m *Metrics) upstreamError(kind string) {
 	if m != nil {
 		m.upstreams.WithLabelValues(kind).Inc()
 	}
+}
+
+// preparedMetrics count the answers given again from those kept
+// (wpsidecar_prepared_answers_total{result="given"}) and the answers
+// built and kept ({result="kept"}).
+func preparedMetrics(p *rest.Prepared) []prometheus.Collector {
+	var out []prometheus.Collector
+	for result, n := range map[string]func(rest.PreparedStats) int64{
+		"given": func(s rest.PreparedStats) int64 { return s.Given },
+		"kept":  func(s rest.PreparedStats) int64 { return s.Kept },
+	} {
+		out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wpsidecar_prepared_answers_total",
+			Help:        "Answers of serve-from-feed's prepared answers: given again from those kept, or built and kept.",
+			ConstLabels: prometheus.Labels{"result": result}}, func() float64 { return float64(n(p.Stats())) }))
+	}
+	return out
 }

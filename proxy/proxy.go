@@ -27,6 +27,9 @@ type Options struct {
 	MaxBodyBytes    int64 // on the sidecar's own routes; rest.DefaultMaxBodyBytes when 0
 	// Compress codes the sidecar's own answers as clients accept (--compress).
 	Compress bool
+	// Prepared, when set, keeps the sidecar's own answers while the change
+	// feed vouches for them (serve-from-feed).
+	Prepared *rest.Prepared
 	// Main is the single site's (without Sites).
 	Main rest.SiteOptions
 	// Consistency, when set, carries a client's writes to its next reads
@@ -67,7 +70,10 @@ func New(o Options) (*Handler, error) {
 		HeaderTimeout: o.UpstreamTimeout, DialTimeout: o.UpstreamDial,
 		Log: o.Log, Metrics: o.Metrics, MaxIdlePerHost: upstreamIdleConns,
 	})
-	h.rest = rest.Options{PHP: h.passthrough, Served: served, MaxBodyBytes: o.MaxBodyBytes, Consistency: o.Consistency}
+	h.rest = rest.Options{PHP: h.passthrough, Served: served, MaxBodyBytes: o.MaxBodyBytes, Consistency: o.Consistency, Prepared: o.Prepared}
+	if o.Prepared != nil && o.Metrics != nil {
+		o.Metrics.Register(preparedMetrics(o.Prepared)...)
+	}
 	if o.Compress {
 		h.rest.Compression = rest.NewCompression()
 	}

@@ -30,6 +30,7 @@ type File[T any] struct {
 	cur   atomic.Pointer[T]
 	mu    sync.Mutex
 	stamp fileStamp
+	hooks []func() // OnReload's
 }
 
 // Open reads and checks the file at path; an invalid file is an error.
@@ -79,7 +80,18 @@ func (f *File[T]) Reload() error {
 	}
 	f.cur.Store(v)
 	f.loaded(v, f.log.Info().Str("path", f.path)).Msg(f.what + " loaded")
+	for _, fn := range f.hooks {
+		fn()
+	}
 	return nil
+}
+
+// OnReload has fn called after every reload that put a new value in
+// force (what was made of the old one is then out of date).
+func (f *File[T]) OnReload(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hooks = append(f.hooks, fn)
 }
 
 // Watch reloads the file whenever it changes (checked every interval; a

@@ -72,6 +72,9 @@ type Options struct {
 	// Compression, when set, codes the answers of the sidecar's own routes
 	// as the client accepts (br, zstd, gzip); nil: identity, as WordPress.
 	Compression *Compression
+	// Prepared, when set, keeps answers and gives them again while the
+	// change feed vouches that nothing they were built from changed.
+	Prepared *Prepared
 }
 
 // SiteOptions are what the sidecar answers one site with.
@@ -93,6 +96,7 @@ type Routes struct {
 	templates [][]string // the namespaces' route templates after /wp-json
 	public    Public
 	tags      func(http.Header) // the site's cache-tag prefix; nil: none
+	id        uint64            // the site's routes among those Prepared keeps answers of
 }
 
 // New builds a site's routes. It fails when a namespace registered a
@@ -102,6 +106,9 @@ func New(o Options, so SiteOptions) (*Routes, error) {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	s := &Routes{o: o, site: so.Site, public: so.Public, tags: siteTags(so.TagPrefix)}
+	if o.Prepared != nil {
+		s.id = o.Prepared.ids.Add(1)
+	}
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	for _, ns := range so.Namespaces {
 		sub := r.PathPrefix("/wp-json/" + ns.Name() + "/").Subrouter()
@@ -124,6 +131,15 @@ func New(o Options, so SiteOptions) (*Routes, error) {
 // one matches it, and r as sent to PHP otherwise. prefix is the site's
 // path on a subdirectory network ("/blog2"), "" elsewhere.
 func (s *Routes) Serve(w http.ResponseWriter, r *http.Request, prefix string) {
+	if s.o.Prepared != nil && s.preparable(r) {
+		s.servePrepared(w, r, prefix)
+		return
+	}
+	s.serve(w, r, prefix)
+}
+
+// serve is Serve without prepared answers.
+func (s *Routes) serve(w http.ResponseWriter, r *http.Request, prefix string) {
 	rr := s.restView(r, prefix)
 	switch {
 	case rr == nil:
@@ -149,7 +165,7 @@ func (s *Routes) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		site, err := s.site.REST()
 		if err != nil {
-			s.markSidecar(r)
+			s.markSidecar(w, r)
 			if !wpjson.IsUnavailable(err) {
 				zerolog.Ctx(r.Context()).Error().Err(err).Msg("site settings")
 			}
@@ -162,7 +178,7 @@ func (s *Routes) intercept(next http.Handler) http.Handler {
 			s.o.PHP.ServeHTTP(w, originalRequest(r))
 			return
 		}
-		s.markSidecar(r)
+		s.markSidecar(w, r)
 		restHeaders(w.Header(), r, site)
 		// Answers depend on who asks: no cache may give one user's answer
 		// to another (docs/api.md §5); and on Origin, for CORS. The
@@ -188,9 +204,7 @@ func (s *Routes) servePublic(w http.ResponseWriter, r *http.Request) {
 		s.o.PHP.ServeHTTP(w, originalRequest(r))
 		return
 	}
-	if s.o.Served != nil {
-		s.o.Served(r, r.Method+" public")
-	}
+	s.served(w, r, r.Method+" public")
 	if err != nil {
 		w.Header().Set("Cache-Control", "no-store")
 		wpjson.Render(w, r, err)
@@ -209,17 +223,25 @@ func (s *Routes) servePublic(w http.ResponseWriter, r *http.Request) {
 
 // markSidecar tells Options.Served that the sidecar answers r, on the
 // route the router chose.
-func (s *Routes) markSidecar(r *http.Request) {
-	if s.o.Served == nil {
-		return
-	}
+func (s *Routes) markSidecar(w http.ResponseWriter, r *http.Request) {
 	route := ""
 	if cur := mux.CurrentRoute(r); cur != nil {
 		if t, err := cur.GetPathTemplate(); err == nil {
 			route = r.Method + " " + t
 		}
 	}
-	s.o.Served(r, route)
+	s.served(w, r, route)
+}
+
+// served tells Options.Served, and the capture of an answer to keep,
+// that the sidecar answers r on route.
+func (s *Routes) served(w http.ResponseWriter, r *http.Request, route string) {
+	if c, ok := w.(*capture); ok {
+		c.route = route
+	}
+	if s.o.Served != nil {
+		s.o.Served(r, route)
+	}
 }
 
 // restHeaders adds what WordPress's REST server sends on every answer

@@ -13,6 +13,9 @@ import (
 //  1. proxy's statusWriter (proxy/observe.go): the status and size for the
 //     access log and the metrics; Flush, Hijack and deadlines reach the
 //     connection through it (http.ResponseController, by Unwrap).
+//     With prepared answers (serving from the feed), a capture
+//     (prepared.go) around the GET or HEAD being built to be kept, which
+//     keeps the answer from here on.
 //  2. with --compress, a compressWriter (compress.go): the coding
 //     negotiated, the body coded, If-None-Match across codings; outside
 //     the rest, so that it codes the answer as it goes out.
@@ -26,6 +29,14 @@ import (
 //     into the body carry it too.
 //  6. h.
 func (s *Routes) answer(w http.ResponseWriter, r *http.Request, outer func(http.Header), h http.Handler) {
+	if c, ok := w.(*capture); ok {
+		c.start(r) // an answer to keep (prepared.go)
+	}
+	s.coded(w, r, outer, h)
+}
+
+// coded is answer from 2 on.
+func (s *Routes) coded(w http.ResponseWriter, r *http.Request, outer func(http.Header), h http.Handler) {
 	if s.o.Compression != nil {
 		cw := s.o.Compression.writer(w, r)
 		s.shaped(cw, r, outer, h)

@@ -277,6 +277,22 @@ func OpenThemeopts(files ThemeoptsFiles, logger zerolog.Logger, background func(
 	return t, reloads, nil
 }
 
+// OnReload has fn called after every reload of a configuration file the
+// sites answer from (theme options, public routes).
+func (d *Deps) OnReload(fn func()) {
+	d.Themeopts.OnReload(fn)
+	if d.Public != nil {
+		d.Public.OnReload(fn)
+	}
+}
+
+// OnReload has fn called after every reload of any of the files.
+func (t *Themeopts) OnReload(fn func()) {
+	for _, f := range t.files {
+		f.OnReload(fn)
+	}
+}
+
 // Any tells whether any theme options configuration is open.
 func (t *Themeopts) Any() bool { return len(t.files) > 0 }
 

@@ -25,7 +25,7 @@ type Memo struct {
 	limit   int
 
 	mu    sync.Mutex
-	gen   uint64 // moved by every Forget: a read that began before it is not kept
+	gen   atomic.Uint64 // moved by every Forget, under mu: a read that began before it is not kept
 	kinds [kindCount]map[string]any
 
 	hits, misses, bypassed atomic.Int64
@@ -78,7 +78,7 @@ func (m *Memo) Forget(c Changed) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.gen++
+	m.gen.Add(1)
 	// A user's entry is found by what the client typed (a login, an
 	// e-mail), and a new or renamed user can change which user that finds:
 	// any user change drops them all. They are re-read at one round trip
@@ -111,6 +111,17 @@ func (m *Memo) Forget(c Changed) {
 	}
 }
 
+// Version is a number every Forget moves, and whether the memo serves now:
+// what was built from the memo's reads and the database while it served
+// (rest's prepared answers) holds while both stay the same. A nil memo
+// never serves.
+func (m *Memo) Version() (gen uint64, serving bool) {
+	if m == nil || !m.serving() {
+		return 0, false
+	}
+	return m.gen.Load(), true
+}
+
 // MemoStats counts reads: answered from the memo, read from the database
 // and kept, or read from the database because the feed could not vouch.
 type MemoStats struct{ Hits, Misses, Bypassed int64 }
@@ -133,7 +144,7 @@ func (m *Memo) lookup(k memoKey) (v any, ok bool, gen uint64, serving bool) {
 	}
 	m.mu.Lock()
 	v, ok = m.kinds[k.kind][k.key]
-	gen = m.gen
+	gen = m.gen.Load()
 	m.mu.Unlock()
 	if ok {
 		m.hits.Add(1)
@@ -154,7 +165,7 @@ func (m *Memo) put(k memoKey, gen uint64, v any) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if gen != m.gen {
+	if gen != m.gen.Load() {
 		return
 	}
 	entries := m.kinds[k.kind]

@@ -126,11 +126,15 @@ func infoOf(r *http.Request) (RouteInfo, bool) {
 // keeps the namespace's RouteInfo for the answers given before it runs
 // (authentication's, found through the request's route).
 type routeHandler struct {
-	info RouteInfo
-	next http.Handler
+	info     RouteInfo
+	prepared bool // MethodHandler.Prepared
+	next     http.Handler
 }
 
 func (h *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.prepared {
+		KeepOf(r.Context()).Allow()
+	}
 	h.info.noCache(w.Header(), r, 0, false)
 	h.next.ServeHTTP(w, r)
 }

@@ -25,6 +25,12 @@ type MethodHandler struct {
 	Method string
 	Fn     HandlerFunc
 	Doc    Operation
+	// Prepared: the answer depends on nothing but the request and what
+	// the change feed vouches for (Keep.Allow), so that it may be kept
+	// and given again (package rest's prepared answers). A route that
+	// reads anything else (a table the memo does not keep, the clock)
+	// leaves it false.
+	Prepared bool
 }
 
 // Operation documents a method of a route for the OpenAPI description
@@ -99,13 +105,13 @@ func Register(r *mux.Router, info RouteInfo, routes []Route) {
 				if h.Method == http.MethodGet {
 					ms = append(ms, http.MethodHead)
 				}
-				route := r.Handle(path, &routeHandler{info, withAllow(allow, translate(info.Errors, h.Fn))}).Methods(ms...)
+				route := r.Handle(path, &routeHandler{info: info, prepared: h.Prepared, next: withAllow(allow, translate(info.Errors, h.Fn))}).Methods(ms...)
 				if rt.Name != "" {
 					route.Name(rt.Name)
 				}
 				when(route, rt.When)
 			}
-			when(r.Handle(path, &routeHandler{info, options(info, methods)}).Methods(http.MethodOptions), rt.When)
+			when(r.Handle(path, &routeHandler{info: info, next: options(info, methods)}).Methods(http.MethodOptions), rt.When)
 		}
 	}
 }

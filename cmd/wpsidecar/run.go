@@ -418,9 +418,12 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
 		Log: logger, Metrics: metrics, Consistency: consistency(s.db, cfg), AccessLog: accessLogged(cfg.AccessLogSample),
-		Main: s.main.Options(),
+		Main: s.main.Options(), Compress: cfg.Compress,
 	}
-	opts.Compress = cfg.Compress
+	if s.memo != nil { // serving from the feed: answers kept while it vouches for them
+		opts.Prepared = rest.NewPrepared(s.memo.Version)
+		s.deps.OnReload(opts.Prepared.Changed)
+	}
 	if s.sites.Network != nil {
 		// A site's routes are made on the handler: the network routes once
 		// it exists, before the first request.

@@ -100,14 +100,14 @@ func (s *Service) routes() []wpjson.Route {
 	return []wpjson.Route{
 		{Name: "list", Path: "/field-groups", Handlers: []wpjson.MethodHandler{
 			{Method: http.MethodGet, Fn: s.handleList, Doc: wpjson.Operation{ID: "listFieldGroups", Summary: "List field groups",
-				Description: "Every field group, oldest first.", Answer: "FieldGroupList", Read: true}},
+				Description: "Every field group, oldest first.", Answer: "FieldGroupList", Read: true}, Prepared: true},
 			{Method: http.MethodPost, Fn: s.handleCreate, Doc: wpjson.Operation{ID: "createFieldGroup", Summary: "Create a field group",
 				Description: "A new group; its key must be free in any letter case.", Body: "FieldGroupCreate", Answer: "Created", Status: http.StatusCreated,
 				Errors: append([]wpjson.ErrorDoc{invalid}, body...)}},
 		}},
 		{Name: "group", Path: "/field-groups/{id}", Handlers: []wpjson.MethodHandler{
 			{Method: http.MethodGet, Fn: s.handleGet, Doc: wpjson.Operation{ID: "getFieldGroup", Summary: "Get a field group",
-				Description: "The group with this key.", Answer: "FieldGroup", Read: true, Errors: []wpjson.ErrorDoc{notFound}}},
+				Description: "The group with this key.", Answer: "FieldGroup", Read: true, Errors: []wpjson.ErrorDoc{notFound}}, Prepared: true},
 			{Method: http.MethodPut, Fn: s.handleUpdate, Doc: wpjson.Operation{ID: "updateFieldGroup", Summary: "Update a field group",
 				Description: "Changes the title, the config or both; what is left out keeps its value.", Body: "FieldGroupUpdate", Answer: "Done", Write: true,
 				Errors: append([]wpjson.ErrorDoc{invalid, notFound}, body...)}},
@@ -120,7 +120,7 @@ func (s *Service) routes() []wpjson.Route {
 		}},
 		{Path: "/field-schemas", Handlers: []wpjson.MethodHandler{
 			{Method: http.MethodGet, Fn: s.handleSchemas, Doc: wpjson.Operation{ID: "getFieldSchemas", Summary: "List the field types",
-				Description: "Each field type with its label and the settings it allows.", Answer: "FieldSchemas", Read: true}},
+				Description: "Each field type with its label and the settings it allows.", Answer: "FieldSchemas", Read: true}, Prepared: true},
 		}},
 	}
 }

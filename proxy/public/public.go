@@ -106,6 +106,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", rt.CacheControl())
 	hd.Set("Allow", "GET, HEAD, OPTIONS")
 	cachetag.Set(hd, tags...)
+	// The rows read through the memo and the routes file: nothing else.
+	wpjson.KeepOf(r.Context()).Allow()
 	if httpcond.NotModified(w, r, etag) {
 		return
 	}

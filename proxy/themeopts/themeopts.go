@@ -105,7 +105,7 @@ func (s *Service) routes() []wpjson.Route {
 	return []wpjson.Route{
 		{Path: "/options", Handlers: []wpjson.MethodHandler{
 			{Method: http.MethodGet, Fn: s.handleGet, Doc: wpjson.Operation{ID: "getThemeOptions", Summary: "Get the saved theme options",
-				Description: "The saved set, in stored order; {} when nothing is saved. ?section= picks one section's ids.", Answer: "ThemeOptions", Read: true}},
+				Description: "The saved set, in stored order; {} when nothing is saved. ?section= picks one section's ids.", Answer: "ThemeOptions", Read: true}, Prepared: true},
 			{Method: http.MethodPost, Fn: s.handleSave, Doc: wpjson.Operation{ID: "saveThemeOptions", Summary: "Save theme options",
 				Description: "Saves the ids given; every id must be a configured field and every value fit its type, else nothing is written.",
 				Body:        "ThemeOptions", Answer: "ThemeOptionsSaved", Write: true,
@@ -122,7 +122,7 @@ func (s *Service) routes() []wpjson.Route {
 		}},
 		{Path: "/config", Handlers: []wpjson.MethodHandler{
 			{Method: http.MethodGet, Fn: s.handleConfig, Doc: wpjson.Operation{ID: "getThemeOptionsConfig", Summary: "Get the theme options configuration",
-				Description: "The configuration file as it is.", Answer: "ThemeOptionsConfig", Read: true}},
+				Description: "The configuration file as it is.", Answer: "ThemeOptionsConfig", Read: true}, Prepared: true},
 		}},
 		{Path: "/dev-panel", When: func() bool { return s.Config().DevMode }, Handlers: []wpjson.MethodHandler{
 			{Method: http.MethodGet, Fn: s.handleDevPanel, Doc: wpjson.Operation{ID: "getThemeOptionsDevPanel", Summary: "Inspect every field (developer mode)",
