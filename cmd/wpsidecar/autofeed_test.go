@@ -91,12 +91,20 @@ func TestRun_AutoChangeFeed(t *testing.T) {
 	if got := readOptions(t, s); got != `{"a":"x"}` {
 		t.Errorf("options %s", got)
 	}
+	// From memory: a read of the memo, or the answer given again.
 	_, m := get(t, s.admin+"/metrics")
 	var fromMemory float64
-	if i := strings.Index(m, "\nwpsidecar_serve_from_feed_reads_total{source=\"memory\"} "); i < 0 {
-		t.Errorf("no reads from memory counted:\n%s", m)
-	} else if fmt.Sscan(m[i+len("\nwpsidecar_serve_from_feed_reads_total{source=\"memory\"} "):], &fromMemory); fromMemory < 1 {
-		t.Errorf("reads from memory: %v", fromMemory)
+	for _, name := range []string{`wpsidecar_serve_from_feed_reads_total{source="memory"}`, `wpsidecar_prepared_answers_total{result="given"}`} {
+		var n float64
+		if i := strings.Index(m, "\n"+name+" "); i < 0 {
+			t.Errorf("no %s:\n%s", name, m)
+		} else if _, err := fmt.Sscan(m[i+len(name)+2:], &n); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		fromMemory += n
+	}
+	if fromMemory < 1 {
+		t.Errorf("answers from memory: %v", fromMemory)
 	}
 	s.stop()
 
