@@ -192,14 +192,21 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 	return u, err
 }
 
-// authenticate is Authenticate, also giving the fresh wp_rest nonce
-// WordPress sends back whenever a request's nonce verified (for the
-// anonymous user too), or "". ride, when not nil, is read in the round
-// trip of the user lookup (see Ride).
-func (a *Authenticator) authenticate(r *http.Request, ride *store.Piggyback) (*User, string, error) {
+// freshNonce is the wp_rest nonce WordPress sends back whenever a
+// request's nonce verified, and the end of the tick it was made for.
+type freshNonce struct {
+	value string
+	until time.Time
+}
+
+// authenticate is Authenticate, also giving the fresh nonce (value ""
+// when none; for the anonymous user too). ride, when not nil, is read in
+// the round trip of the user lookup (see Ride).
+func (a *Authenticator) authenticate(r *http.Request, ride *store.Piggyback) (*User, freshNonce, error) {
+	var none freshNonce
 	site, err := a.site()
 	if err != nil {
-		return nil, "", err
+		return nil, none, err
 	}
 	ctx := r.Context()
 	now := a.o.Now()
@@ -216,42 +223,42 @@ func (a *Authenticator) authenticate(r *http.Request, ride *store.Piggyback) (*U
 
 	user, cookieOK, err := a.cookieUser(ctx, r, site, cookies, now, ride)
 	if err != nil {
-		return nil, "", err
+		return nil, none, err
 	}
 	var failure *wpjson.Error
 	if user == nil {
 		user, failure, err = a.basicUser(ctx, r, site, now, ride)
 		if err != nil {
-			return nil, "", err
+			return nil, none, err
 		}
 	}
 
 	// rest_cookie_check_errors.
 	if !cookieOK && user != nil {
-		return user, "", nil
+		return user, none, nil
 	}
 	// A site closed to anonymous REST requests (a rest_authentication_errors
 	// filter, which runs before core's credential checks) answers its own
 	// error to anyone no cookie or password let in.
 	if anon := site.policy.anonymous(); anon != nil && user == nil && !cookieOK && (failure == nil || failure.Status != http.StatusTooManyRequests) {
-		return nil, "", anon
+		return nil, none, anon
 	}
 	if failure != nil {
-		return nil, "", failure
+		return nil, none, failure
 	}
 	nonce, hasNonce := requestNonce(r)
 	if !hasNonce {
-		return nil, "", nil // a cookie without a nonce is not logged in
+		return nil, none, nil // a cookie without a nonce is not logged in
 	}
 	uid := int64(0)
 	if user != nil {
 		uid = user.ID
 	}
 	if site.salts.VerifyNonce(nonce, "wp_rest", uid, token, now) == 0 {
-		return nil, "", ErrBadNonce
+		return nil, none, ErrBadNonce
 	}
 	fresh, _ := site.salts.Nonce(NonceTick(now), "wp_rest", uid, token)
-	return user, fresh, nil
+	return user, freshNonce{fresh, NonceTickEnd(now)}, nil
 }
 
 // requestNonce is the REST nonce as WordPress reads it: _wpnonce from

@@ -97,9 +97,9 @@ func (a *Authenticator) Identify(unauthStatus int, ride func(*http.Request) Ride
 			if u != nil && !u.until.IsZero() {
 				keep.Until(u.until)
 			}
-			if fresh != "" {
-				w.Header().Set("X-WP-Nonce", fresh)
-				keep.Until(NonceTickEnd(a.o.Now()))
+			if fresh.value != "" {
+				w.Header().Set("X-WP-Nonce", fresh.value)
+				keep.Until(fresh.until)
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, identity{user: u, ride: read})))
 		})

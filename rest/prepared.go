@@ -103,8 +103,8 @@ func (s *Routes) preparable(r *http.Request) bool {
 	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.ContentLength != 0 || len(r.TransferEncoding) > 0 || len(r.Header) > preparedMaxHeaders {
 		return false
 	}
-	if r.URL.RawQuery == "" && !strings.Contains(r.URL.Path, "/wp-json") {
-		return false // no REST request (restView): PHP's, not looked up
+	if !strings.Contains(r.URL.Path, "/wp-json") && !strings.Contains(r.URL.RawQuery, "rest") && !strings.Contains(r.URL.RawQuery, "%") {
+		return false // no REST request (restView: /wp-json/…, ?rest_route= however spelled): PHP's, not looked up
 	}
 	for _, k := range []string{"If-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range", "Range"} {
 		if _, ok := r.Header[k]; ok {
@@ -152,7 +152,7 @@ func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, prefix st
 		pre = append(pre, k)
 	}
 	keep := &wpjson.Keep{}
-	c := &capture{ResponseWriter: w}
+	c := &capture{ResponseWriter: w, keep: keep}
 	s.serve(c, r.WithContext(wpjson.WithKeep(r.Context(), keep)), prefix)
 	if !c.started || c.through {
 		return // not the sidecar's own answer, or one that went out as it came
@@ -188,6 +188,9 @@ func (p *Prepared) store(key [sha256.Size]byte, at preparedAt, a *preparedAnswer
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if at.version < p.at.version || at.inputs < p.at.inputs {
+		return // built before answers kept since: out of date already
+	}
 	if p.at != at {
 		// Everything kept was built before the last change.
 		clear(p.answers)
@@ -297,6 +300,7 @@ func (a *preparedAnswer) write(w http.ResponseWriter, inm []string) {
 // evaluated as the compression writer would.
 type capture struct {
 	http.ResponseWriter
+	keep    *wpjson.Keep
 	route   string   // the route that answers (served)
 	started bool     // the sidecar's own answer: kept
 	inm     []string // the request's If-None-Match, taken from it at start
@@ -321,7 +325,7 @@ func (c *capture) answer(pre []string) *preparedAnswer {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	a := &preparedAnswer{route: c.route, status: status, header: http.Header{}, body: bytes.Clone(c.buf.Bytes())}
+	a := &preparedAnswer{route: c.route, status: status, header: http.Header{}, body: c.buf.Bytes()}
 	for k, v := range c.Header() {
 		if !slices.Contains(pre, k) {
 			a.header[k] = slices.Clip(slices.Clone(v))
@@ -340,6 +344,9 @@ func (c *capture) WriteHeader(code int) {
 	}
 	if c.status == 0 && code >= 200 {
 		c.status = code
+		if !c.keep.Allowed() {
+			c.spill() // a route whose answers are never kept: not held
+		}
 	}
 }
 

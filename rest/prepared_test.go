@@ -245,6 +245,7 @@ func TestPrepared_OnlyWhatMayBeKept(t *testing.T) {
 	}{
 		{"a route that reads what the feed does not vouch for", "GET", "/wp-json/kept/v1/fresh", nil},
 		{"a failure", "GET", "/wp-json/kept/v1/denied", nil},
+		{"a failure in an envelope", "GET", "/wp-json/kept/v1/denied?_envelope", nil},
 		{"larger than anything coded", "GET", "/wp-json/kept/v1/big", nil},
 		{"If-Match", "GET", "/wp-json/kept/v1/thing", []string{"If-Match", `"t1"`}},
 		{"If-Modified-Since", "GET", "/wp-json/kept/v1/thing", []string{"If-Modified-Since", "Wed, 21 Oct 2015 07:28:00 GMT"}},
@@ -405,5 +406,22 @@ func BenchmarkPrepared(b *testing.B) {
 				routes.Serve(w, req, "")
 			}
 		})
+	}
+}
+
+// An answer built before others were kept at a newer version is out of
+// date already: it neither joins them nor pushes them out.
+func TestPrepared_LateStore(t *testing.T) {
+	p := NewPrepared(func() (uint64, bool) { return 0, true })
+	newer, older := [32]byte{1}, [32]byte{2}
+	p.store(newer, preparedAt{version: 2}, &preparedAnswer{status: 200})
+	p.store(older, preparedAt{version: 1}, &preparedAnswer{status: 200})
+	p.store(older, preparedAt{version: 2, inputs: 0}, &preparedAnswer{status: 200})
+	if len(p.answers) != 2 || p.answers[newer] == nil || p.at != (preparedAt{version: 2}) {
+		t.Errorf("kept %d answers at %+v", len(p.answers), p.at)
+	}
+	p.store(older, preparedAt{version: 1, inputs: 5}, &preparedAnswer{status: 200})
+	if len(p.answers) != 2 || p.at != (preparedAt{version: 2}) {
+		t.Errorf("an older version with newer inputs: kept %d answers at %+v", len(p.answers), p.at)
 	}
 }

@@ -3,6 +3,8 @@ package rest
 import (
 	"bytes"
 	"net/http"
+
+	"github.com/wpsidecar/wpsidecar/wpjson"
 )
 
 // answer serves r with h, one of the site's own handlers (a namespace's
@@ -70,6 +72,11 @@ func (s *Routes) shaped(w http.ResponseWriter, r *http.Request, outer func(http.
 	}
 	h.ServeHTTP(inner, r)
 	if buf != nil {
+		if buf.status != http.StatusOK {
+			// The envelope answers 200 whatever the route did: a failure
+			// is never given again all the same.
+			wpjson.KeepOf(r.Context()).Refuse()
+		}
 		g.shape(w, buf)
 	}
 }

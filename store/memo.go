@@ -111,15 +111,19 @@ func (m *Memo) Forget(c Changed) {
 	}
 }
 
-// Version is a number every Forget moves, and whether the memo serves now:
-// what was built from the memo's reads and the database while it served
-// (rest's prepared answers) holds while both stay the same. A nil memo
-// never serves.
-func (m *Memo) Version() (gen uint64, serving bool) {
-	if m == nil || !m.serving() {
+// Version is a number every Forget moves, and every read made while the
+// memo did not serve (which may have gone to a replica behind the feed),
+// and whether the memo serves now: what was built from the memo's reads
+// and the database while it served (rest's prepared answers) holds while
+// both stay the same. A nil memo never serves.
+func (m *Memo) Version() (version uint64, serving bool) {
+	if m == nil {
 		return 0, false
 	}
-	return m.gen.Load(), true
+	// Read before serving is asked: a change that comes in between is
+	// either seen here or makes serving false.
+	version = m.gen.Load() + uint64(m.bypassed.Load())
+	return version, m.serving()
 }
 
 // MemoStats counts reads: answered from the memo, read from the database

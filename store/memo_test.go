@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/fieldgroup"
@@ -151,4 +152,68 @@ func errString(err error) string {
 		return "none"
 	}
 	return err.Error()
+}
+
+// TestMemo_Version: the version moves with every Forget, with every read
+// made while the memo did not serve (it may have gone to a replica behind
+// the feed), and when a settings refresh finds other settings — not when
+// it finds the same, which keeps the snapshot read before; it is not
+// served while the memo is not.
+func TestMemo_Version(t *testing.T) {
+	tdb := testdb.New(t)
+	db := tdb.Store(t)
+	var serving atomic.Bool
+	serving.Store(true)
+	memo := store.NewMemo(serving.Load, 100)
+	db.UseMemo(memo)
+	ctx := context.Background()
+	w := store.NewSettingsWatcher(db, time.Hour, store.SiteURLs{})
+	if err := w.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := w.Current()
+	v0, ok := memo.Version()
+	step := func(name string, do func(), moves bool) {
+		t.Helper()
+		do()
+		v, ok := memo.Version()
+		if (v != v0) != moves || !ok {
+			t.Errorf("%s: version %d → %d (serving %v), moved: want %v", name, v0, v, ok, moves)
+		}
+		v0 = v
+	}
+	if !ok {
+		t.Fatal("a serving memo's version is not served")
+	}
+	step("the same settings read again", func() {
+		if err := w.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s, _ := w.Current(); !s.ReadAt.Equal(first.ReadAt) {
+			t.Error("an unchanged snapshot was replaced")
+		}
+	}, false)
+	step("a setting changed", func() {
+		tdb.SetOption(t, "blogname", "Changed")
+		tdb.SetOption(t, "home", "https://changed.example")
+		if err := w.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}, true)
+	step("a Forget", func() { memo.Forget(store.Changed{Options: []string{"x"}}) }, true)
+	step("a read while not serving", func() {
+		serving.Store(false)
+		if _, err := db.RawOption(ctx, "home"); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := memo.Version(); ok {
+			t.Error("served while the memo does not")
+		}
+		serving.Store(true)
+	}, true)
+	step("a read while serving", func() {
+		if _, err := db.RawOption(ctx, "home"); err != nil {
+			t.Fatal(err)
+		}
+	}, false)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -38,7 +39,9 @@ type SiteSettings struct {
 	NetworkSiteURL string
 	SiteAdmins     string
 	HasSiteAdmins  bool
-	ReadAt         time.Time
+	// ReadAt is when these settings were first read: a refresh that
+	// finds the same keeps the snapshot (and its time).
+	ReadAt time.Time
 }
 
 // LocalTime is WordPress's current_time('mysql'): now in the site's time
@@ -270,9 +273,26 @@ func (w *SettingsWatcher) Refresh(ctx context.Context) error {
 		w.lastErr.Store(&err)
 		return err
 	}
-	w.current.Store(&s)
+	switch old := w.current.Load(); {
+	case old == nil:
+		w.current.Store(&s)
+	case !sameSettings(*old, s):
+		// What was built from the old snapshot (prepared answers) goes:
+		// not every setting is an option the change feed follows (a
+		// network's are site meta).
+		w.current.Store(&s)
+		w.db.memo.Forget(Changed{})
+	}
 	w.lastErr.Store(nil)
 	return nil
+}
+
+// sameSettings tells whether two snapshots hold the same settings, when
+// they were read aside: an unchanged snapshot stays in force, read at the
+// time it was first read.
+func sameSettings(a, b SiteSettings) bool {
+	a.ReadAt, b.ReadAt = time.Time{}, time.Time{}
+	return reflect.DeepEqual(a, b)
 }
 
 // Run refreshes until ctx ends: with backoff (250ms doubling to 5s, each

@@ -91,6 +91,8 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 	if info, ok := infoOf(r); ok {
 		info.noCache(w.Header(), r, e.Status, e.Code == "rest_cookie_invalid_nonce")
 	}
+	// A failure is never given again, whatever status an envelope gives it.
+	KeepOf(r.Context()).Refuse()
 	WriteError(w, e)
 }
 

@@ -12,8 +12,8 @@ import (
 // (a cookie's expiry, a nonce's tick, an application password's use to
 // record). A nil Keep, an answer not being kept, ignores both.
 type Keep struct {
-	allowed bool
-	until   time.Time
+	allowed, refused bool
+	until            time.Time
 }
 
 type keepKey struct{}
@@ -38,6 +38,17 @@ func (k *Keep) Allow() {
 	}
 }
 
+// Refuse says that the answer must not be kept, whatever allowed it (a
+// failure rendered).
+func (k *Keep) Refuse() {
+	if k != nil {
+		k.refused = true
+	}
+}
+
+// Allowed tells whether the answer may be kept as far as is known now.
+func (k *Keep) Allowed() bool { return k.allowed && !k.refused }
+
 // Until says that the answer holds only until t (the earliest such time
 // wins).
 func (k *Keep) Until(t time.Time) {
@@ -49,5 +60,5 @@ func (k *Keep) Until(t time.Time) {
 // Holds tells whether the answer may be kept at now, and until when
 // (zero: no time of its own).
 func (k *Keep) Holds(now time.Time) (bool, time.Time) {
-	return k.allowed && (k.until.IsZero() || now.Before(k.until)), k.until
+	return k.Allowed() && (k.until.IsZero() || now.Before(k.until)), k.until
 }
