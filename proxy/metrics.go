@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,13 +19,31 @@ type Metrics struct {
 	requests  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	upstreams *prometheus.CounterVec
+
+	// series are the requests' counters and histograms by their labels,
+	// found once: a request's own cost is then a map read, not a hash of
+	// its labels per vector.
+	mu     sync.RWMutex
+	series map[seriesKey]series
+}
+
+type seriesKey struct {
+	route    string
+	status   int
+	servedBy string
+}
+
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 // NewMetrics registers the sidecar's metrics, the Go runtime's and the
 // other parts' collectors (the database pool's, built by cmd).
 func NewMetrics(others ...prometheus.Collector) *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:    prometheus.NewRegistry(),
+		series: map[seriesKey]series{},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wpsidecar_http_requests_total",
 			Help: "Requests by route, status code and who answered (sidecar or php).",
@@ -60,8 +79,20 @@ func (m *Metrics) observe(route string, status int, servedBy string, d time.Dura
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(route, strconv.Itoa(status), servedBy).Inc()
-	m.latency.WithLabelValues(route, servedBy).Observe(d.Seconds())
+	k := seriesKey{route, status, servedBy}
+	m.mu.RLock()
+	s, ok := m.series[k]
+	m.mu.RUnlock()
+	if !ok {
+		// Bounded as the labels are: routes are templates, statuses three
+		// digits.
+		s = series{m.requests.WithLabelValues(route, strconv.Itoa(status), servedBy), m.latency.WithLabelValues(route, servedBy)}
+		m.mu.Lock()
+		m.series[k] = s
+		m.mu.Unlock()
+	}
+	s.requests.Inc()
+	s.latency.Observe(d.Seconds())
 }
 
 func (m *Metrics) upstreamError(kind string) {

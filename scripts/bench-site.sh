@@ -68,7 +68,22 @@ bench_run() {
       [ -z "$non2xx" ] || { echo "bench: $name: $non2xx error answers" >&2; exit 1; }
       echo "$name|$rps|$p99" >> "$results"
       printf 'round %d  %-20s %10s req/s  p99 %s ms\n' "$round" "$name" "$rps" "$p99"
+      bench_settle
     done
+  done
+}
+
+# bench_settle waits (at most 20 s) until the machine is quiet again: what
+# a target left running when wrk stopped (PHP finishing a backlog of
+# requests) must not run during the next target's measurement. Quiet: at
+# least 90% of the CPU idle over 200 ms.
+bench_settle() {
+  local i a b
+  for i in $(seq 1 100); do
+    a=$(awk '/^cpu / {print $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+    sleep 0.2
+    b=$(awk '/^cpu / {print $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN {split(a, x, " "); split(b, y, " "); exit !((y[1]-x[1]) >= 0.9*(y[2]-x[2]))}' && return
   done
 }
 
