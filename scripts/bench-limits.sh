@@ -16,6 +16,9 @@
 # (WordPress's): what net/http makes of a handler that writes them and the
 # bytes from memory.
 #
+# The same from the feed with --access-log off, against the ceiling with
+# headers: how much of the gap is the access line every request writes.
+#
 # The default configuration: a third sidecar started with its site
 # settings and --upstream only (--change-feed auto finds the binlog and
 # serves from memory; the bench database grants WordPress's database user
@@ -39,7 +42,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ROUNDS:=3}" "${DURATION:=5s}" "${STATE:=.bench-limits}" "${FEED_DB_PORT:=18306}" "${DB_SIDECAR_PORT:=18090}"
-: "${DEFAULT_SIDECAR_PORT:=18086}" "${GZIP_NGINX_PORT:=18088}"
+: "${DEFAULT_SIDECAR_PORT:=18086}" "${GZIP_NGINX_PORT:=18088}" "${QUIET_SIDECAR_PORT:=18085}"
 : "${SIDECAR_GOMAXPROCS:=$(nproc)}" "${OVERLOAD_CONNS:=2000}" "${PROFILE:=}" "${DB_MAX_WAIT:=1s}"
 mkdir -p "$STATE"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -55,10 +58,12 @@ export WP_MU_PLUGINS="$PWD/scripts/wp/fieldmgr-twin.php"
 # shellcheck source=scripts/bench-site.sh
 . scripts/bench-site.sh
 eval "$(declare -f bench_cleanup | sed '1s/bench_cleanup/bench_cleanup_site/')"
-db_sidecar_pid="" default_sidecar_pid="" gzip_nginx_pid="" ref_pids=()
+db_sidecar_pid="" default_sidecar_pid="" quiet_sidecar_pid="" gzip_nginx_pid="" ref_pids=()
 bench_cleanup() {
-  kill "${ref_pids[@]}" 2>/dev/null
-  for p in "$db_sidecar_pid" "$default_sidecar_pid" "$gzip_nginx_pid"; do [ -z "$p" ] || kill "$p" 2>/dev/null; done
+  # Each kill may find nothing (a failure before it started): never an
+  # error that ends the cleanup (set -e) with the rest left running.
+  [ ${#ref_pids[@]} -eq 0 ] || kill "${ref_pids[@]}" 2>/dev/null || true
+  for p in "$db_sidecar_pid" "$default_sidecar_pid" "$quiet_sidecar_pid" "$gzip_nginx_pid"; do [ -z "$p" ] || kill "$p" 2>/dev/null || true; done
   bench_cleanup_site; stop_db
 }
 trap bench_cleanup EXIT
@@ -71,6 +76,14 @@ for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$DB_SIDECAR_PORT/
 grep -q '"serve-from-feed on' "$STATE/sidecar.log" || { echo "bench: the sidecar does not serve from the feed:" >&2; cat "$STATE/sidecar.log" >&2; exit 1; }
 ! grep -q '"serve-from-feed on' "$STATE/sidecar-db.log" || { echo "bench: the per-request sidecar serves from the feed:" >&2; cat "$STATE/sidecar-db.log" >&2; exit 1; }
 
+# The same from the feed without its access log (--access-log off): what
+# of the gap to the ceiling is the access line every request writes,
+# which the ceiling does not.
+GOMAXPROCS=$SIDECAR_GOMAXPROCS "$STATE/wpsidecar" --listen "127.0.0.1:$QUIET_SIDECAR_PORT" --admin-listen 127.0.0.1:18084 --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
+  "${feed_args[@]}" --serve-from-feed --access-log off > "$STATE/sidecar-quiet.log" 2>&1 &
+quiet_sidecar_pid=$!
+for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$QUIET_SIDECAR_PORT/static.txt" && break; sleep 0.1; done
+
 # The third: the default configuration, WordPress's database user allowed
 # to follow the binary log (what its start log asks for otherwise).
 for h in localhost 127.0.0.1; do
@@ -82,6 +95,11 @@ default_args=(--listen "127.0.0.1:$DEFAULT_SIDECAR_PORT" --admin-listen 127.0.0.
 GOMAXPROCS=$SIDECAR_GOMAXPROCS "$STATE/wpsidecar" "${default_args[@]}" > "$STATE/sidecar-default.log" 2>&1 &
 default_sidecar_pid=$!
 for _ in $(seq 1 50); do curl -fso /dev/null "http://127.0.0.1:$DEFAULT_SIDECAR_PORT/static.txt" && break; sleep 0.1; done
+# It answers before its feed has started: wait for both lines.
+for _ in $(seq 1 100); do
+  grep -q '"binlog change feed on' "$STATE/sidecar-default.log" && grep -q '"serve-from-feed on' "$STATE/sidecar-default.log" && break
+  sleep 0.1
+done
 { grep -q '"binlog change feed on' "$STATE/sidecar-default.log" && grep -q '"serve-from-feed on' "$STATE/sidecar-default.log"; } ||
   { echo "bench: the default sidecar does not follow the binlog and serve from memory:" >&2; cat "$STATE/sidecar-default.log" >&2; exit 1; }
 
@@ -155,6 +173,8 @@ targets=(
   "groups-ceiling-headers|http://127.0.0.1:18094/"
   "options-feed|$WP_SITEURL/wp-json/themeopts/v1/options"
   "groups-feed|$WP_SITEURL/wp-json/fieldmgr/v1/field-groups"
+  "options-feed-nolog|http://127.0.0.1:$QUIET_SIDECAR_PORT/wp-json/themeopts/v1/options"
+  "groups-feed-nolog|http://127.0.0.1:$QUIET_SIDECAR_PORT/wp-json/fieldmgr/v1/field-groups"
   "options-request|$db/wp-json/themeopts/v1/options"
   "groups-request|$db/wp-json/fieldmgr/v1/field-groups"
   "static-nginx|http://127.0.0.1:$WP_PROXY_PORT/static.txt"
@@ -199,6 +219,8 @@ row "options per request" options-request floor "≥ 0.6×"
 row "20 groups per request" groups-request floor "≥ 0.4×"
 row "static file passed through" static-sidecar static-nginx "≥ 0.6×"
 row "page passed through" page-sidecar page-nginx "≈ 1×"
+row "options from the feed, no access log" options-feed-nolog options-ceiling-headers "(ceiling with headers)"
+row "20 groups from the feed, no access log" groups-feed-nolog groups-ceiling-headers "(ceiling with headers)"
 row "options, default configuration" options-default options-ceiling-headers "(ceiling with headers)"
 row "20 groups, default configuration" groups-default groups-ceiling-headers "(ceiling with headers)"
 row "20 groups br, default configuration" groups-default-br groups-ceiling-br "(br bytes and headers from memory)"

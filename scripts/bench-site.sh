@@ -13,7 +13,7 @@ mkdir -p "$STATE"
 go build -o "$STATE/wpsidecar" ./cmd/wpsidecar
 sidecar_pid=""
 bench_cleanup() {
-  [ -n "$sidecar_pid" ] && kill "$sidecar_pid" 2>/dev/null && wait "$sidecar_pid" 2>/dev/null
+  if [ -n "$sidecar_pid" ]; then kill "$sidecar_pid" 2>/dev/null && wait "$sidecar_pid" 2>/dev/null || true; fi
   scripts/wordpress.sh stop "$STATE/wp"
 }
 trap bench_cleanup EXIT

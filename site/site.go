@@ -45,7 +45,7 @@ type Site struct {
 	fields   *fieldmgr.Service
 	opts     *themeopts.Service  // nil without a theme options configuration
 	pub      *public             // nil without public routes
-	history  *historyapi.Service // nil when no history is kept
+	history  *historyapi.Service
 }
 
 // optName is the option the site's theme options live in ("" without).
@@ -187,13 +187,12 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, topts *reload.
 	if d.Public != nil {
 		s.pub = newPublic(d.Public, s.fields, s.opts)
 	}
-	if h := db.History(); h != nil {
-		var units wpsidecar.Units
-		if d.Units != nil {
-			units = d.Units(s.Themeopts)
-		}
-		s.history = historyapi.New(s.authn, h, s.settings, units)
+	var units wpsidecar.Units
+	if d.Units != nil {
+		units = d.Units(s.Themeopts)
 	}
+	// Without a kept history (nil) the routes still answer: that it is off.
+	s.history = historyapi.New(s.authn, db.History(), s.settings, units)
 	return s, nil
 }
 
@@ -207,9 +206,7 @@ func (s *Site) Options() rest.SiteOptions {
 	if s.opts != nil {
 		namespaces = append(namespaces, s.opts)
 	}
-	if s.history != nil {
-		namespaces = append(namespaces, s.history)
-	}
+	namespaces = append(namespaces, s.history)
 	return rest.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)}
 }
 

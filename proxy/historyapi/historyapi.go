@@ -34,7 +34,10 @@ type Service struct {
 
 // New returns the service of a site's history, over the namespaces of
 // units: each one's entries are for the users with the capability its
-// unit names (HistoryCapability), and shown as it says (WriteValue).
+// unit names (HistoryCapability), and shown as it says (WriteValue). A
+// nil h (--history-retention off) answers every route that no history is
+// kept, so that a client can tell it from routes that do not reach the
+// sidecar (PHP's rest_no_route).
 func New(a *auth.Authenticator, h *store.History, settings store.Settings, units wpsidecar.Units) *Service {
 	return &Service{auth: a, history: h, settings: settings, units: units, now: time.Now}
 }
@@ -68,6 +71,7 @@ func Routes() []wpjson.Route { return (&Service{}).routes() }
 func (s *Service) routes() []wpjson.Route {
 	invalid := wpjson.ErrorDoc{Status: http.StatusBadRequest, Code: "rest_invalid_param"}
 	notFound := wpjson.ErrorDoc{Status: http.StatusNotFound, Code: "wpsidecar_history_not_found"}
+	off := wpjson.ErrorDoc{Status: http.StatusNotFound, Code: "wpsidecar_history_off"}
 	return []wpjson.Route{
 		{Path: "/history", Handlers: []wpjson.MethodHandler{
 			{Method: http.MethodGet, Fn: s.handleList, Doc: wpjson.Operation{ID: "listHistory", Summary: "List the history of field groups and theme options",
@@ -76,19 +80,21 @@ func (s *Service) routes() []wpjson.Route {
 					{Name: "namespace", Type: "string", Description: "fieldmgr or themeopts"}, {Name: "key", Type: "string", Description: "a group's key or an option id"},
 					{Name: "since", Type: "string", Description: "entries from this date on (RFC 3339; without a zone, GMT)"},
 					{Name: "page", Type: "integer", Description: "from 1"}, {Name: "per_page", Type: "integer", Description: "1-100, 10 unless given"}},
-				Errors: []wpjson.ErrorDoc{invalid, {Status: http.StatusBadRequest, Code: "rest_history_invalid_page_number"}}}},
+				Errors: []wpjson.ErrorDoc{invalid, {Status: http.StatusBadRequest, Code: "rest_history_invalid_page_number"}, off}}},
 		}},
 		{Path: "/history/{entry:[0-9]+}/revert", Handlers: []wpjson.MethodHandler{
 			{Method: http.MethodPost, Fn: s.handleRevert, Doc: wpjson.Operation{ID: "revertHistory", Summary: "Revert a change",
 				Description: "Writes the entry's before back (recorded in turn). 412 when the value is no longer the entry's after, unless ?force=true.",
 				Answer:      "Reverted", Query: []wpjson.ParamDoc{{Name: "force", Type: "boolean", Description: "revert even when the value changed since the entry"}},
-				Errors: []wpjson.ErrorDoc{notFound, {Status: http.StatusPreconditionFailed, Code: "wpsidecar_history_changed"},
+				Errors: []wpjson.ErrorDoc{notFound, off, {Status: http.StatusPreconditionFailed, Code: "wpsidecar_history_changed"},
 					{Status: http.StatusConflict, Code: "wpsidecar_history_unrevertable"}, {Status: http.StatusBadRequest, Code: "rest_invalid_param"}}}},
 		}},
 	}
 }
 
 var (
+	errOff = &wpjson.Error{Status: http.StatusNotFound, Code: "wpsidecar_history_off",
+		Message: "This site keeps no history: the sidecar runs with --history-retention off."}
 	errNotFound = &wpjson.Error{Status: http.StatusNotFound, Code: "wpsidecar_history_not_found", Message: "No history entry has this id."}
 	errChanged  = &wpjson.Error{Status: http.StatusPreconditionFailed, Code: "wpsidecar_history_changed",
 		Message: "The value has changed since this entry; revert with ?force=true to overwrite it."}
@@ -121,6 +127,9 @@ func invalidParam(name, msg string) error {
 
 // handleList is GET /history.
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
+	if s.history == nil {
+		return errOff
+	}
 	f, err := history.ParseFilter(r.URL.Query(), s.units)
 	if err != nil {
 		return err
@@ -167,6 +176,9 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 
 // handleRevert is POST /history/{id}/revert.
 func (s *Service) handleRevert(w http.ResponseWriter, r *http.Request) error {
+	if s.history == nil {
+		return errOff
+	}
 	id, err := strconv.ParseInt(mux.Vars(r)["entry"], 10, 64)
 	if err != nil {
 		return errNotFound

@@ -179,3 +179,37 @@ func TestHistory_NamespacePermissions(t *testing.T) {
 		t.Errorf("the row after the administrator's revert: %s", got)
 	}
 }
+
+// TestHistory_Off: with no history kept (--history-retention off) both
+// routes answer, after the same authentication and capability check, that
+// it is off: 404 wpsidecar_history_off, which a client (the wp-admin
+// screen) tells apart from PHP's rest_no_route.
+func TestHistory_Off(t *testing.T) {
+	const adminPW = "abcdEFGHijklMNOPqrstUVWX"
+	tdb := testdb.New(t)
+	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: adminPW}, testsite.User{Login: "ed", Role: "editor", AppPassword: adminPW})
+	defer site.Auth.Wait()
+	if site.DB.History() != nil {
+		t.Fatal("the test site keeps a history")
+	}
+	base := site.Serve(t, historyapi.New(site.Auth, nil, site.Settings, wpsidecar.Units{fieldgroup.Unit{}}))
+	const off = `{"code":"wpsidecar_history_off","message":"This site keeps no history: the sidecar runs with --history-retention off.","data":{"status":404}}`
+	for _, tc := range []struct {
+		method, path, login string
+		status              int
+		body                string
+	}{
+		{http.MethodGet, "/wpsidecar/v1/history", "admin", 404, off},
+		{http.MethodPost, "/wpsidecar/v1/history/1/revert", "admin", 404, off},
+		{http.MethodGet, "/wpsidecar/v1/history", "ed", 403, `{"code":"rest_forbidden","message":"Sorry, you are not allowed to do that.","data":{"status":403}}`},
+		{http.MethodGet, "/wpsidecar/v1/history", "", 401, `{"code":"rest_forbidden","message":"Sorry, you are not allowed to do that.","data":{"status":401}}`},
+	} {
+		pw := adminPW
+		if tc.login == "" {
+			pw = ""
+		}
+		if code, body, _ := testsite.Send(t, tc.method, base+"/wp-json"+tc.path, "", tc.login, pw); code != tc.status || body != tc.body {
+			t.Errorf("%s %s as %q: %d %s, want %d %s", tc.method, tc.path, tc.login, code, body, tc.status, tc.body)
+		}
+	}
+}
