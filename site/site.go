@@ -43,8 +43,8 @@ type Site struct {
 	authn    *auth.Authenticator
 	groups   *store.FieldGroups
 	fields   *fieldmgr.Service
-	opts     *themeopts.Service  // nil without a theme options configuration
-	pub      *public             // nil without public routes
+	opts     *themeopts.Service // nil without a theme options configuration
+	pub      *public            // nil without public routes
 	history  *historyapi.Service
 }
 
