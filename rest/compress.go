@@ -153,12 +153,7 @@ func (cw *compressWriter) commit(c contentcoding.Coding) {
 		h.Set("Etag", contentcoding.Tag(etag, c))
 	}
 	if cw.status == http.StatusOK && len(cw.inm) > 0 && contentcoding.NoneMatch(cw.inm, etag) {
-		// RFC 9110 §15.4.5: the 304 carries the validators and caching
-		// headers of the 200 it stands for, no representation metadata.
-		for _, k := range []string{"Content-Length", "Content-Type", "Content-Encoding"} {
-			h.Del(k)
-		}
-		cw.ResponseWriter.WriteHeader(http.StatusNotModified)
+		notModified(cw.ResponseWriter)
 		cw.discard = true
 		return
 	}
@@ -175,6 +170,17 @@ func (cw *compressWriter) commit(c contentcoding.Coding) {
 	if !cw.head {
 		cw.ResponseWriter.Write(coded)
 	}
+}
+
+// notModified answers 304 with the head set for the 200 it stands for:
+// RFC 9110 §15.4.5, its validators and caching headers, no representation
+// metadata.
+func notModified(w http.ResponseWriter) {
+	h := w.Header()
+	for _, k := range [...]string{"Content-Length", "Content-Type", "Content-Encoding"} {
+		h.Del(k)
+	}
+	w.WriteHeader(http.StatusNotModified)
 }
 
 // bodyAllowed is whether a status has a body (RFC 9110 §6.4.1).

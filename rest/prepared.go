@@ -272,18 +272,14 @@ func (a *preparedAnswer) size() int {
 }
 
 // write sends the answer, or 304 when it is a 200 the client holds in any
-// coding, as the compression writer does (RFC 9110 §15.4.5: the validators
-// and caching headers, no representation metadata).
+// coding, as the compression writer does.
 func (a *preparedAnswer) write(w http.ResponseWriter, inm []string) {
 	h := w.Header()
 	for k, v := range a.header {
 		h[k] = v
 	}
 	if a.status == http.StatusOK && len(inm) > 0 && contentcoding.NoneMatch(inm, a.etag) {
-		delete(h, "Content-Length")
-		delete(h, "Content-Type")
-		delete(h, "Content-Encoding")
-		w.WriteHeader(http.StatusNotModified)
+		notModified(w)
 		return
 	}
 	w.WriteHeader(a.status)
@@ -384,12 +380,8 @@ func (c *capture) spill() error {
 	if c.status == 0 {
 		c.status = http.StatusOK
 	}
-	h := c.Header()
-	if c.status == http.StatusOK && len(c.inm) > 0 && contentcoding.NoneMatch(c.inm, contentcoding.Base(h.Get("Etag"))) {
-		for _, k := range []string{"Content-Length", "Content-Type", "Content-Encoding"} {
-			h.Del(k)
-		}
-		c.ResponseWriter.WriteHeader(http.StatusNotModified)
+	if c.status == http.StatusOK && len(c.inm) > 0 && contentcoding.NoneMatch(c.inm, contentcoding.Base(c.Header().Get("Etag"))) {
+		notModified(c.ResponseWriter)
 		c.discard = true
 		return nil
 	}
