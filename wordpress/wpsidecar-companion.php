@@ -1157,14 +1157,14 @@ function wpsidecar_history_script() {
 		} );
 	}
 
-	// The force button belongs to one 412: it goes when the dialog closes.
+	// What one attempt showed (its error, the value now, the force button)
+	// goes with the dialog: no hidden notice is left behind.
 	dialog.addEventListener( 'close', () => {
-		[ 'wpsidecar-revert-force', 'wpsidecar-revert-current' ].forEach( ( id ) => {
-			const node = byId( id );
-			if ( node ) {
-				node.remove();
-			}
-		} );
+		const force = byId( 'wpsidecar-revert-force' );
+		if ( force ) {
+			force.remove();
+		}
+		byId( 'wpsidecar-revert-state' ).replaceChildren();
 	} );
 
 	quiet( load() );
