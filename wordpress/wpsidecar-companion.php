@@ -223,3 +223,148 @@ add_action(
 		);
 	}
 );
+
+/*
+ * Tools → Change history: the site's history of field groups and theme
+ * options (docs/api.md §12), with a revert per entry. The page is a shell:
+ * everything it shows comes from the sidecar's routes, fetched by the
+ * script below with the user's cookie and wp_rest nonce (wp.apiFetch), so
+ * the sidecar checks every read and write as it checks any REST request.
+ */
+
+const WPSIDECAR_HISTORY_PAGE   = 'wpsidecar-history';
+const WPSIDECAR_HISTORY_HANDLE = 'wpsidecar-history';
+
+// Per site, also on a network: each site has a history of its own.
+add_action(
+	'admin_menu',
+	function () {
+		$hook = add_management_page(
+			__( 'Change history', 'wpsidecar' ),
+			__( 'Change history', 'wpsidecar' ),
+			'manage_options',
+			WPSIDECAR_HISTORY_PAGE,
+			'wpsidecar_history_render'
+		);
+		if ( $hook ) {
+			add_action( 'load-' . $hook, 'wpsidecar_history_load' );
+		}
+	}
+);
+
+function wpsidecar_history_load() {
+	add_action( 'admin_enqueue_scripts', 'wpsidecar_history_enqueue' );
+}
+
+/**
+ * The script and its style, inline: the plugin stays one file to copy.
+ */
+function wpsidecar_history_enqueue() {
+	wp_register_script( WPSIDECAR_HISTORY_HANDLE, false, array( 'wp-api-fetch', 'wp-i18n' ), '1.0.0', true );
+	wp_add_inline_script( WPSIDECAR_HISTORY_HANDLE, wpsidecar_history_script() );
+	wp_enqueue_script( WPSIDECAR_HISTORY_HANDLE );
+	wp_register_style( WPSIDECAR_HISTORY_HANDLE, false, array(), '1.0.0' );
+	wp_add_inline_style( WPSIDECAR_HISTORY_HANDLE, wpsidecar_history_style() );
+	wp_enqueue_style( WPSIDECAR_HISTORY_HANDLE );
+}
+
+/**
+ * The page's fixed parts; the script fills the table and shows notices.
+ */
+function wpsidecar_history_render() {
+	if ( ! current_user_can( 'manage_options' ) ) {
+		wp_die( esc_html__( 'Sorry, you are not allowed to access this page.', 'wpsidecar' ), 403 );
+	}
+	?>
+	<div class="wrap" id="wpsidecar-history" data-state="loading">
+		<h1><?php esc_html_e( 'Change history', 'wpsidecar' ); ?></h1>
+		<hr class="wp-header-end">
+		<noscript><div class="notice notice-error"><p><?php esc_html_e( 'The change history needs JavaScript.', 'wpsidecar' ); ?></p></div></noscript>
+		<p><?php esc_html_e( 'Every change to the field groups and theme options of this site, newest first. A revert writes back the value from before the change.', 'wpsidecar' ); ?></p>
+
+		<form id="wpsidecar-history-filters" class="wpsidecar-history-filters">
+			<label for="wpsidecar-filter-namespace"><?php esc_html_e( 'Type', 'wpsidecar' ); ?></label>
+			<select id="wpsidecar-filter-namespace" name="namespace">
+				<option value=""><?php esc_html_e( 'All', 'wpsidecar' ); ?></option>
+				<option value="fieldmgr"><?php esc_html_e( 'Field groups', 'wpsidecar' ); ?></option>
+				<option value="themeopts"><?php esc_html_e( 'Theme options', 'wpsidecar' ); ?></option>
+			</select>
+			<label for="wpsidecar-filter-key"><?php esc_html_e( 'Item (exact key)', 'wpsidecar' ); ?></label>
+			<input type="text" id="wpsidecar-filter-key" name="key" class="regular-text" spellcheck="false" autocomplete="off">
+			<label for="wpsidecar-filter-since"><?php esc_html_e( 'Changed since', 'wpsidecar' ); ?></label>
+			<input type="date" id="wpsidecar-filter-since" name="since">
+			<button type="submit" id="wpsidecar-filter-apply" class="button"><?php esc_html_e( 'Filter', 'wpsidecar' ); ?></button>
+		</form>
+
+		<p id="wpsidecar-history-status" role="status"></p>
+
+		<table id="wpsidecar-history-table" class="wp-list-table widefat striped">
+			<caption class="screen-reader-text"><?php esc_html_e( 'Changes, newest first', 'wpsidecar' ); ?></caption>
+			<thead>
+				<tr>
+					<th scope="col"><?php esc_html_e( 'When', 'wpsidecar' ); ?></th>
+					<th scope="col"><?php esc_html_e( 'Who', 'wpsidecar' ); ?></th>
+					<th scope="col"><?php esc_html_e( 'Via', 'wpsidecar' ); ?></th>
+					<th scope="col"><?php esc_html_e( 'Type', 'wpsidecar' ); ?></th>
+					<th scope="col"><?php esc_html_e( 'Item', 'wpsidecar' ); ?></th>
+					<th scope="col"><?php esc_html_e( 'Change', 'wpsidecar' ); ?></th>
+					<th scope="col"><span class="screen-reader-text"><?php esc_html_e( 'Actions', 'wpsidecar' ); ?></span></th>
+				</tr>
+			</thead>
+			<tbody>
+				<tr class="no-items"><td colspan="7"><?php esc_html_e( 'Loading…', 'wpsidecar' ); ?></td></tr>
+			</tbody>
+		</table>
+
+		<div class="tablenav bottom">
+			<div class="tablenav-pages">
+				<button type="button" id="wpsidecar-page-prev" class="button" disabled>
+					<span aria-hidden="true">‹</span> <?php esc_html_e( 'Previous page', 'wpsidecar' ); ?>
+				</button>
+				<span id="wpsidecar-page-label" class="paging-input"></span>
+				<button type="button" id="wpsidecar-page-next" class="button" disabled>
+					<?php esc_html_e( 'Next page', 'wpsidecar' ); ?> <span aria-hidden="true">›</span>
+				</button>
+			</div>
+			<br class="clear">
+		</div>
+
+		<dialog id="wpsidecar-revert-dialog" aria-labelledby="wpsidecar-revert-title" aria-describedby="wpsidecar-revert-summary">
+			<h2 id="wpsidecar-revert-title"><?php esc_html_e( 'Revert this change?', 'wpsidecar' ); ?></h2>
+			<p id="wpsidecar-revert-summary"></p>
+			<div id="wpsidecar-revert-value"></div>
+			<div id="wpsidecar-revert-state"></div>
+			<p id="wpsidecar-revert-progress" role="status"></p>
+			<p class="wpsidecar-revert-buttons">
+				<button type="button" id="wpsidecar-revert-confirm" class="button button-primary"><?php esc_html_e( 'Revert', 'wpsidecar' ); ?></button>
+				<button type="button" id="wpsidecar-revert-cancel" class="button"><?php esc_html_e( 'Cancel', 'wpsidecar' ); ?></button>
+			</p>
+		</dialog>
+	</div>
+	<?php
+}
+
+/**
+ * The page's style: wp-admin's own classes do the rest.
+ */
+function wpsidecar_history_style() {
+	return <<<'CSS'
+#wpsidecar-history .wpsidecar-history-filters { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 8px; margin: 1em 0; }
+#wpsidecar-history .wpsidecar-history-filters label { font-weight: 600; }
+CSS;
+}
+
+/**
+ * The page's script (nowdoc: nothing in it is PHP).
+ */
+function wpsidecar_history_script() {
+	return <<<'JS'
+( function () {
+	'use strict';
+	var root = document.getElementById( 'wpsidecar-history' );
+	if ( root ) {
+		root.setAttribute( 'data-state', 'ready' );
+	}
+}() );
+JS;
+}
