@@ -58,3 +58,35 @@ add_action(
 		wpsidecar_test_record( 'application_password_failed_authentication', '', $error );
 	}
 );
+
+// The history screen's test: every notice and deprecation is logged (WP_DEBUG
+// is off, which logs warnings and errors only) while the companion adds its
+// menu item and from the history page's load on: not in WordPress's update
+// checks between them (admin_init), which log notices offline. And the
+// plugin's strings are "translated" to "xx-…", to follow them into the
+// script.
+if ( get_option( 'wpsidecar_test_all_errors' ) ) {
+	$wpsidecar_test_level = error_reporting(); // phpcs:ignore WordPress.PHP.DevelopmentFunctions, WordPress.PHP.DiscouragedPHPFunctions
+	$wpsidecar_test_all   = function () {
+		error_reporting( E_ALL ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions, WordPress.PHP.DiscouragedPHPFunctions
+	};
+	add_action( 'admin_menu', $wpsidecar_test_all, 9 ); // the companion's item: 10
+	add_action(
+		'admin_menu',
+		function () use ( $wpsidecar_test_level ) {
+			error_reporting( $wpsidecar_test_level ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions, WordPress.PHP.DiscouragedPHPFunctions
+		},
+		11
+	);
+	add_action( 'load-tools_page_wpsidecar-history', $wpsidecar_test_all, 0 );
+}
+if ( get_option( 'wpsidecar_test_translate' ) ) {
+	add_filter(
+		'gettext',
+		function ( $translation, $text, $domain ) {
+			return 'wpsidecar' === $domain ? 'xx-' . $text : $translation;
+		},
+		10,
+		3
+	);
+}
