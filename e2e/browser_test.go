@@ -91,6 +91,7 @@ func TestHistoryScreenInBrowser(t *testing.T) {
 		if n := b.Count(historyMenu); n != 0 {
 			t.Errorf("the editor's menu has %d links to the history", n)
 		}
+		b.AllowNetworkError(`status of 403 \(Forbidden\)`) // the page, refused
 		b.Navigate(fs.URL + historyPage)
 		b.WaitVisible("body")
 		if got := b.Text("body"); !strings.Contains(got, "Sorry, you are not allowed to access this page.") {

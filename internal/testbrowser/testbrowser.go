@@ -228,14 +228,21 @@ func get[T any](b *Browser, a chromedp.Action[T]) (T, error) {
 	return chromedp.Run(ctx, a)
 }
 
-// fail ends the test with what went wrong and where the page was.
+// fail ends the test with what went wrong, where the page was and a
+// screenshot of it (failed.png).
 func (b *Browser) fail(what string, err error) {
 	b.t.Helper()
 	where, _ := get(b, chromedp.Location())
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("not within %v", Timeout)
 	}
-	b.t.Fatalf("testbrowser: %s: %v (page %s)", what, err, where)
+	shot := ""
+	if png, err := get(b, chromedp.FullScreenshot(100)); err == nil {
+		if p := filepath.Join(b.artifacts, "failed.png"); os.WriteFile(p, png, 0o644) == nil {
+			shot = ", screenshot " + p
+		}
+	}
+	b.t.Fatalf("testbrowser: %s: %v (page %s%s)", what, err, where, shot)
 }
 
 // Navigate opens url and waits for its load event.
@@ -292,8 +299,9 @@ func (b *Browser) WaitCount(sel string, n int) {
 	}
 }
 
-// WaitTrue waits until the JavaScript function fn, called with args,
-// returns a truthy value; what names the condition in the failure.
+// WaitTrue waits until the JavaScript function fn, called with args
+// (JSON-encoded), returns a truthy value; what names the condition in the
+// failure.
 func (b *Browser) WaitTrue(what, fn string, args ...any) {
 	b.t.Helper()
 	if err := b.wait(fn, args...); err != nil {
@@ -301,15 +309,28 @@ func (b *Browser) WaitTrue(what, fn string, args ...any) {
 	}
 }
 
-// wait polls the page function fn with args (passed as values, never
-// spliced into the code as text) until it returns a truthy value, on
-// every change of the DOM.
+// wait polls the page function fn with args until it returns a truthy
+// value, on every change of the DOM. The arguments are written into the
+// call as JSON (a literal, never code): chromedp's own arguments lose an
+// empty string (cdproto's omitempty, under encoding/json/v2's rules).
 func (b *Browser) wait(fn string, args ...any) error {
+	call, err := jsCall(fn, args)
+	if err != nil {
+		return err
+	}
 	return b.read(func(ctx context.Context) error {
-		_, err := chromedp.Run(ctx, chromedp.PollFunction[chromedp.Void](fn, chromedp.WithPollingArgs(args...), chromedp.WithPollingMutation(),
-			chromedp.WithPollingTimeout(0)))
+		_, err := chromedp.Run(ctx, chromedp.PollFunction[chromedp.Void]("() => "+call, chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(0)))
 		return err
 	})
+}
+
+// jsCall is the JavaScript expression calling fn with args, JSON-encoded.
+func jsCall(fn string, args []any) (string, error) {
+	enc, err := json.Marshal(append([]any{}, args...)) // [], not null, for none
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("(%s)(...%s)", fn, enc), nil
 }
 
 // read runs f, which only reads the page, within Timeout; again when the
@@ -410,8 +431,8 @@ func (b *Browser) Count(sel string) int {
 	return n
 }
 
-// Eval calls the JavaScript function fn with args (JSON-encoded, never
-// spliced into the code as text) and decodes what it returns into out
+// Eval calls the JavaScript function fn with args (JSON-encoded: values,
+// never code) and decodes what it returns into out
 // (nil: ignored).
 func (b *Browser) Eval(fn string, out any, args ...any) {
 	b.t.Helper()
@@ -421,13 +442,13 @@ func (b *Browser) Eval(fn string, out any, args ...any) {
 }
 
 func (b *Browser) eval(fn string, out any, args ...any) error {
-	enc, err := json.Marshal(append([]any{}, args...)) // [], not null, for none
+	call, err := jsCall(fn, args)
 	if err != nil {
 		return err
 	}
 	var v []byte
 	err = b.read(func(ctx context.Context) (err error) {
-		v, err = chromedp.Run(ctx, chromedp.Evaluate[[]byte](fmt.Sprintf("(%s)(...%s)", fn, enc)))
+		v, err = chromedp.Run(ctx, chromedp.Evaluate[[]byte](call))
 		return err
 	})
 	if err != nil || out == nil {

@@ -39,11 +39,13 @@ func (r *recorder) take() string {
 func page(script string) string {
 	return `<!doctype html><html><head><title>t</title></head><body data-state="loading">
 <label for="name">Name</label> <input id="name"> <button id="go" type="button">Go</button> <p id="out"></p>
+<dialog id="dialog" aria-label="Done"><button type="button">OK</button></dialog>
 <script>
 document.body.dataset.state = "ready";
 console.log("a log line is no problem"); console.warn("nor a warning");
 document.getElementById("go").addEventListener("click", async () => {
 	document.getElementById("out").textContent = "typed " + document.getElementById("name").value;
+	document.getElementById("dialog").showModal();
 	` + script + `
 	document.body.dataset.state = "done";
 });
@@ -51,7 +53,8 @@ document.getElementById("go").addEventListener("click", async () => {
 }
 
 // TestBrowser: the harness's own promises, against pages of its own:
-// typing, clicking, waiting for an attribute, a screenshot, and which of
+// typing, clicking, waiting for an attribute (also an empty one), where
+// the focus is, a screenshot, and which of
 // what a page reports fails the test (console.error, an uncaught
 // exception or rejection, a failed request unless allowed) and which does
 // not (logs, warnings).
@@ -93,6 +96,10 @@ func TestBrowser(t *testing.T) {
 			b.Type("#name", "Ada")
 			b.Click("#go")
 			b.WaitAttr("body", "data-state", "done")
+			b.WaitAttr("#dialog", "open", "") // an empty value: the attribute there
+			if got := b.ActiveElement(); got != "button" {
+				t.Errorf("the focus is on %q, not the dialog's button", got)
+			}
 			if got := b.Text("#out"); got != "typed Ada" {
 				t.Errorf("the page says %q", got)
 			}
