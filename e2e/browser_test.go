@@ -163,7 +163,7 @@ func historyFlow(t *testing.T, fs *wptest.Site, client *http.Client, proxy strin
 	}
 	// The link is in Tools' submenu, shown on hover: the page, opened.
 	b.Navigate(fs.URL + historyPage)
-	b.WaitAttr("#wpsidecar-history", "data-state", "ready")
+	waitReady(t, b)
 	restRow, phpRow := entryRow(rest), entryRow(php)
 	for _, c := range []struct {
 		row, via, who string
@@ -199,8 +199,10 @@ func historyFlow(t *testing.T, fs *wptest.Site, client *http.Client, proxy strin
 	b.WaitAttr("#wpsidecar-revert-dialog", "open", "")
 	b.Click("#wpsidecar-revert-cancel")
 	b.WaitGone("#wpsidecar-revert-dialog")
-	if got := b.ActiveElement(); !strings.Contains(got, "wpsidecar-revert") {
-		t.Errorf("after Cancel the focus is on %q, not the revert button", got)
+	var back bool
+	b.Eval(`(sel) => document.activeElement === document.querySelector(sel)`, &back, restRow+" button.wpsidecar-revert")
+	if !back {
+		t.Errorf("after Cancel the focus is on %q, not the entry's revert button", b.ActiveElement())
 	}
 
 	// Revert PHP's change: PHP reads b1 again.
@@ -213,7 +215,7 @@ func historyFlow(t *testing.T, fs *wptest.Site, client *http.Client, proxy strin
 	b.Screenshot("04-revert-confirm.png")
 	b.Click("#wpsidecar-revert-confirm")
 	b.WaitVisible("#wpsidecar-history-done")
-	b.WaitAttr("#wpsidecar-history", "data-state", "ready")
+	waitReady(t, b)
 	b.Screenshot("05-reverted.png")
 	if got := bodyFont(t, fs); !reflect.DeepEqual(got, b1) {
 		t.Errorf("after the revert PHP reads %v, want %v", got, b1)
@@ -238,12 +240,22 @@ func historyFlow(t *testing.T, fs *wptest.Site, client *http.Client, proxy strin
 	}
 	b.Click("#wpsidecar-revert-force")
 	b.WaitVisible("#wpsidecar-history-done")
-	b.WaitAttr("#wpsidecar-history", "data-state", "ready")
+	waitReady(t, b)
 	b.Screenshot("07-forced.png")
 	if got := bodyFont(t, fs); !reflect.DeepEqual(got, b0) {
 		t.Errorf("after the forced revert PHP reads %v, want %v", got, b0)
 	}
 	b.CheckConsole()
+}
+
+// waitReady waits for the screen's list to be loaded; a list that failed
+// to load fails the test at once, with the screen's error.
+func waitReady(t *testing.T, b *testbrowser.Browser) {
+	t.Helper()
+	b.WaitTrue("the list loaded or failed", `() => document.getElementById("wpsidecar-history").getAttribute("data-state") !== "loading"`)
+	if b.Attr("#wpsidecar-history", "data-state") == "error" {
+		t.Fatalf("the screen says %s: %q", b.Attr("#wpsidecar-history-error", "data-code"), b.Text("#wpsidecar-history-error"))
+	}
 }
 
 // entryRow is the selector of an entry's row in the screen's table.
