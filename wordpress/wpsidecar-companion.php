@@ -1,7 +1,7 @@
 <?php
 /**
  * Plugin Name: wpsidecar companion
- * Description: Tells wpsidecar what PHP decides about authentication (application passwords available, per user; REST closed to anonymous users), and fires WordPress's failed-login actions for attempts the sidecar refused, so that lockout plugins see them. Optional: the sidecar works without it.
+ * Description: Tells wpsidecar what PHP decides about authentication (application passwords available, per user; REST closed to anonymous users), fires WordPress's failed-login actions for attempts the sidecar refused, so that lockout plugins see them, and shows the sidecar's history of field groups and theme options under Tools → Change history, with a revert per change. Optional: the sidecar works without it.
  * Version: 1.0.0
  * License: MIT
  *
@@ -20,6 +20,13 @@
  *    "application_passwords_available":true,
  *    "application_passwords_unavailable_for":[12,40],
  *    "anonymous_rest_error":null}
+ *
+ * Tools → Change history (users with manage_options, on each site of a
+ * network) reads and reverts through the sidecar's routes under
+ * /wp-json/wpsidecar/, which the web server must send to the sidecar as it
+ * sends /wp-json/fieldmgr/ and /wp-json/themeopts/. Its words, the
+ * script's too, are translated by wp-content/languages/plugins/
+ * wpsidecar-{locale}.mo (text domain wpsidecar).
  */
 
 defined( 'ABSPATH' ) || exit;
@@ -398,6 +405,8 @@ function wpsidecar_history_render() {
  */
 function wpsidecar_history_style() {
 	return <<<'CSS'
+/* wp-admin's .button shows itself over the hidden attribute. */
+#wpsidecar-history [hidden] { display: none !important; }
 #wpsidecar-history .wpsidecar-history-filters { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 8px; margin: 1em 0; }
 #wpsidecar-history .wpsidecar-history-filters label { font-weight: 600; }
 #wpsidecar-history-status:empty { display: none; }
@@ -696,7 +705,7 @@ function wpsidecar_history_script() {
 		const abs = Math.abs( minutes );
 		const hh = String( Math.floor( abs / 60 ) ).padStart( 2, '0' );
 		const mm = String( abs % 60 ).padStart( 2, '0' );
-		return 'UTC' + ( minutes < 0 ? '−' : '+' ) + hh + ':' + mm;
+		return 'UTC' + ( minutes < 0 ? '-' : '+' ) + hh + ':' + mm;
 	}
 
 	function formatWhen( ms ) {
@@ -1148,14 +1157,14 @@ function wpsidecar_history_script() {
 		} );
 	}
 
-	// The force button belongs to one 412: it goes when the dialog closes.
+	// What one attempt showed (its error, the value now, the force button)
+	// goes with the dialog: no hidden notice is left behind.
 	dialog.addEventListener( 'close', () => {
-		[ 'wpsidecar-revert-force', 'wpsidecar-revert-current' ].forEach( ( id ) => {
-			const node = byId( id );
-			if ( node ) {
-				node.remove();
-			}
-		} );
+		const force = byId( 'wpsidecar-revert-force' );
+		if ( force ) {
+			force.remove();
+		}
+		byId( 'wpsidecar-revert-state' ).replaceChildren();
 	} );
 
 	quiet( load() );
