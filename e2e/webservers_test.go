@@ -348,6 +348,13 @@ var fromClient = &http.Client{
 
 func askFront(t *testing.T, base, method, target string, hdr ...string) answer {
 	t.Helper()
+	a, _ := askFrontHeader(t, base, method, target, hdr...)
+	return a
+}
+
+// askFrontHeader is askFront, and the answer's headers.
+func askFrontHeader(t *testing.T, base, method, target string, hdr ...string) (answer, http.Header) {
+	t.Helper()
 	req, _ := http.NewRequest(method, base+target, nil)
 	req.Host = strings.TrimPrefix(site.URL, "http://") // the site's own: no canonical redirect
 	for i := 0; i+1 < len(hdr); i += 2 {
@@ -359,14 +366,44 @@ func askFront(t *testing.T, base, method, target string, hdr ...string) answer {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Allow"), resp.Header.Get("Location"), string(b)}
+	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Allow"), resp.Header.Get("Location"), string(b)}, resp.Header
+}
+
+// servedBySidecar waits for the sidecar's access line of a request for
+// path, after the before lines there were, and checks that the sidecar
+// answered it itself to the client (127.0.0.2) through the web server
+// (127.0.0.1).
+func (f *front) servedBySidecar(t *testing.T, target, path string, before int) {
+	t.Helper()
+	var lines []map[string]any
+	waitFor(t, func() bool { lines = f.accessLines(t, path); return len(lines) > before })
+	l := lines[len(lines)-1]
+	if l["served_by"] != "sidecar" || l["remote_ip"] != "127.0.0.2" || l["peer_ip"] != "127.0.0.1" {
+		t.Errorf("%s: the sidecar's access line %v", target, l)
+	}
+}
+
+// newestEntry is the id of the newest history entry of key, as the
+// sidecar at base lists it.
+func newestEntry(t *testing.T, base, key string) int64 {
+	t.Helper()
+	a := askFront(t, base, http.MethodGet, "/wp-json/wpsidecar/v1/history?per_page=1&key="+key, adminBasic()...)
+	var entries []struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(a.body), &entries); a.status != 200 || err != nil || len(entries) != 1 {
+		t.Fatalf("the history of %s: %d %s (%v)", key, a.status, a.body, err)
+	}
+	return entries[0].ID
 }
 
 // TestWebServers: with each shipped recipe in front of the real WordPress,
 // the namespaces (path and ?rest_route= forms, any letter case) are the
-// sidecar's, with WordPress's bodies; everything else is PHP's; a route the
-// sidecar passes on reaches PHP although the sidecar's upstream is the same
-// server (no loop); the sidecar logs the client's own address.
+// sidecar's, with WordPress's bodies (the history's: the sidecar's own
+// answer, and its reverts); everything else is PHP's, the companion
+// plugin's wpsidecar-companion/v1 included; a route the sidecar passes on
+// reaches PHP although the sidecar's upstream is the same server (no
+// loop); the sidecar logs the client's own address.
 func TestWebServers(t *testing.T) {
 	auth := adminBasic()
 	probe := filepath.Join(site.Docroot, markerProbe)
@@ -377,25 +414,63 @@ func TestWebServers(t *testing.T) {
 	for _, kind := range []string{"nginx", "apache", "caddy"} {
 		t.Run(kind, func(t *testing.T) {
 			f := startFront(t, kind)
+			const groups = "/wp-json/fieldmgr/v1/field-groups"
+			// A group of this web server's, made through the sidecar: its
+			// creation is the history the list below shows.
+			key := "webservers_" + kind
+			seedGroup(t, key)
+			sidecar := fmt.Sprintf("http://127.0.0.1:%d", f.sidecarPort)
+			// Each request as the twin answers it: WordPress's twin/v1, or
+			// the sidecar asked directly for the history (which PHP does
+			// not have), with its X-WP-Total and X-WP-TotalPages.
 			served := []struct{ target, path, twin string }{
-				{"/wp-json/fieldmgr/v1/field-groups", "/wp-json/fieldmgr/v1/field-groups", "/wp-json/twin/v1/field-groups"},
-				{"/wp-json/FieldMgr/v1/field-groups", "/wp-json/FieldMgr/v1/field-groups", "/wp-json/twin/v1/field-groups"},
-				{"/?rest_route=/fieldmgr/v1/field-groups", "/", "/?rest_route=/twin/v1/field-groups"},
-				{"/index.php?rest_route=%2Ffieldmgr%2Fv1%2Ffield-groups", "/index.php", "/index.php?rest_route=%2Ftwin%2Fv1%2Ffield-groups"},
+				{"/wp-json/fieldmgr/v1/field-groups", "/wp-json/fieldmgr/v1/field-groups", site.WPURL + "/wp-json/twin/v1/field-groups"},
+				{"/wp-json/FieldMgr/v1/field-groups", "/wp-json/FieldMgr/v1/field-groups", site.WPURL + "/wp-json/twin/v1/field-groups"},
+				{"/?rest_route=/fieldmgr/v1/field-groups", "/", site.WPURL + "/?rest_route=/twin/v1/field-groups"},
+				{"/index.php?rest_route=%2Ffieldmgr%2Fv1%2Ffield-groups", "/index.php", site.WPURL + "/index.php?rest_route=%2Ftwin%2Fv1%2Ffield-groups"},
+				{"/wp-json/wpsidecar/v1/history?key=" + key, "/wp-json/wpsidecar/v1/history", sidecar + "/wp-json/wpsidecar/v1/history?key=" + key},
+				{"/wp-json/WPSidecar/v1/History?key=" + key, "/wp-json/WPSidecar/v1/History", sidecar + "/wp-json/wpsidecar/v1/history?key=" + key},
+				{"/?rest_route=/wpsidecar/v1/history&key=" + key, "/", sidecar + "/wp-json/wpsidecar/v1/history?key=" + key},
+				{"/index.php?rest_route=%2Fwpsidecar%2Fv1%2Fhistory&key=" + key, "/index.php", sidecar + "/wp-json/wpsidecar/v1/history?key=" + key},
 			}
+			pages := func(h http.Header) string { return h.Get("X-WP-Total") + "/" + h.Get("X-WP-TotalPages") }
 			for _, c := range served {
+				// The twin first. The sidecar asked directly logs a line of
+				// its own (once it has answered): wait for it, so as not to
+				// take it for the line of the request through the web server.
+				twinPath := mustURL(c.twin).Path
+				twinLines := len(f.accessLines(t, twinPath))
+				wp, wpHdr := askFrontHeader(t, c.twin, http.MethodGet, "", auth...)
+				if strings.HasPrefix(c.twin, sidecar) {
+					waitFor(t, func() bool { return len(f.accessLines(t, twinPath)) > twinLines })
+				}
 				before := len(f.accessLines(t, c.path))
-				got := askFront(t, f.url, http.MethodGet, c.target, auth...)
-				wp := askFront(t, site.WPURL, http.MethodGet, c.twin, auth...)
-				if got.status != 200 || got.status != wp.status || got.ctype != wp.ctype || !sameBody(got.body, wp.body) {
-					t.Errorf("%s:\n through %s %d %s %s\n WordPress %d %s %s", c.target, kind, got.status, got.ctype, got.body, wp.status, wp.ctype, wp.body)
+				got, gotHdr := askFrontHeader(t, f.url, http.MethodGet, c.target, auth...)
+				if got.status != 200 || got.status != wp.status || got.ctype != wp.ctype || !sameBody(got.body, wp.body) || pages(gotHdr) != pages(wpHdr) {
+					t.Errorf("%s:\n through %s %d %s %s %s\n twin %d %s %s %s", c.target, kind, got.status, got.ctype, pages(gotHdr), got.body, wp.status, wp.ctype, pages(wpHdr), wp.body)
 				}
-				var lines []map[string]any
-				waitFor(t, func() bool { lines = f.accessLines(t, c.path); return len(lines) > before })
-				l := lines[len(lines)-1]
-				if l["served_by"] != "sidecar" || l["remote_ip"] != "127.0.0.2" || l["peer_ip"] != "127.0.0.1" {
-					t.Errorf("%s: the sidecar's access line %v", c.target, l)
+				if strings.HasPrefix(c.twin, sidecar) && (pages(wpHdr) != "1/1" || !strings.Contains(wp.body, `"key":"`+key+`"`)) {
+					t.Errorf("%s: the sidecar's own history of %s: %s %s", c.target, key, pages(wpHdr), wp.body)
 				}
+				f.servedBySidecar(t, c.target, c.path, before)
+			}
+			// A revert in each form, each of the entry the one before made
+			// (the group's creation, then its removal, …): the sidecar's.
+			reverts := []struct{ target, path string }{
+				{"/wp-json/wpsidecar/v1/history/{id}/revert", "/wp-json/wpsidecar/v1/history/{id}/revert"},
+				{"/wp-json/WPSidecar/v1/History/{id}/Revert", "/wp-json/WPSidecar/v1/History/{id}/Revert"},
+				{"/?rest_route=/wpsidecar/v1/history/{id}/revert", "/"},
+				{"/index.php?rest_route=%2Fwpsidecar%2Fv1%2Fhistory%2F{id}%2Frevert", "/index.php"},
+			}
+			for _, c := range reverts {
+				id := fmt.Sprint(newestEntry(t, sidecar, key))
+				target, path := strings.ReplaceAll(c.target, "{id}", id), strings.ReplaceAll(c.path, "{id}", id)
+				before := len(f.accessLines(t, path))
+				want := `{"success":true,"message":"Change reverted","reverted":` + id + `}`
+				if got := askFront(t, f.url, http.MethodPost, target, auth...); got.status != 200 || got.body != want {
+					t.Errorf("%s through %s: %d %s, want 200 %s", target, kind, got.status, got.body, want)
+				}
+				f.servedBySidecar(t, target, path, before)
 			}
 			// A route of the namespace the sidecar does not define: passed on,
 			// marked, to PHP — once, not back to the sidecar.
@@ -409,22 +484,46 @@ func TestWebServers(t *testing.T) {
 			if l := f.accessLines(t, unknown)[0]; l["served_by"] != "php" {
 				t.Errorf("passed on: %v", l)
 			}
-			// Everything else is the web server's and PHP's alone.
-			if got := askFront(t, f.url, http.MethodGet, "/hello-world/"); got.status != 200 || !strings.Contains(got.body, "Hello world!") {
-				t.Errorf("a page: %d %v", got.status, got)
+			// Everything else is the web server's and PHP's alone: the
+			// companion plugin's namespace too, although it starts with the
+			// history's (unsigned, its report is PHP's 401).
+			forbidden := errBody("rest_forbidden", "Sorry, you are not allowed to do that.", 401)
+			phpOnly := []struct {
+				method, target, path string
+				status               int
+				has                  string
+			}{
+				{http.MethodGet, "/hello-world/", "/hello-world/", 200, "Hello world!"},
+				{http.MethodGet, "/wp-json/wp/v2/posts/1", "/wp-json/wp/v2/posts/1", 200, `"id":1,`},
+				{http.MethodPost, "/wp-json/wpsidecar-companion/v1/failed-auth", "/wp-json/wpsidecar-companion/v1/failed-auth", 401, forbidden},
+				{http.MethodPost, "/wp-json/WPSidecar-Companion/v1/failed-auth", "/wp-json/WPSidecar-Companion/v1/failed-auth", 401, forbidden},
+				{http.MethodPost, "/?rest_route=/wpsidecar-companion/v1/failed-auth", "/", 401, forbidden},
+				{http.MethodPost, "/index.php?rest_route=%2Fwpsidecar-companion%2Fv1%2Ffailed-auth", "/index.php", 401, forbidden},
 			}
-			if got := askFront(t, f.url, http.MethodGet, "/wp-json/wp/v2/posts/1"); got.status != 200 || !strings.Contains(got.body, `"id":1,`) {
-				t.Errorf("core REST: %d %.100s", got.status, got.body)
+			logged := map[string]int{}
+			for _, c := range phpOnly {
+				logged[c.path] = len(f.accessLines(t, c.path))
 			}
-			if n := len(f.accessLines(t, "/hello-world/")) + len(f.accessLines(t, "/wp-json/wp/v2/posts/1")); n != 0 {
-				t.Errorf("%d requests that are not the sidecar's reached it", n)
+			for _, c := range phpOnly {
+				if got := askFront(t, f.url, c.method, c.target); got.status != c.status || !strings.Contains(got.body, c.has) {
+					t.Errorf("%s %s: %d %.100s, want %d with %s", c.method, c.target, got.status, got.body, c.status, c.has)
+				}
+			}
+			// A request of the sidecar's after them: once its line is
+			// written, so would theirs be.
+			before := len(f.accessLines(t, groups))
+			askFront(t, f.url, http.MethodGet, groups, auth...)
+			f.servedBySidecar(t, groups, groups, before)
+			for path, n := range logged {
+				if got := len(f.accessLines(t, path)); got != n {
+					t.Errorf("%d requests for %s that are not the sidecar's reached it", got-n, path)
+				}
 			}
 			// A client's marker changes nothing (security round 3, item 8):
 			// whatever its value, the sidecar answers as it does without one,
 			// signed in (200) or not (the sidecar's 401, not PHP's 404
 			// rest_no_route, which a shared cache keeps for the public URL;
 			// and the sidecar's throttle counts the attempt).
-			const groups = "/wp-json/fieldmgr/v1/field-groups"
 			plain := askFront(t, f.url, http.MethodGet, groups)
 			if plain.status != 401 || !strings.Contains(plain.body, `"code":"rest_forbidden"`) {
 				t.Fatalf("anonymous: %d %s", plain.status, plain.body)
@@ -494,8 +593,27 @@ func (f *front) routes(t *testing.T) {
 		{"/blog2/index.php?rest_route=/fieldmgr/v1/field-groups", true, nil},
 		{"/?rest_route=%2FFieldMgr%2Fv1", true, nil},
 		{"/?a=1&rest_route=/themeopts/v1/options&b=2", true, nil},
+		{"/wp-json/wpsidecar/v1/history?key=a&page=2", true, nil},
+		{"/wp-json/WPSIDECAR/v1/history/7/revert", true, nil},
+		{"/wp-json/wpsidecar", true, nil},
+		{"/blog2/wp-json/wpsidecar/v1/history", true, nil},
+		{"/blog2/?rest_route=/wpsidecar/v1/history", true, nil},
+		{"/blog2/index.php?rest_route=%2Fwpsidecar%2Fv1%2Fhistory%2F7%2Frevert", true, nil},
+		{"/?rest_route=%2FWpSidecar%2Fv1%2Fhistory", true, nil},
+		{"/index.php?rest_route=/wpsidecar", true, nil},
 		{"/?rest_route=/wp/v2/posts", false, nil},
 		{"/wp-json/fieldmgrx/v1", false, nil},
+		// The companion plugin's namespace, and others that only start
+		// with the history's, are PHP's in every form.
+		{"/wp-json/wpsidecar-companion/v1/failed-auth", false, nil},
+		{"/wp-json/WPSIDECAR-COMPANION/v1/failed-auth", false, nil},
+		{"/blog2/wp-json/wpsidecar-companion/v1/failed-auth", false, nil},
+		{"/?rest_route=/wpsidecar-companion/v1/failed-auth", false, nil},
+		{"/index.php?rest_route=%2Fwpsidecar-companion%2Fv1%2Ffailed-auth", false, nil},
+		{"/blog2/?rest_route=/wpsidecar-companion/v1/failed-auth", false, nil},
+		{"/wp-json/wpsidecarx/v1/history", false, nil},
+		{"/wp-json/wpsidecar.v1/history", false, nil},
+		{"/?rest_route=/wpsidecar_v1/history", false, nil},
 		{"/wp-json/wp/v2/posts", false, nil},
 		{"/a/b/wp-json/fieldmgr/v1/field-groups", false, nil},
 		{"/hello-world/", false, nil},
