@@ -121,10 +121,12 @@ func TestHistoryScreenInBrowser(t *testing.T) {
 // historyMenu is the link to the history in wp-admin's menu.
 const historyMenu = `#adminmenu a[href$="tools.php?page=wpsidecar-history"]`
 
-// typography is a body_font value (a typography field's), every member a
-// string as the screen and PHP both keep them.
+// typography is a body_font value (a typography field's): strings, and
+// subsets a list of them, as JSON, PHP and the screen all keep them.
 type typography map[string]any
 
+// with is v with the members kv names (key, value, …) set, or removed
+// where the value is "".
 func (v typography) with(kv ...string) typography {
 	out := maps.Clone(v)
 	for i := 0; i+1 < len(kv); i += 2 {
