@@ -31,6 +31,13 @@ const maxStaleness = 250 * time.Millisecond
 // The theme options configuration is themeopts, or the test's own when
 // ""; extra are more of the sidecar's arguments.
 func startFeedSite(t *testing.T, hook, themeopts string, extra ...string) *wptest.Site {
+	return startFeedSiteWith(t, wptest.Options{}, hook, themeopts, extra...)
+}
+
+// startFeedSiteWith is startFeedSite with more of the site's options (e.g.
+// Companion); its database, must-use plugins and sidecar arguments are
+// startFeedSite's.
+func startFeedSiteWith(t *testing.T, o wptest.Options, hook, themeopts string, extra ...string) *wptest.Site {
 	srv := testdb.StartBinlogServer(t)
 	if themeopts == "" {
 		themeopts = "../proxy/themeopts/testdata/config.json"
@@ -47,7 +54,8 @@ func startFeedSite(t *testing.T, hook, themeopts string, extra ...string) *wptes
 		args = append(args, "--webhook-urls", hook, "--webhook-secret", webhookSecret)
 	}
 	args = append(args, extra...)
-	fs, err := wptest.Start(wptest.Options{DB: srv.Config(), MUPlugins: []string{"scripts/wp/fieldmgr-twin.php"}, SidecarArgs: args})
+	o.DB, o.MUPlugins, o.SidecarArgs = srv.Config(), []string{"scripts/wp/fieldmgr-twin.php"}, args
+	fs, err := wptest.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}

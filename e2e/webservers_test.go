@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
 // front is a web server of Debian's (nginx, Apache, Caddy) serving the
@@ -30,6 +32,8 @@ type front struct {
 	sidecar     *exec.Cmd
 	log         string // the sidecar's log file
 	admin       string
+	site        *wptest.Site // the WordPress it serves
+	args        []string     // more of the sidecar's arguments
 }
 
 // freePort asks the kernel for a loopback port nobody uses.
@@ -60,6 +64,12 @@ func recipe(t *testing.T, path string, sidecarPort int) string {
 // the command that runs the server and the one that checks the
 // configuration.
 func frontConfig(t *testing.T, kind, dir string, port, sidecarPort int, secret string) (run, check *exec.Cmd) {
+	t.Helper()
+	return frontConfigFor(t, site, kind, dir, port, sidecarPort, secret)
+}
+
+// frontConfigFor is frontConfig for the WordPress of site.
+func frontConfigFor(t *testing.T, site *wptest.Site, kind, dir string, port, sidecarPort int, secret string) (run, check *exec.Cmd) {
 	t.Helper()
 	sock := filepath.Join(site.Dir, "wp", "php-fpm.sock")
 	root := os.Geteuid() == 0
@@ -210,12 +220,19 @@ func randomSecret() string {
 // startFrontWith is startFront with the marker's secret given ("": none).
 func startFrontWith(t *testing.T, kind, secret string) *front {
 	t.Helper()
+	return startFrontFor(t, site, kind, secret)
+}
+
+// startFrontFor is startFrontWith for the WordPress of site, with more of
+// the sidecar's arguments (e.g. its --themeopts-config).
+func startFrontFor(t *testing.T, site *wptest.Site, kind, secret string, sidecarArgs ...string) *front {
+	t.Helper()
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755) // Apache's workers run as www-data
 	port, sidecarPort, adminPort := freePort(t), freePort(t), freePort(t)
 	f := &front{url: fmt.Sprintf("http://127.0.0.1:%d", port), secret: secret, sidecarPort: sidecarPort,
-		log: filepath.Join(dir, "sidecar.log"), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort)}
-	cmd, _ := frontConfig(t, kind, dir, port, sidecarPort, secret)
+		log: filepath.Join(dir, "sidecar.log"), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort), site: site, args: sidecarArgs}
+	cmd, _ := frontConfigFor(t, site, kind, dir, port, sidecarPort, secret)
 	out, err := os.Create(filepath.Join(dir, kind+".out"))
 	if err != nil {
 		t.Fatal(err)
@@ -257,8 +274,8 @@ func (f *front) startSidecar(t *testing.T, port int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.sidecar = exec.Command(site.Bin, "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--admin-listen", strings.TrimPrefix(f.admin, "http://"),
-		"--upstream", f.url, "--trusted-proxies", "127.0.0.1", "--wp-config", site.WPConfig, "--shutdown-delay", "0", "--log-level", "info")
+	f.sidecar = exec.Command(f.site.Bin, append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--admin-listen", strings.TrimPrefix(f.admin, "http://"),
+		"--upstream", f.url, "--trusted-proxies", "127.0.0.1", "--wp-config", f.site.WPConfig, "--shutdown-delay", "0", "--log-level", "info"}, f.args...)...)
 	f.sidecar.Env = []string{}
 	f.sidecar.Stdout, f.sidecar.Stderr = logf, logf
 	f.sidecar.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -6,7 +6,7 @@
 # prints what to install.
 set -euo pipefail
 
-pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql php-redis redis-server nginx-light wrk varnish varnish-modules apache2 caddy systemd)
+pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql php-redis redis-server nginx-light wrk varnish varnish-modules apache2 caddy systemd chromium)
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || pkgs+=(golang-go)
 # Node and npm from Debian only where none is installed (a machine may have
 # its own Node, whose npm Debian's package would conflict with).

@@ -275,6 +275,13 @@ start() {
     # A copy, not links: WordPress finds wp-config.php next to the real path
     # of wp-load.php, and Debian's own there is a per-host dispatcher.
     cp -a "$WP_SOURCE/." "$docroot/"
+    # Debian's package links some files to other packages' by relative
+    # paths (underscore.js and the cropper in /usr/share/javascript,
+    # getID3 in /usr/share/php), which the copy would leave dangling (a
+    # 404 for wp-admin's underscore.js): copy the files themselves.
+    (cd "$WP_SOURCE" && find . -type l -lname '../*' -print0) | while IFS= read -r -d '' link; do
+      rm -f "$docroot/$link" && cp -L "$WP_SOURCE/$link" "$docroot/$link"
+    done
     rm -f "$docroot/.htaccess" "$docroot/wp-config.php"
     mkdir -p "$docroot/wp-content/uploads"
     printf 'hello from nginx\n' > "$docroot/static.txt"
