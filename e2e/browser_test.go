@@ -33,8 +33,12 @@ func browserLogin(t *testing.T, b *testbrowser.Browser, base string, u wptest.Us
 	t.Helper()
 	b.Navigate(base + "/wp-login.php")
 	b.WaitVisible("#user_login")
-	b.Type("#user_login", u.Login)
-	b.Type("#user_pass", u.Password)
+	// Set, not typed: wp-login.php focuses and selects the login field
+	// 200 ms after it loads (wp_attempt_focus), and on a loaded machine
+	// that lands in the middle of typing the password, whose last keys
+	// then replace the login.
+	b.SetValue("#user_login", u.Login)
+	b.SetValue("#user_pass", u.Password)
 	if shot != "" {
 		b.Screenshot(shot)
 	}
