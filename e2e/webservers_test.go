@@ -30,7 +30,8 @@ type front struct {
 	secret      string // the marker's secret in its recipe
 	sidecarPort int
 	sidecar     *exec.Cmd
-	log         string // the sidecar's log file
+	exited      chan struct{} // closed once the sidecar has exited
+	log         string        // the sidecar's log file
 	admin       string
 	site        *wptest.Site // the WordPress it serves
 	args        []string     // more of the sidecar's arguments
@@ -229,10 +230,11 @@ func startFrontFor(t *testing.T, site *wptest.Site, kind, secret string, sidecar
 	t.Helper()
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755) // Apache's workers run as www-data
-	port, sidecarPort, adminPort := freePort(t), freePort(t), freePort(t)
-	f := &front{url: fmt.Sprintf("http://127.0.0.1:%d", port), secret: secret, sidecarPort: sidecarPort,
-		log: filepath.Join(dir, "sidecar.log"), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort), site: site, args: sidecarArgs}
-	cmd, _ := frontConfigFor(t, site, kind, dir, port, sidecarPort, secret)
+	port := freePort(t)
+	f := &front{url: fmt.Sprintf("http://127.0.0.1:%d", port), secret: secret, log: filepath.Join(dir, "sidecar.log"), site: site, args: sidecarArgs}
+	// The sidecar first, so that the recipe names the port it holds.
+	f.startSidecar(t)
+	cmd, _ := frontConfigFor(t, site, kind, dir, port, f.sidecarPort, secret)
 	out, err := os.Create(filepath.Join(dir, kind+".out"))
 	if err != nil {
 		t.Fatal(err)
@@ -264,26 +266,6 @@ func startFrontFor(t *testing.T, site *wptest.Site, kind, secret string, sidecar
 		resp.Body.Close()
 		return true
 	})
-	f.startSidecar(t, sidecarPort)
-	return f
-}
-
-func (f *front) startSidecar(t *testing.T, port int) {
-	t.Helper()
-	logf, err := os.OpenFile(f.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.sidecar = exec.Command(f.site.Bin, append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--admin-listen", strings.TrimPrefix(f.admin, "http://"),
-		"--upstream", f.url, "--trusted-proxies", "127.0.0.1", "--wp-config", f.site.WPConfig, "--shutdown-delay", "0", "--log-level", "info"}, f.args...)...)
-	f.sidecar.Env = []string{}
-	f.sidecar.Stdout, f.sidecar.Stderr = logf, logf
-	f.sidecar.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := f.sidecar.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cmd := f.sidecar
-	t.Cleanup(func() { stopProcess(cmd); logf.Close() })
 	waitStarted(t, f.log, func() bool {
 		resp, err := http.Get(f.admin + "/readyz")
 		if err != nil {
@@ -292,6 +274,58 @@ func (f *front) startSidecar(t *testing.T, port int) {
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	})
+	return f
+}
+
+// startSidecar starts the front's sidecar on ports freePort found. A port
+// found free may be taken before the sidecar binds it (by any connection's
+// local end): then it starts again on others.
+func (f *front) startSidecar(t *testing.T) {
+	t.Helper()
+	for try := 1; ; try++ {
+		logf, err := os.OpenFile(f.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.sidecarPort, f.admin = freePort(t), fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		cmd := exec.Command(f.site.Bin, append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", f.sidecarPort), "--admin-listen", strings.TrimPrefix(f.admin, "http://"),
+			"--upstream", f.url, "--trusted-proxies", "127.0.0.1", "--wp-config", f.site.WPConfig, "--shutdown-delay", "0", "--log-level", "info"}, f.args...)...)
+		cmd.Env = []string{}
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		f.sidecar = cmd
+		t.Cleanup(func() { stopWaited(cmd, exited); logf.Close() })
+		// Listening (its admin listener answers), or gone.
+		waitStarted(t, f.log, func() bool {
+			select {
+			case <-exited:
+				return true
+			default:
+			}
+			resp, err := http.Get(f.admin + "/healthz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return true
+		})
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(f.log)
+			if try < 5 && strings.Contains(string(b), "address already in use") {
+				continue
+			}
+			t.Fatalf("the sidecar stopped:\n%s", b)
+		default:
+			f.exited = exited
+			return
+		}
+	}
 }
 
 // waitStarted waits for a server to answer, failing with its output after
@@ -320,6 +354,23 @@ func stopProcess(cmd *exec.Cmd) {
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
 		<-done
+	}
+}
+
+// stopWaited is stopProcess for a process whose Wait already runs: exited
+// closes when it returns.
+func stopWaited(cmd *exec.Cmd, exited <-chan struct{}) {
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-exited
 	}
 }
 
@@ -548,7 +599,7 @@ func TestWebServers(t *testing.T) {
 			if got := askFront(t, f.url, http.MethodGet, "/"+markerProbe, "X-WPSidecar-Passed", f.secret); got.status != 200 || got.body != "marker: none" {
 				t.Errorf("what PHP sees of the marker: %d %q", got.status, got.body)
 			}
-			stopProcess(f.sidecar)
+			stopWaited(f.sidecar, f.exited)
 			if kind == "nginx" {
 				// The sidecar down: nginx lets PHP answer the namespaces.
 				got := askFront(t, f.url, http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", auth...)
