@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"strconv"
@@ -33,21 +32,39 @@ import (
 // m·t over 16 times PHP's default (64 MiB × 4 passes; a check of that size
 // takes about five seconds of one core), which WordPress would compute
 // and the sidecar refuses. And since every check holds its m KiB until it
-// ends, the checks running at once share a budget of 1 GiB: a burst of
-// wrong passwords against an argon2 account waits for memory instead of
-// exhausting it (PHP-FPM bounds the same burst by its worker count).
+// ends, the checks running at once share a MemoryBudget: a burst of wrong
+// passwords against an argon2 account waits for memory instead of
+// exhausting it (PHP-FPM bounds the same burst by its worker count), and
+// a check whose client has gone while it waited never starts.
 const (
-	argon2MaxMemoryKiB   = 1 << 20            // 1 GiB
-	argon2MaxWork        = 16 * 65536 * 4     // m·t: 16 × PHP's default
-	argon2MaxParallelism = 255                // what x/crypto/argon2 takes (uint8)
-	argon2MinSaltBytes   = 8                  // libargon2's ARGON2_MIN_SALT_LENGTH
-	argon2MinHashBytes   = 4                  // libargon2's ARGON2_MIN_OUTLEN
-	argon2MaxBytes       = 1024               // salt or hash: PHP writes 16 and 32
-	argon2BudgetKiB      = argon2MaxMemoryKiB // memory of the checks running at once
+	argon2MaxMemoryKiB   = 1 << 20        // 1 GiB
+	argon2MaxWork        = 16 * 65536 * 4 // m·t: 16 × PHP's default
+	argon2MaxParallelism = 255            // what x/crypto/argon2 takes (uint8)
+	argon2MinSaltBytes   = 8              // libargon2's ARGON2_MIN_SALT_LENGTH
+	argon2MinHashBytes   = 4              // libargon2's ARGON2_MIN_OUTLEN
+	argon2MaxBytes       = 1024           // salt or hash: PHP writes 16 and 32
 )
 
-// argon2Budget is the memory the running argon2 checks hold, in KiB.
-var argon2Budget = semaphore.NewWeighted(argon2BudgetKiB)
+// MemoryBudget is the memory the argon2 checks running at once may hold
+// together. It is shared by every site of the process and sized from the
+// process's own memory limit (cmd gives half of it, at most 1 GiB: a
+// check's memory is garbage only after it ends, and the rest of the
+// process needs its share), so that a burst of checks cannot push the
+// process past that limit: 40
+// concurrent checks of PHP's default cost (64 MiB each) once took an
+// instance with a 256 MiB limit to 551 MB. A hash asking for more memory
+// than the whole budget is refused, as one over the bounds above is.
+type MemoryBudget struct {
+	kib int64
+	sem *semaphore.Weighted
+}
+
+// NewMemoryBudget is a budget of the given bytes, at most
+// argon2MaxMemoryKiB, and at least one KiB.
+func NewMemoryBudget(bytes int64) *MemoryBudget {
+	kib := max(min(bytes>>10, argon2MaxMemoryKiB), 1)
+	return &MemoryBudget{kib: kib, sem: semaphore.NewWeighted(kib)}
+}
 
 // argon2Params is a parsed PHC string.
 type argon2Params struct {
@@ -124,16 +141,22 @@ func decimal(s string) (uint64, bool) {
 	return v, err == nil
 }
 
-// checkArgon2 is password_verify() for an argon2i or argon2id hash.
-func checkArgon2(password, stored string) bool {
+// checkArgon2 is password_verify() for an argon2i or argon2id hash. It
+// waits for its memory within c's budget, and gives up (false) when c's
+// client is gone first: x/crypto/argon2 cannot be stopped once started,
+// so a check starts only for a client still there.
+func checkArgon2(c checker, password, stored string) bool {
 	p, ok := parseArgon2(stored)
-	if !ok {
+	if !ok || int64(p.memory) > c.argon2.kib {
 		return false
 	}
-	if argon2Budget.Acquire(context.Background(), int64(p.memory)) != nil {
+	if c.argon2.sem.Acquire(c.ctx, int64(p.memory)) != nil {
 		return false
 	}
-	defer argon2Budget.Release(int64(p.memory))
+	defer c.argon2.sem.Release(int64(p.memory))
+	if c.ctx.Err() != nil { // Acquire may win a race with the end of ctx
+		return false
+	}
 	var got []byte
 	if p.id {
 		got = argon2.IDKey([]byte(password), p.salt, p.time, p.memory, p.threads, uint32(len(p.hash)))

@@ -77,8 +77,11 @@ type Options struct {
 	// only): an application password's last_ip, and the key of Throttle.
 	ClientIP func(*http.Request) string
 	// Throttle, when set, limits failed Basic authentication per client
-	// and per account.
+	// and per account, and a client's slow hash checks in flight.
 	Throttle *Throttle
+	// Argon2Memory is the memory the argon2 checks running at once may
+	// hold, shared by every site (nil: a budget of 1 GiB of its own).
+	Argon2Memory *MemoryBudget
 	// Report, when set, is told of every failed Basic authentication, for
 	// the companion plugin; it must not block.
 	Report func(FailedAttempt)
@@ -132,6 +135,9 @@ func New(o Options) *Authenticator {
 	}
 	if o.Observe == nil {
 		o.Observe = func(string, string) {}
+	}
+	if o.Argon2Memory == nil {
+		o.Argon2Memory = NewMemoryBudget(argon2MaxMemoryKiB << 10)
 	}
 	if o.Report == nil {
 		o.Report = func(FailedAttempt) {}
@@ -446,10 +452,40 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 	if appAvailable {
 		kind = "application_password"
 	}
+	// A check runs only while the account is not out of attempts; a slow
+	// one holds one of the client's attempts until it ends (Throttle.Hold).
+	held, holdWait := false, time.Duration(0)
+	may := func(slow bool) bool {
+		if accountWait > 0 || holdWait > 0 {
+			return false
+		}
+		if slow && !held {
+			holdWait = a.o.Throttle.Hold(client, now)
+			held = holdWait == 0
+		}
+		return !slow || held
+	}
+	succeed := func(u *User) (*User, *wpjson.Error, error) {
+		if held {
+			a.o.Throttle.Release(client, now)
+		}
+		return u, nil, nil
+	}
 	fail := func(f *wpjson.Error) (*User, *wpjson.Error, error) {
+		if holdWait > 0 { // no check ran: refused as a client out of attempts
+			a.o.Observe("throttled", "ip")
+			return nil, throttled(holdWait), nil
+		}
+		if err := ctx.Err(); err != nil {
+			// The client has gone, its check stopped or never started: no
+			// verdict to report, but the attempt is charged to the client,
+			// so that requests abandoned by the thousand cost the attacker.
+			a.o.Throttle.Failed(client, "", held, now)
+			return nil, nil, err
+		}
 		a.o.Observe("failure", "")
 		a.o.Report(FailedAttempt{Login: login, IP: a.o.ClientIP(r), Kind: kind, Code: f.Code, Message: f.Message})
-		for _, t := range a.o.Throttle.Failed(client, account, now) {
+		for _, t := range a.o.Throttle.Failed(client, account, held, now) {
 			a.o.Log.Warn().Str("scope", t.Scope).Str("remote_ip", a.o.ClientIP(r)).Str("login", login).Str("account", account).
 				Msg("authentication throttled: too many failed attempts")
 		}
@@ -465,12 +501,12 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		}
 		return fail(errUnknownU)
 	}
-	verified := accountWait == 0
+	c := checker{ctx, a.o.Argon2Memory}
 	appFailure := errBadAppPW
 	if appAvailable && !site.policy.appPasswordsFor(u.ID) {
 		appFailure = errAppPWsDisabledForUser
 	} else if appAvailable {
-		if uuid, lastUsed, ok := a.matchApplicationPassword(u, stripApplicationPassword(password), site.version, verified); ok {
+		if uuid, lastUsed, ok := a.matchApplicationPassword(c, u, stripApplicationPassword(password), site.version, may); ok {
 			// WordPress records a use at most once a day; the row just read
 			// says whether this one is due.
 			if lastUsed+86400 <= now.Unix() {
@@ -478,18 +514,18 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 			}
 			user := a.user(u, site, "application_password")
 			user.until = time.Unix(lastUsed+86400, 0) // the next use to record
-			return user, nil, nil
+			return succeed(user)
 		}
 	}
 	// The account password goes through wp_authenticate, as the Basic
 	// Authentication plugin calls it: trimmed first (what is left empty to
 	// PHP — "" or "0" — is refused unchecked), then checked, then the hash
 	// brought up to date.
-	if pw := phpTrim(password); a.o.BasicAuthPasswords && pw != "" && pw != "0" && a.checkCached("pw", u.ID, pw, u.Pass, verified, func() bool {
-		return checkPassword(pw, u.Pass, site.version)
+	if pw := phpTrim(password); a.o.BasicAuthPasswords && pw != "" && pw != "0" && a.checkCached("pw", u.ID, pw, u.Pass, may, func() bool {
+		return checkPassword(c, pw, u.Pass, site.version)
 	}) {
 		a.rehash(ctx, u, pw, site.version)
-		return a.user(u, site, "basic_password"), nil, nil
+		return succeed(a.user(u, site, "basic_password"))
 	}
 	if appAvailable {
 		return fail(appFailure)
@@ -507,12 +543,12 @@ func throttled(wait time.Duration) *wpjson.Error {
 
 // matchApplicationPassword finds the stored item the password matches and
 // returns its uuid and last_used.
-func (a *Authenticator) matchApplicationPassword(u *store.User, password string, v Version, verify bool) (string, int64, bool) {
+func (a *Authenticator) matchApplicationPassword(c checker, u *store.User, password string, v Version, may func(slow bool) bool) (string, int64, bool) {
 	if password == "" {
 		return "", 0, false
 	}
 	for _, item := range a.appPasswords(u.Meta[store.MetaApplicationPasswords]) {
-		if a.checkCached("app", u.ID, password, item.hash, verify, func() bool { return checkApplicationPassword(password, item.hash, v) }) {
+		if a.checkCached("app", u.ID, password, item.hash, may, func() bool { return checkApplicationPassword(c, password, item.hash, v) }) {
 			return item.uuid, item.lastUsed, true
 		}
 	}
@@ -598,14 +634,15 @@ const maxCachedCaps = 1024
 
 // checkCached runs an expensive hash check once per credential and stored
 // hash: a success is remembered under a keyed hash of the credential, never
-// the credential, and only while the stored hash is the same. Without
-// verify, only a remembered success counts.
-func (a *Authenticator) checkCached(kind string, userID int64, password, stored string, verify bool, check func() bool) bool {
+// the credential, and only while the stored hash is the same. The check
+// runs only when may says so for a hash of its cost (slowHash); otherwise
+// only a remembered success counts.
+func (a *Authenticator) checkCached(kind string, userID int64, password, stored string, may func(slow bool) bool, check func() bool) bool {
 	key := a.checks.key(kind, userID, password, stored)
 	if a.checks.has(key) {
 		return true
 	}
-	if !verify || !check() {
+	if !may(slowHash(stored)) || !check() {
 		return false
 	}
 	a.checks.add(userID, key)

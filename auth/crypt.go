@@ -53,18 +53,19 @@ var (
 
 // checkSHACrypt is password_verify() for a $5$ or $6$ hash: crypt() of
 // the password with the stored setting must give the stored string.
-func checkSHACrypt(password, stored string) bool {
+func checkSHACrypt(c checker, password, stored string) bool {
 	v := shaCrypt512
 	if strings.HasPrefix(stored, "$5$") {
 		v = shaCrypt256
 	}
-	got, ok := v.crypt(password, stored)
+	got, ok := v.crypt(c, password, stored)
 	return ok && ctEqual(got, stored)
 }
 
 // crypt is crypt(password, setting) for the variant, or false where PHP's
-// crypt() fails ("*0") or the rounds are over the sidecar's bound.
-func (v shaCryptVariant) crypt(password, setting string) (string, bool) {
+// crypt() fails ("*0"), the rounds are over the sidecar's bound, or c's
+// client is gone.
+func (v shaCryptVariant) crypt(c checker, password, setting string) (string, bool) {
 	rounds, custom, salt, ok := v.setting(setting)
 	if !ok {
 		return "", false
@@ -107,13 +108,16 @@ func (v shaCryptVariant) crypt(password, setting string) (string, bool) {
 	s := repeatTo(h.Sum(nil), len(salt))
 
 	// The rounds.
-	c := a
+	d := a
 	for i := range rounds {
+		if i%stopEvery == stopEvery-1 && c.gone() {
+			return "", false
+		}
 		h.Reset()
 		if i&1 != 0 {
 			h.Write(p)
 		} else {
-			h.Write(c)
+			h.Write(d)
 		}
 		if i%3 != 0 {
 			h.Write(s)
@@ -122,11 +126,11 @@ func (v shaCryptVariant) crypt(password, setting string) (string, bool) {
 			h.Write(p)
 		}
 		if i&1 != 0 {
-			h.Write(c)
+			h.Write(d)
 		} else {
 			h.Write(p)
 		}
-		c = h.Sum(c[:0])
+		d = h.Sum(d[:0])
 	}
 
 	var out strings.Builder
@@ -141,11 +145,11 @@ func (v shaCryptVariant) crypt(password, setting string) (string, bool) {
 		n := 4
 		switch left := len(v.order) - i; {
 		case left >= 3:
-			w = uint32(c[v.order[i]])<<16 | uint32(c[v.order[i+1]])<<8 | uint32(c[v.order[i+2]])
+			w = uint32(d[v.order[i]])<<16 | uint32(d[v.order[i+1]])<<8 | uint32(d[v.order[i+2]])
 		case left == 2:
-			w, n = uint32(c[v.order[i]])<<8|uint32(c[v.order[i+1]]), 3
+			w, n = uint32(d[v.order[i]])<<8|uint32(d[v.order[i+1]]), 3
 		default:
-			w, n = uint32(c[v.order[i]]), 2
+			w, n = uint32(d[v.order[i]]), 2
 		}
 		for range n {
 			out.WriteByte(itoa64[w&63])

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/md5"
 	"crypto/sha512"
@@ -76,8 +77,9 @@ func versionOf(dbVersion int64) Version {
 // characters: WordPress takes any hash of 32 or fewer as md5, so these
 // never verify there either), argon2 version 16 (v=16 or no v=), and
 // hashes whose costs are over the bounds below (maxBcryptCost,
-// shaCryptMaxRounds, argon2MaxMemoryKiB, argon2MaxWork).
-func checkPassword(password, stored string, v Version) bool {
+// shaCryptMaxRounds, phpassMaxCountLog2, argon2MaxMemoryKiB, argon2MaxWork,
+// and a MemoryBudget's size).
+func checkPassword(c checker, password, stored string, v Version) bool {
 	switch {
 	case len(stored) <= 32:
 		sum := md5.Sum([]byte(password))
@@ -89,18 +91,44 @@ func checkPassword(password, stored string, v Version) bool {
 		// denial of service).
 		return false
 	case strings.HasPrefix(stored, "$wp"):
-		return passwordVerify(wpPrehash(password), stored[3:])
+		return passwordVerify(c, wpPrehash(password), stored[3:])
 	case strings.HasPrefix(stored, "$P$"):
-		return checkPHPass(password, stored)
+		return checkPHPass(c, password, stored)
 	case strings.HasPrefix(stored, "$H$"):
-		return v == WP61 && checkPHPass(password, stored)
+		return v == WP61 && checkPHPass(c, password, stored)
 	}
-	return passwordVerify(password, stored)
+	return passwordVerify(c, password, stored)
+}
+
+// checker is what a password check runs with: the context of the request
+// it is for, and the memory budget of argon2 checks. A check whose client
+// is gone stops — or, where the hash's code cannot be interrupted
+// (bcrypt, argon2), never starts — so a flood of requests abandoned at
+// once leaves no work behind.
+type checker struct {
+	ctx    context.Context
+	argon2 *MemoryBudget
+}
+
+// gone reports a check's client gone; the loops of the slow formats ask
+// it every stopEvery rounds (a few milliseconds of work at most).
+func (c checker) gone() bool { return c.ctx.Err() != nil }
+
+const stopEvery = 1 << 12
+
+// slowHash reports a stored hash whose check costs real CPU time (every
+// format but md5 and 6.8's $generic$): the checks a client's address has
+// in flight are counted against its budget (Throttle.Hold).
+func slowHash(stored string) bool {
+	return len(stored) > 32 && !strings.HasPrefix(stored, "$generic$")
 }
 
 // passwordVerify is PHP's password_verify() for the formats the sidecar
 // computes: bcrypt, argon2i and argon2id, SHA-crypt, md5-crypt.
-func passwordVerify(password, stored string) bool {
+func passwordVerify(c checker, password, stored string) bool {
+	if c.gone() {
+		return false
+	}
 	switch {
 	case strings.HasPrefix(stored, "$2y$"), strings.HasPrefix(stored, "$2a$"), strings.HasPrefix(stored, "$2b$"):
 		return checkBcrypt(password, stored)
@@ -109,9 +137,9 @@ func passwordVerify(password, stored string) bool {
 		// hashes made with it: the same as $2a$ for 7-bit passwords.
 		return isASCII(password) && checkBcrypt(password, stored)
 	case strings.HasPrefix(stored, "$argon2i$"), strings.HasPrefix(stored, "$argon2id$"):
-		return checkArgon2(password, stored)
+		return checkArgon2(c, password, stored)
 	case strings.HasPrefix(stored, "$5$"), strings.HasPrefix(stored, "$6$"):
-		return checkSHACrypt(password, stored)
+		return checkSHACrypt(c, password, stored)
 	case strings.HasPrefix(stored, "$1$"):
 		return checkMD5Crypt(password, stored)
 	}
@@ -159,25 +187,35 @@ func wpPrehash(password string) string {
 const itoa64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // checkPHPass verifies a portable phpass hash ($P$ or $H$).
-func checkPHPass(password, stored string) bool {
-	h, ok := phpassCrypt(password, stored)
+func checkPHPass(c checker, password, stored string) bool {
+	h, ok := phpassCrypt(c, password, stored)
 	return ok && ctEqual(h, stored)
 }
 
+// phpassMaxCountLog2 bounds phpass's cost: 2^16 MD5 rounds, eight times
+// what WordPress writes ($P$B, 2^13). phpass itself reads up to 2^30 ($P$S),
+// hours of one core with a 4,096-byte password; at the bound, such a
+// password costs about half a second. A stored hash asking for more is
+// refused rather than computed.
+const phpassMaxCountLog2 = 16
+
 // phpassCrypt is phpass's crypt_private: the portable hash of password
 // with the setting (prefix, cost, salt) that stored begins with.
-func phpassCrypt(password, stored string) (string, bool) {
+func phpassCrypt(c checker, password, stored string) (string, bool) {
 	if len(stored) != 34 {
 		return "", false
 	}
 	countLog2 := strings.IndexByte(itoa64, stored[3])
-	if countLog2 < 7 || countLog2 > 30 {
+	if countLog2 < 7 || countLog2 > phpassMaxCountLog2 {
 		return "", false
 	}
 	salt := stored[4:12]
 	h := md5.Sum([]byte(salt + password))
 	buf := make([]byte, 0, md5.Size+len(password))
 	for n := 1 << countLog2; n > 0; n-- {
+		if n%stopEvery == 0 && c.gone() {
+			return "", false
+		}
 		buf = append(append(buf[:0], h[:]...), password...)
 		h = md5.Sum(buf)
 	}
@@ -230,11 +268,11 @@ func FastHash(message string) string {
 // as a phpass hash and refuses it; only 6.8 or later writes one, so its
 // presence under an older db_version means files already upgraded (see
 // checkPassword), and it is accepted by its format.
-func checkApplicationPassword(password, stored string, v Version) bool {
+func checkApplicationPassword(c checker, password, stored string, v Version) bool {
 	if strings.HasPrefix(stored, "$generic$") {
 		return ctEqual(FastHash(password), stored)
 	}
-	return checkPassword(password, stored, v)
+	return checkPassword(c, password, stored, v)
 }
 
 // stripApplicationPassword removes everything outside [A-Za-z0-9], as

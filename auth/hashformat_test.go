@@ -79,10 +79,10 @@ func TestCheckPassword_Formats(t *testing.T) {
 		if (c.sidecar61 != c.php61 || c.sidecar68 != c.php68) && c.note == "" {
 			t.Errorf("%s: the sidecar differs from PHP without a reason", c.kind)
 		}
-		if got := checkPassword(c.pw, c.hash, WP61); got != c.sidecar61 {
+		if got := checkPassword(bg, c.pw, c.hash, WP61); got != c.sidecar61 {
 			t.Errorf("%s, 6.1 database: %v, want %v", c.kind, got, c.sidecar61)
 		}
-		if got := checkPassword(c.pw, c.hash, WP68); got != c.sidecar68 {
+		if got := checkPassword(bg, c.pw, c.hash, WP68); got != c.sidecar68 {
 			t.Errorf("%s, 6.8 database: %v, want %v", c.kind, got, c.sidecar68)
 		}
 		// An application password item in the same format is read the same
@@ -91,7 +91,7 @@ func TestCheckPassword_Formats(t *testing.T) {
 		if strings.Contains(c.hash, "m=65536") {
 			continue
 		}
-		if got := checkApplicationPassword(c.pw, c.hash, WP68); got != c.sidecar68 {
+		if got := checkApplicationPassword(bg, c.pw, c.hash, WP68); got != c.sidecar68 {
 			t.Errorf("%s, as an application password: %v, want %v", c.kind, got, c.sidecar68)
 		}
 	}
@@ -119,10 +119,12 @@ func TestCheckPassword_CostBounds(t *testing.T) {
 		{"argon2 hash under 4 bytes", "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$AAAA"},
 		{"argon2 hash over 1024 bytes", "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$" + strings.Repeat("A", 1368)},
 		{"argon2 eleven-digit memory", argon("m=10000000000,t=1,p=1")},
+		{"phpass 2^17 rounds", "$P$F12345678" + strings.Repeat(".", 22)},
+		{"phpass 2^30 rounds (phpass's maximum)", "$P$S12345678" + strings.Repeat(".", 22)},
 	}
 	for _, r := range refused {
 		start := time.Now()
-		if checkPassword("admin-pass-123", r.stored, WP68) {
+		if checkPassword(bg, "admin-pass-123", r.stored, WP68) {
 			t.Errorf("%s: accepted", r.name)
 		}
 		if d := time.Since(start); d > 100*time.Millisecond {
@@ -135,28 +137,77 @@ func TestCheckPassword_CostBounds(t *testing.T) {
 			t.Errorf("argon2 %s: refused", p)
 		}
 	}
+	if _, ok := phpassCrypt(bg, "admin-pass-123", "$P$E12345678"+strings.Repeat(".", 22)); !ok {
+		t.Error("phpass at 2^16 rounds: refused")
+	}
+	for _, count := range "FS" {
+		if _, ok := phpassCrypt(bg, "admin-pass-123", "$P$"+string(count)+"12345678"+strings.Repeat(".", 22)); ok {
+			t.Errorf("phpass $P$%c: computed", count)
+		}
+	}
 	if r, _, _, ok := shaCrypt512.setting("$6$rounds=10000000$salt$"); !ok || r != shaCryptMaxRounds {
 		t.Error("sha512-crypt at ten million rounds: refused")
 	}
 }
 
+// bg is a check for a client that stays, with a budget of 1 GiB.
+var bg = checker{ctx: context.Background(), argon2: NewMemoryBudget(1 << 30)}
+
+// argon2m1024 is "admin-pass-123" as argon2id with m=1024 KiB.
+const argon2m1024 = "$argon2id$v=19$m=1024,t=2,p=2$ckJVYUVWaklQODlNY3VTTw$nfGyJkzSI1WseuYv+ZkIP5y4WCTSRlgkEkIJGR5w6PE"
+
 // TestArgon2MemoryBudget: a check waits while the memory of the checks
-// already running leaves no room for its own, then runs.
+// already running leaves no room for its own, then runs; a hash asking for
+// more than the whole budget is refused.
 func TestArgon2MemoryBudget(t *testing.T) {
-	const stored = "$argon2id$v=19$m=1024,t=2,p=2$ckJVYUVWaklQODlNY3VTTw$nfGyJkzSI1WseuYv+ZkIP5y4WCTSRlgkEkIJGR5w6PE"
-	if err := argon2Budget.Acquire(context.Background(), argon2BudgetKiB-1023); err != nil {
-		t.Fatal(err)
-	}
+	c := checker{ctx: context.Background(), argon2: NewMemoryBudget(1024 << 10)}
+	release := c.argon2.Fill()
 	done := make(chan bool)
-	go func() { done <- checkArgon2("admin-pass-123", stored) }()
+	go func() { done <- checkArgon2(c, "admin-pass-123", argon2m1024) }()
 	select {
 	case <-done:
-		t.Fatal("a 1024 KiB check ran with 1023 KiB free")
-	case <-time.After(100 * time.Millisecond):
+		t.Fatal("a 1024 KiB check ran with no room in a 1024 KiB budget")
+	case <-time.After(100 * time.Millisecond): // it is still waiting: nothing to wait for
 	}
-	argon2Budget.Release(argon2BudgetKiB - 1023)
+	release()
 	if !<-done {
 		t.Error("the check, once it ran, failed")
+	}
+	small := checker{ctx: context.Background(), argon2: NewMemoryBudget(1023 << 10)}
+	if checkArgon2(small, "admin-pass-123", argon2m1024) {
+		t.Error("a 1024 KiB hash checked within a 1023 KiB budget")
+	}
+}
+
+// TestArgon2_ClientGone: a check whose client goes while it waits for
+// memory stops waiting, and one whose client has gone never starts, the
+// right password included (it used to wait with context.Background and
+// run after the client had gone).
+func TestArgon2_ClientGone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := checker{ctx: ctx, argon2: NewMemoryBudget(1024 << 10)}
+	release := c.argon2.Fill()
+	done := make(chan bool)
+	go func() { done <- checkArgon2(c, "admin-pass-123", argon2m1024) }()
+	cancel()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("a check whose client had gone accepted the password")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a check whose client had gone still waits for memory")
+	}
+	release()
+	c.argon2 = NewMemoryBudget(1 << 30)
+	phpass, _ := phpassCrypt(bg, "admin-pass-123", "$P$B12345678"+strings.Repeat(".", 22))
+	for _, stored := range []string{argon2m1024, phpass, "$6$rounds=7000$abcdefghijklmnop$Uzx3a58UEf.wsI0TUSonhLUjQNtNNXGCKclwrYY2pfWPId7GKeK0O4yCKGIgG.FY.8dbDYIraQW3PqxUm/Nxy1"} {
+		if checkPassword(c, "admin-pass-123", stored, WP68) {
+			t.Errorf("%.12s…: checked for a client that had gone", stored)
+		}
+		if !checkPassword(bg, "admin-pass-123", stored, WP68) {
+			t.Errorf("%.12s…: the same check for a client still there: refused", stored)
+		}
 	}
 }
 
@@ -247,7 +298,7 @@ func TestHashPassword(t *testing.T) {
 		if err != nil || !re.MatchString(h) {
 			t.Fatalf("version %d: %q %v", v, h, err)
 		}
-		if !checkPassword("spaced out", h, v) || checkPassword("\t spaced out \n", h, v) {
+		if !checkPassword(bg, "spaced out", h, v) || checkPassword(bg, "\t spaced out \n", h, v) {
 			t.Errorf("version %d: %s is not the hash of the trimmed password", v, h)
 		}
 		if h2, _ := hashPassword("spaced out", v); h2 == h {

@@ -77,7 +77,7 @@ func FuzzCookie(f *testing.F) {
 // 6.8, wp_check_password since), so a long one costs no hashing.
 func TestLongPasswords(t *testing.T) {
 	hashOf := func(pw string) string {
-		h, _ := phpassCrypt(pw, "$P$B12345678"+strings.Repeat(".", 22))
+		h, _ := phpassCrypt(bg, pw, "$P$B12345678"+strings.Repeat(".", 22))
 		return h
 	}
 	at, over := strings.Repeat("a", maxPasswordBytes), strings.Repeat("a", maxPasswordBytes+1)
@@ -100,10 +100,10 @@ func TestLongPasswords(t *testing.T) {
 			if strings.HasPrefix(tt.stored, "$H$") && v == WP68 {
 				want = false
 			}
-			if got := checkPassword(tt.password, tt.stored, v); got != want {
+			if got := checkPassword(bg, tt.password, tt.stored, v); got != want {
 				t.Errorf("%s, version %d: %v, want %v", tt.name, v, got, want)
 			}
-			if got := checkApplicationPassword(tt.password, tt.stored, v); got != want {
+			if got := checkApplicationPassword(bg, tt.password, tt.stored, v); got != want {
 				t.Errorf("%s, version %d, as an application password: %v, want %v", tt.name, v, got, want)
 			}
 		}

@@ -81,7 +81,7 @@ func hashPassword(password string, v Version) (string, error) {
 	}
 	salt := make([]byte, 6)
 	rand.Read(salt)
-	h, _ := phpassCrypt(password, "$P$B"+encode64(salt)+strings.Repeat(".", 22))
+	h, _ := phpassCrypt(checker{ctx: context.Background()}, password, "$P$B"+encode64(salt)+strings.Repeat(".", 22))
 	return h, nil
 }
 

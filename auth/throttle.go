@@ -78,17 +78,39 @@ func (t *Throttle) AccountWait(account string, now time.Time) time.Duration {
 	return t.account.wait(account, now)
 }
 
+// Hold takes one of client's attempts before a slow hash check runs, so
+// that the checks an address has in flight count against its budget as
+// its failures do: without it, 32 concurrent wrong passwords against a
+// slow hash all ran, since a failure is known only once its check ends.
+// It returns how long to wait when none is left (nothing taken). A check
+// that succeeds gives its attempt back (Release); one that fails keeps
+// it as the failure's (Failed with held).
+func (t *Throttle) Hold(client string, now time.Time) time.Duration {
+	if t == nil || client == "" {
+		return 0
+	}
+	return t.ip.hold(client, now)
+}
+
+// Release gives back an attempt Hold took, for a check that succeeded.
+func (t *Throttle) Release(client string, now time.Time) {
+	if t != nil && client != "" {
+		t.ip.release(client, now)
+	}
+}
+
 // Failed records a failed attempt by client for account (account may be
-// empty) and reports the keys it has just run out of attempts.
-func (t *Throttle) Failed(client, account string, now time.Time) []Throttled {
+// empty) and reports the keys it has just run out of attempts. held says
+// the client's attempt was taken already, by Hold.
+func (t *Throttle) Failed(client, account string, held bool, now time.Time) []Throttled {
 	if t == nil {
 		return nil
 	}
 	var out []Throttled
-	if client != "" && t.ip.take(client, now) { // "": the client is not known
+	if client != "" && t.ip.take(client, !held, now) { // "": the client is not known
 		out = append(out, Throttled{"ip", client})
 	}
-	if account != "" && t.account.take(account, now) {
+	if account != "" && t.account.take(account, true, now) {
 		out = append(out, Throttled{"account", account})
 	}
 	return out
@@ -145,13 +167,54 @@ func (b *buckets) wait(key string, now time.Time) time.Duration {
 	return time.Duration((1 - k.tokens) / b.perNS)
 }
 
-// take spends one token of key; it reports the moment the bucket runs out.
-func (b *buckets) take(key string, now time.Time) bool {
+// take spends one token of key (unless spent, by hold); it reports the
+// moment the bucket runs out.
+func (b *buckets) take(key string, spend bool, now time.Time) bool {
 	if b.rate.Burst == 0 {
 		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	k := b.bucket(key, now)
+	if spend && k.tokens >= 1 {
+		k.tokens--
+	}
+	if k.tokens < 1 && !k.empty {
+		k.empty = true
+		return true
+	}
+	return false
+}
+
+// hold spends one token of key if there is one; else it tells the wait.
+func (b *buckets) hold(key string, now time.Time) time.Duration {
+	if b.rate.Burst == 0 {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.bucket(key, now)
+	if k.tokens < 1 {
+		return time.Duration((1 - k.tokens) / b.perNS)
+	}
+	k.tokens--
+	return 0
+}
+
+// release gives a token back to key.
+func (b *buckets) release(key string, now time.Time) {
+	if b.rate.Burst == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.bucket(key, now)
+	k.tokens = math.Min(float64(b.rate.Burst), k.tokens+1)
+}
+
+// bucket is key's bucket refilled to now, made full when there is none.
+// The caller holds mu.
+func (b *buckets) bucket(key string, now time.Time) *bucket {
 	k := b.m[key]
 	if k == nil {
 		if len(b.m) >= maxThrottleKeys {
@@ -161,14 +224,7 @@ func (b *buckets) take(key string, now time.Time) bool {
 		b.m[key] = k
 	}
 	b.refill(k, now)
-	if k.tokens >= 1 {
-		k.tokens--
-	}
-	if k.tokens < 1 && !k.empty {
-		k.empty = true
-		return true
-	}
-	return false
+	return k
 }
 
 // forget drops refilled buckets, then arbitrary ones down to three

@@ -1,10 +1,14 @@
 package auth_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,17 +25,17 @@ func TestThrottleBuckets(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	th := auth.NewThrottle(auth.Rate{Burst: 3, Per: 30 * time.Second}, auth.Rate{})
 	for i := 0; i < 2; i++ {
-		if out := th.Failed("a", "acct", t0); len(out) != 0 {
+		if out := th.Failed("a", "acct", false, t0); len(out) != 0 {
 			t.Fatalf("failure %d: %v", i+1, out)
 		}
 	}
 	if w := th.IPWait("a", t0); w != 0 {
 		t.Errorf("one try left, yet wait %s", w)
 	}
-	if out := th.Failed("a", "acct", t0); len(out) != 1 || out[0] != (auth.Throttled{Scope: "ip", Key: "a"}) {
+	if out := th.Failed("a", "acct", false, t0); len(out) != 1 || out[0] != (auth.Throttled{Scope: "ip", Key: "a"}) {
 		t.Errorf("third failure: %v, want the client reported once", out)
 	}
-	if out := th.Failed("a", "acct", t0); len(out) != 0 {
+	if out := th.Failed("a", "acct", false, t0); len(out) != 0 {
 		t.Errorf("reported again: %v", out)
 	}
 	if w := th.IPWait("a", t0); w != 10*time.Second {
@@ -44,7 +48,7 @@ func TestThrottleBuckets(t *testing.T) {
 		t.Error("another client, or an account with the limit off, waits")
 	}
 	var nilThrottle *auth.Throttle
-	if nilThrottle.IPWait("a", t0) != 0 || nilThrottle.Failed("a", "b", t0) != nil {
+	if nilThrottle.IPWait("a", t0) != 0 || nilThrottle.Failed("a", "b", false, t0) != nil {
 		t.Error("a nil throttle limits")
 	}
 
@@ -168,5 +172,95 @@ func TestThrottle_FailedBasicAuthentication(t *testing.T) {
 	if rec.Code != 429 || rec.Header().Get("Retry-After") != "20" ||
 		rec.Body.String() != `{"code":"wpsidecar_too_many_attempts","message":"Too many failed authentication attempts. Please try again in 20 seconds.","data":{"status":429}}` {
 		t.Errorf("rendered: %d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+}
+
+// TestThrottle_ChecksInFlight: a client's slow checks in flight count
+// against its attempts, so 32 concurrent wrong passwords against an
+// argon2 hash run 30 checks (the budget) and the other two are refused
+// at once (security round 4, item 3: all 32 used to run). A client that
+// goes before its check runs is charged the attempt, and told nothing.
+func TestThrottle_ChecksInFlight(t *testing.T) {
+	tdb := testdb.New(t)
+	site := testsite.New(t, tdb)
+	// "admin-pass-123" as argon2id, m=1024 KiB.
+	tdb.AddUser(t, "argon", "argon@example.test", "$argon2id$v=19$m=1024,t=2,p=2$ckJVYUVWaklQODlNY3VTTw$nfGyJkzSI1WseuYv+ZkIP5y4WCTSRlgkEkIJGR5w6PE")
+	var mu sync.Mutex
+	events := map[string]int{}
+	budget := auth.NewMemoryBudget(1024 << 10)
+	th := auth.NewThrottle(auth.Rate{Burst: 30, Per: time.Hour}, auth.Rate{})
+	a := auth.New(auth.Options{Store: site.DB, Settings: site.Settings, Keys: map[string]string{"AUTH_KEY": "k"}, BasicAuthPasswords: true,
+		Throttle:     th,
+		Argon2Memory: budget,
+		Observe:      func(event, scope string) { mu.Lock(); events[event+":"+scope]++; mu.Unlock() }})
+	defer a.Wait()
+	try := func(ctx context.Context, ip, pw string) error {
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
+		req.RemoteAddr = ip + ":40000"
+		req.SetBasicAuth("argon", pw)
+		_, err := a.Authenticate(req)
+		return err
+	}
+
+	// Every check waits for memory until the budget is released, so all
+	// 32 are in flight together.
+	release := budget.Fill()
+	results := make(chan error, 32)
+	for range 32 {
+		go func() { results <- try(context.Background(), "192.0.2.1", "wrong-password") }()
+	}
+	codes := map[string]int{}
+	read := func() {
+		select {
+		case err := <-results:
+			if f, ok := err.(*wpjson.Error); ok {
+				codes[f.Code]++
+			} else {
+				codes[fmt.Sprint(err)]++
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no answer while the checks wait (answers so far: %v)", codes)
+		}
+	}
+	read() // the ones over the budget answer while the others wait
+	read()
+	if codes["wpsidecar_too_many_attempts"] != 2 {
+		t.Fatalf("answered while the checks wait: %v", codes)
+	}
+	release()
+	for range 30 {
+		read()
+	}
+	if codes["incorrect_password"] != 30 || codes["wpsidecar_too_many_attempts"] != 2 || len(codes) != 2 {
+		t.Errorf("32 concurrent wrong passwords: %v", codes)
+	}
+	if events["failure:"] != 30 || events["throttled:ip"] != 2 {
+		t.Errorf("observed %v", events)
+	}
+
+	// Clients that go while their checks wait for memory: they stop
+	// waiting, are told nothing, and keep their attempts charged.
+	release = budget.Fill()
+	ctx, cancel := context.WithCancel(context.Background())
+	for range 30 {
+		go func() { results <- try(ctx, "192.0.2.2", "admin-pass-123") }()
+	}
+	for th.IPWait("192.0.2.2", time.Now()) == 0 { // all 30 hold an attempt
+		runtime.Gosched()
+	}
+	cancel()
+	clear(codes)
+	for range 30 {
+		read()
+	}
+	release()
+	if codes["context canceled"] != 30 {
+		t.Errorf("30 clients gone while their checks waited: %v", codes)
+	}
+	if err := try(context.Background(), "192.0.2.2", "admin-pass-123"); err == nil || err.(*wpjson.Error).Code != "wpsidecar_too_many_attempts" {
+		t.Errorf("after 30 attempts abandoned: %v", err)
+	}
+	if err := try(context.Background(), "192.0.2.3", "admin-pass-123"); err != nil {
+		t.Errorf("the right password from another client: %v", err)
 	}
 }

@@ -340,13 +340,13 @@ func TestCheckPassword_Vectors(t *testing.T) {
 		if only68Format(tc.hash) {
 			want61 = tc.ok68
 		}
-		if got := checkPassword(tc.pw, tc.hash, WP61); got != want61 {
+		if got := checkPassword(bg, tc.pw, tc.hash, WP61); got != want61 {
 			t.Errorf("%s: 6.1 database, sidecar %v, want %v (6.1 says %v)", tc.name, got, want61, tc.ok61)
 		}
-		if got := checkPassword(tc.pw, tc.hash, WP68); got != tc.ok68 {
+		if got := checkPassword(bg, tc.pw, tc.hash, WP68); got != tc.ok68 {
 			t.Errorf("%s: 6.8 says %v, sidecar %v", tc.name, tc.ok68, got)
 		}
-		if tc.ok68 && checkPassword(tc.pw+"x", tc.hash, WP68) {
+		if tc.ok68 && checkPassword(bg, tc.pw+"x", tc.hash, WP68) {
 			t.Errorf("%s: a wrong password verified", tc.name)
 		}
 	}
@@ -386,7 +386,7 @@ func TestApplicationPasswordHashes(t *testing.T) {
 		{"wrong", "x" + stripped[1:], v71.Hash, WP68, false},
 	}
 	for _, c := range checks {
-		if got := checkApplicationPassword(c.pw, c.stored, c.v); got != c.want {
+		if got := checkApplicationPassword(bg, c.pw, c.stored, c.v); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

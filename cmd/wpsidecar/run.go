@@ -222,10 +222,9 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		Auth: auth.Options{
 			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
-			ClientIP: proxy.ClientIPFunc(cfg.TrustedProxies),
-			Throttle: auth.NewThrottle(auth.Rate(cfg.AuthFailLimitIP), auth.Rate(cfg.AuthFailLimitAccount)),
-			Observe:  s.authObserve,
-			Report:   report,
+			ClientIP: proxy.ClientIPFunc(cfg.TrustedProxies), Observe: s.authObserve, Report: report,
+			Throttle:     auth.NewThrottle(auth.Rate(cfg.AuthFailLimitIP), auth.Rate(cfg.AuthFailLimitAccount)),
+			Argon2Memory: auth.NewMemoryBudget(debug.SetMemoryLimit(-1) / 2), // why half: auth.MemoryBudget
 		}}
 	s.onClose(s.deps.Wait) // before the database closes
 	var mainID int64
