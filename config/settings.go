@@ -34,8 +34,9 @@ type setting struct {
 	wpConst string
 	usage   string
 	set     func(c *Config, v string) error
-	// redact, when set, is the value fit to print (credentials masked);
-	// a secret with one is printed so once its value has been read.
+	// redact, when set, is the value fit to print (credentials masked):
+	// --check-config prints a secret's through it too, while a secret
+	// value that could not be read is shown in no form.
 	redact func(v string) string
 	// repeat: the flag may be given several times; set gets the values
 	// one per line.
