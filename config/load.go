@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/regularfile"
@@ -300,6 +302,7 @@ func (c *Config) derive() {
 		c.sources["db-collate"] = resolved{c.DB.Collate, SourceDefault}
 	}
 	c.deriveTLS()
+	c.warnTLS()
 	if c.serveFromFeedAuto {
 		c.ServeFromFeed = c.ChangeFeed != "poll"
 	}
@@ -348,6 +351,40 @@ func (c *Config) deriveTLS() {
 	}
 	c.DB.TLS.Mode = mode
 	c.sources["db-tls"] = resolved{mode, why}
+}
+
+// dsnTLSModes are the db-tls modes of a DSN's tls= as the driver reads it
+// (true verifies the server's name against the system's CAs).
+var dsnTLSModes = map[string]string{"false": "disabled", "preferred": "preferred", "skip-verify": "required", "true": "verify-identity"}
+
+// warnTLS says when the TLS settings give less than they seem to: a CA, a
+// client certificate or key while TLS is off (each connection is plain);
+// a CA with a mode that checks no certificate; a --binlog-dsn whose own
+// tls= is weaker than db-tls (it wins for the feed's connection).
+func (c *Config) warnTLS() {
+	t, src := c.DB.TLS, c.sources["db-tls"].source
+	var given []string
+	for _, f := range []struct{ name, v string }{{"db-tls-ca", t.CA}, {"db-tls-cert", t.Cert}, {"db-tls-key", t.Key}} {
+		if f.v != "" {
+			given = append(given, fmt.Sprintf("%s (%s)", f.name, c.sources[f.name].source))
+		}
+	}
+	switch {
+	case t.Mode == "disabled" && len(given) > 0:
+		verb := "is"
+		if len(given) > 1 {
+			verb = "are"
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("db-tls: disabled (%s), so the database is reached unencrypted and %s %s not used; give --db-tls verify-identity, verify-ca or required to encrypt", src, strings.Join(given, ", "), verb))
+	case (t.Mode == "preferred" || t.Mode == "required") && t.CA != "":
+		c.Warnings = append(c.Warnings, fmt.Sprintf("db-tls: %s (%s) does not check the server's certificate, so db-tls-ca (%s) is not used; give --db-tls verify-ca or verify-identity to check it", t.Mode, src, c.sources["db-tls-ca"].source))
+	}
+	if c.BinlogDSN == nil {
+		return
+	}
+	if m, ok := dsnTLSModes[c.BinlogDSN.TLSConfig]; ok && slices.Index(dbTLSModes, m) < slices.Index(dbTLSModes, t.Mode) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("binlog-dsn: its tls=%s (%s) is weaker than db-tls %s (%s), and the binlog feed's connection keeps it", c.BinlogDSN.TLSConfig, m, t.Mode, src))
+	}
 }
 
 // Validate checks the settings against each other and reports every
@@ -445,7 +482,8 @@ func (c *Config) problems() []string {
 func (c *Config) Source(name string) string { return c.sources[name].source }
 
 // Print writes the effective configuration, one setting a line with its
-// source, secrets masked.
+// source, secrets masked, then the warnings, each on a line of its own
+// starting "# warning: ".
 func (c *Config) Print(w io.Writer) {
 	for _, s := range settings {
 		val, src := c.sources[s.name].value, c.sources[s.name].source
@@ -459,12 +497,15 @@ func (c *Config) Print(w io.Writer) {
 		switch {
 		case src == "":
 			val, src = "(unset)", "-"
-		case s.secret && val != "":
-			val = "****** (set)"
 		case s.redact != nil:
 			val = s.redact(val)
+		case s.secret && val != "":
+			val = "****** (set)"
 		}
 		fmt.Fprintf(w, "%-22s %-40s %s\n", s.name, val, src)
+	}
+	for _, m := range c.Warnings {
+		fmt.Fprintf(w, "# warning: %s\n", m)
 	}
 }
 
@@ -479,4 +520,18 @@ func redactURLs(v string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// redactDSN is a DSN with its password masked, its user, address and
+// parameters (tls= among them) shown; one that cannot be read is not
+// shown at all, as the password may be anywhere in it.
+func redactDSN(v string) string {
+	dc, err := mysql.ParseDSN(v)
+	if err != nil {
+		return "(secret)"
+	}
+	if dc.Passwd != "" {
+		dc.Passwd = "xxxxx"
+	}
+	return dc.FormatDSN()
 }

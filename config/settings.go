@@ -34,7 +34,9 @@ type setting struct {
 	wpConst string
 	usage   string
 	set     func(c *Config, v string) error
-	// redact, when set, is the value fit to print (credentials masked).
+	// redact, when set, is the value fit to print (credentials masked):
+	// --check-config prints a secret's through it too, while a secret
+	// value that could not be read is shown in no form.
 	redact func(v string) string
 	// repeat: the flag may be given several times; set gets the values
 	// one per line.
@@ -267,7 +269,7 @@ var settings = func() []setting {
 				c.ChangeFeed = v
 				return nil
 			}},
-		{name: "binlog-dsn", secret: true, usage: "the binlog feed's connection, user:password@tcp(host:port)/ (a user with REPLICATION SLAVE and REPLICATION CLIENT or BINLOG MONITOR); default: the database settings",
+		{name: "binlog-dsn", secret: true, redact: redactDSN, usage: "the binlog feed's connection, user:password@tcp(host:port)/ (a user with REPLICATION SLAVE and REPLICATION CLIENT or BINLOG MONITOR); a tls= in it (false, preferred, skip-verify, true) wins over db-tls for the feed; default: the database settings",
 			set: func(c *Config, v string) error {
 				dc, err := mysql.ParseDSN(v)
 				if err != nil {

@@ -52,11 +52,18 @@ func askCache(t *testing.T, base, ns, method, target, body string, hdr ...string
 // sameAsWordPress sends the same request to the sidecar's fieldmgr/v1 and
 // to WordPress's own REST server serving the twin of those routes
 // (scripts/wp/fieldmgr-twin.php), and compares the answers, their
-// no-cache headers included.
+// no-cache headers included (those of a request with an Authorization
+// header, always a valid one here, as a logged-in user's: noCacheFor).
 func sameAsWordPress(t *testing.T, method, target, body string, hdr ...string) answer {
 	t.Helper()
 	ours, ourCache := askCache(t, site.URL, "fieldmgr/v1", method, target, body, hdr...)
 	wp, wpCache := askCache(t, site.WPURL, "twin/v1", method, target, body, hdr...)
+	loggedIn := false
+	for i := 0; i+1 < len(hdr); i += 2 {
+		loggedIn = loggedIn || hdr[i] == "Authorization"
+	}
+	cc, expires, _ := strings.Cut(wpCache, " | ")
+	wpCache = noCacheFor(cc, loggedIn) + " | " + expires
 	if ours.status != wp.status || ours.ctype != wp.ctype || ourCache != wpCache || !sameBody(ours.body, wp.body) {
 		t.Errorf("%s %s:\n sidecar   %d %s [%s] %s\n WordPress %d %s [%s] %s", method, target, ours.status, ours.ctype, ourCache, ours.body, wp.status, wp.ctype, wpCache, wp.body)
 	}

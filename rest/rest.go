@@ -183,7 +183,8 @@ func (s *Routes) intercept(next http.Handler) http.Handler {
 		// Answers depend on who asks: no cache may give one user's answer
 		// to another (docs/api.md §5); and on Origin, for CORS. The
 		// no-cache headers are the routes' (wpjson.Register), as the
-		// site's WordPress sends them.
+		// site's WordPress sends them, but a logged-in user's never
+		// without no-store, private (wpjson.NoCacheHeaders).
 		w.Header().Set("Vary", "Origin, Authorization, Cookie")
 		if r.ContentLength > s.o.MaxBodyBytes {
 			wpjson.WriteError(w, wpjson.ErrTooLarge)

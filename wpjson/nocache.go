@@ -8,27 +8,27 @@ import (
 	"github.com/gorilla/mux"
 )
 
-// The db_versions from which WordPress's no-cache set changed: 6.3
-// (55853; 6.1 and 6.2 are both 53496) adds "no-store, private" to the
-// Cache-Control of logged-in users, 6.8 (60421) to everyone's
-// (wp_get_nocache_headers).
-const (
-	dbVersion63 = 55853
-	dbVersion68 = 60421
-)
+// dbVersion68 is the db_version from which WordPress's no-cache set
+// (wp_get_nocache_headers) carries "no-store, private" for everyone: 6.8
+// (60421). 6.3 (55853) added them for logged-in users.
+const dbVersion68 = 60421
 
-// NoCacheHeaders are the Expires and Cache-Control of
-// wp_get_nocache_headers() on the site's version (dbVersion, its
-// db_version), for a user logged in or not at that moment:
+// NoCacheHeaders are the Expires and Cache-Control the sidecar sends where
+// WordPress sends wp_get_nocache_headers(). An anonymous request gets that
+// function's on the site's version (dbVersion, its db_version); a
+// logged-in user gets the newest WordPress's on every version: 6.1 and 6.2
+// leave "no-store, private" out, and shared caches kept such answers,
+// which is why 6.3 added them. The sidecar's answers are never weaker
+// than the newest WordPress's there.
 //
-//	6.1, 6.2  no-cache, must-revalidate, max-age=0
-//	6.3–6.7   the same, and ", no-store, private" for a logged-in user
-//	6.8+      no-cache, must-revalidate, max-age=0, no-store, private
+//	          anonymous                                                logged in
+//	6.1–6.7   no-cache, must-revalidate, max-age=0                     no-cache, must-revalidate, max-age=0, no-store, private
+//	6.8+      no-cache, must-revalidate, max-age=0, no-store, private  the same
 //
 // Expires is always Wed, 11 Jan 1984 05:00:00 GMT; Last-Modified goes.
 func NoCacheHeaders(dbVersion int64, loggedIn bool) (expires, cacheControl string) {
 	cacheControl = "no-cache, must-revalidate, max-age=0"
-	if dbVersion >= dbVersion68 || dbVersion >= dbVersion63 && loggedIn {
+	if loggedIn || dbVersion >= dbVersion68 {
 		cacheControl += ", no-store, private"
 	}
 	return "Wed, 11 Jan 1984 05:00:00 GMT", cacheControl
@@ -44,7 +44,7 @@ func SendsNoCache(loggedIn, forced, overridden bool, status int) bool {
 	return loggedIn || forced || overridden && status >= 400 && status < 500
 }
 
-// SetNoCache sets the no-cache set of the site's version for a user
+// SetNoCache sets the no-cache set for the site's version and a user
 // logged in or not (NoCacheHeaders) and removes Last-Modified, as
 // serve_request sends them.
 func SetNoCache(h http.Header, dbVersion int64, loggedIn bool) {

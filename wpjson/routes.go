@@ -81,7 +81,8 @@ type RouteInfo struct {
 	// DBVersion is the site's db_version and LoggedIn whether the
 	// request's user is logged in (is_user_logged_in): together they
 	// decide the answers' no-cache headers as the site's WordPress sends
-	// them (SendsNoCache, NoCacheHeaders), errors of authentication
+	// them, but never weaker than the newest WordPress's to a logged-in
+	// user (SendsNoCache, NoCacheHeaders), errors of authentication
 	// included. Without them every answer carries the newest set.
 	DBVersion func() (int64, error)
 	LoggedIn  func(*http.Request) bool
