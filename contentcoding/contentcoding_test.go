@@ -3,7 +3,9 @@ package contentcoding
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -196,9 +198,44 @@ func TestEncode_Collision(t *testing.T) {
 	if got, ok := e.get(k, []byte("body B")); !ok || string(got) != "coded B" {
 		t.Errorf("body B: %q %v", got, ok)
 	}
-	if n, b := e.Len(); n != 1 || b != len("body B")+len("coded B") {
+	if n, b := e.Len(); n != 1 || b != e.lru.Front().Value.(*entry).size() {
 		t.Errorf("%d entries, %d bytes", n, b)
 	}
+}
+
+// TestEncode_HeldWithinBound: what the cache holds stays within its bound,
+// as counted and as the heap has it, with bodies just over 32 KiB, whose
+// copies the allocator rounds up to 40.
+func TestEncode_HeldWithinBound(t *testing.T) {
+	e := New(0, 1<<20)
+	rng := rand.New(rand.NewPCG(1, 2))
+	before := liveHeap()
+	for range 50 {
+		body := make([]byte, 33000) // random: the coded body is as large
+		for i := range body {
+			body[i] = byte(rng.Uint32())
+		}
+		e.Encode(body, Gzip)
+	}
+	held := liveHeap() - before
+	slices := 0
+	for el := e.lru.Front(); el != nil; el = el.Next() {
+		slices += cap(el.Value.(*entry).body) + cap(el.Value.(*entry).data)
+	}
+	n, counted := e.Len()
+	if n < 5 || counted > e.maxBytes || slices > counted || held > int64(e.maxBytes) {
+		t.Errorf("%d entries, counted %d bytes, their slices' capacity %d, %d bytes more in the heap; the bound is %d", n, counted, slices, held, e.maxBytes)
+	}
+}
+
+// liveHeap is the bytes the heap holds, garbage collected (twice: what
+// pools held goes at the second).
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
 
 // BenchmarkCode: coding a 20 KiB JSON body once, what a cache miss costs.

@@ -98,8 +98,9 @@ func (e *Encoder) Encode(body []byte, c Coding) []byte {
 	if data, ok := e.get(k, body); ok {
 		return data
 	}
-	// The coder's buffer was grown for a guess: what is kept is cut to
-	// its length, so that the cache's count is its memory.
+	// The coder's buffer was grown for a guess, up to twice what it
+	// holds: what is kept is cut to its length (its capacity is what the
+	// cache counts).
 	data := bytes.Clone(e.code(body, c))
 	e.put(k, body, data)
 	return data
@@ -156,8 +157,8 @@ func (e *Encoder) get(k key, body []byte) ([]byte, bool) {
 // more than an eighth of the cache, evicting the least recently used to
 // stay within the bounds. A colliding body replaces the one kept.
 func (e *Encoder) put(k key, body, data []byte) {
-	size := len(body) + len(data)
-	if size > e.maxBytes/8 {
+	en := &entry{key: k, body: bytes.Clone(body), data: data}
+	if en.size() > e.maxBytes/8 {
 		return
 	}
 	e.mu.Lock()
@@ -168,8 +169,8 @@ func (e *Encoder) put(k key, body, data []byte) {
 		}
 		e.remove(el)
 	}
-	e.index[k] = e.lru.PushFront(&entry{key: k, body: bytes.Clone(body), data: data})
-	e.bytes += size
+	e.index[k] = e.lru.PushFront(en)
+	e.bytes += en.size()
 	for e.lru.Len() > e.maxEntries || e.bytes > e.maxBytes {
 		e.remove(e.lru.Back())
 	}
@@ -178,11 +179,20 @@ func (e *Encoder) put(k key, body, data []byte) {
 func (e *Encoder) remove(el *list.Element) {
 	old := e.lru.Remove(el).(*entry)
 	delete(e.index, old.key)
-	e.bytes -= len(old.body) + len(old.data)
+	e.bytes -= old.size()
 }
 
-// Len is the number of coded bodies kept and their bytes (identity and
-// coded).
+// entryOverhead bounds what an entry holds besides its bytes: the entry,
+// its list element and its slot in the index, about 170 bytes.
+const entryOverhead = 256
+
+// size is what the entry holds: the capacity of its slices, which the
+// allocator rounds up (bytes.Clone: by up to a quarter, just over 32
+// KiB), not their length.
+func (en *entry) size() int { return cap(en.body) + cap(en.data) + entryOverhead }
+
+// Len is the number of coded bodies kept and the bytes they hold
+// (identity and coded, as counted against the bound).
 func (e *Encoder) Len() (entries, bytes int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

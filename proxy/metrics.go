@@ -103,9 +103,9 @@ func (m *Metrics) upstreamError(kind string) {
 
 // preparedMetrics count the answers given again from those kept
 // (wpsidecar_prepared_answers_total{result="given"}) and the answers
-// built and kept ({result="kept"}).
+// built and kept ({result="kept"}), and measure what those kept hold.
 func preparedMetrics(p *rest.Prepared) []prometheus.Collector {
-	var out []prometheus.Collector
+	out := []prometheus.Collector{cacheBytes("prepared", func() int64 { return p.Stats().Bytes })}
 	for result, n := range map[string]func(rest.PreparedStats) int64{
 		"given": func(s rest.PreparedStats) int64 { return s.Given },
 		"kept":  func(s rest.PreparedStats) int64 { return s.Kept },
@@ -115,4 +115,12 @@ func preparedMetrics(p *rest.Prepared) []prometheus.Collector {
 			ConstLabels: prometheus.Labels{"result": result}}, func() float64 { return float64(n(p.Stats())) }))
 	}
 	return out
+}
+
+// cacheBytes measures what a cache of answers holds, as counted against
+// its bound (wpsidecar_answer_cache_bytes{cache}).
+func cacheBytes(cache string, n func() int64) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_answer_cache_bytes",
+		Help:        "Bytes a cache of answers holds, as counted against its bound: prepared (serve-from-feed's prepared answers) or coded (--compress's coded bodies).",
+		ConstLabels: prometheus.Labels{"cache": cache}}, func() float64 { return float64(n()) })
 }

@@ -76,6 +76,9 @@ func New(o Options) (*Handler, error) {
 	}
 	if o.Compress {
 		h.rest.Compression = rest.NewCompression()
+		if o.Metrics != nil {
+			o.Metrics.Register(cacheBytes("coded", h.rest.Compression.Bytes))
+		}
 	}
 	if o.Sites == nil {
 		var err error

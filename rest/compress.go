@@ -21,6 +21,13 @@ func NewCompression() *Compression {
 	return &Compression{enc: contentcoding.New(0, 0)}
 }
 
+// Bytes is what the cache of coded bodies holds, as counted against its
+// bound.
+func (c *Compression) Bytes() int64 {
+	_, n := c.enc.Len()
+	return int64(n)
+}
+
 // compressWriter is the outermost writer of an answer (writers.go) when
 // compression is on. It negotiates the coding, takes over If-None-Match on
 // a read (the handler then always answers in full: which tag the client

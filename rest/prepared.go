@@ -87,12 +87,16 @@ func NewPrepared(version func() (uint64, bool)) *Prepared {
 // changed outside the database (a configuration file).
 func (p *Prepared) Changed() { p.inputs.Add(1) }
 
-// PreparedStats count answers given from those kept, and answers kept.
-type PreparedStats struct{ Given, Kept int64 }
+// PreparedStats count answers given from those kept, and answers kept;
+// Bytes is what the answers kept now hold, as counted against the bound.
+type PreparedStats struct{ Given, Kept, Bytes int64 }
 
 // Stats are the counts so far.
 func (p *Prepared) Stats() PreparedStats {
-	return PreparedStats{Given: p.given.Load(), Kept: p.kept.Load()}
+	p.mu.RLock()
+	n := p.bytes
+	p.mu.RUnlock()
+	return PreparedStats{Given: p.given.Load(), Kept: p.kept.Load(), Bytes: int64(n)}
 }
 
 // preparable tells whether r may be answered from a kept answer: a GET or
@@ -192,8 +196,9 @@ func (p *Prepared) store(key [sha256.Size]byte, at preparedAt, a *preparedAnswer
 		return // built before answers kept since: out of date already
 	}
 	if p.at != at {
-		// Everything kept was built before the last change.
-		clear(p.answers)
+		// Everything kept was built before the last change. A new map:
+		// a cleared one keeps the room it grew to, which nothing counts.
+		p.answers = map[[sha256.Size]byte]*preparedAnswer{}
 		p.at, p.bytes = at, 0
 	}
 	if old := p.answers[key]; old != nil {
@@ -260,12 +265,25 @@ func appendField(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
+// answerOverhead bounds what an answer holds besides its body and its
+// header's contents: the preparedAnswer, its slot in the map of answers,
+// the header's map with room for eight fields.
+const answerOverhead = 768
+
+// fieldOverhead bounds what a header field holds besides its name and
+// values: its slot in the map (which grows by doubling), its slice.
+const fieldOverhead = 192
+
+// size is what the answer holds: its body's capacity, not its length
+// (answer trims a body grown by doubling; the allocator's rounding
+// stays), and its header's names, values and their slices, each value's
+// bytes rounded up.
 func (a *preparedAnswer) size() int {
-	n := len(a.body) + 256
+	n := cap(a.body) + len(a.etag) + answerOverhead
 	for k, vs := range a.header {
-		n += len(k)
+		n += len(k) + fieldOverhead
 		for _, v := range vs {
-			n += len(v) + 16
+			n += len(v) + 32
 		}
 	}
 	return n
@@ -321,7 +339,13 @@ func (c *capture) answer(pre []string) *preparedAnswer {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	a := &preparedAnswer{route: c.route, status: status, header: http.Header{}, body: c.buf.Bytes()}
+	body := c.buf.Bytes()
+	if cap(body) > len(body)+len(body)/4 {
+		// Grown by doubling, up to twice its length: kept, it is cut to
+		// its length (the allocator's sizes add less than a quarter).
+		body = bytes.Clone(body)
+	}
+	a := &preparedAnswer{route: c.route, status: status, header: http.Header{}, body: body}
 	for k, v := range c.Header() {
 		if !slices.Contains(pre, k) {
 			a.header[k] = slices.Clip(slices.Clone(v))

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +55,20 @@ func (ns *keptNS) Register(r *mux.Router) {
 	r.HandleFunc("/fresh", answer(false, http.StatusOK, 2000)).Methods(http.MethodGet)
 	r.HandleFunc("/denied", answer(true, http.StatusForbidden, 10)).Methods(http.MethodGet)
 	r.HandleFunc("/big", answer(true, http.StatusOK, contentcoding.MaxSize+10)).Methods(http.MethodGet)
+	// GET /sized?n=N&piece=P may be kept: N bytes, written P at a time
+	// (at once without P).
+	r.HandleFunc("/sized", func(w http.ResponseWriter, r *http.Request) {
+		wpjson.KeepOf(r.Context()).Allow()
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		piece, _ := strconv.Atoi(r.URL.Query().Get("piece"))
+		body := sizedBody(n)
+		w.Header().Set("Etag", `"s"`)
+		for piece > 0 && len(body) > piece {
+			w.Write(body[:piece])
+			body = body[piece:]
+		}
+		w.Write(body)
+	}).Methods(http.MethodGet)
 }
 
 // phpSeen is a pass-through that says which If-None-Match it got.
@@ -139,8 +154,12 @@ func TestPrepared_GivesAgain(t *testing.T) {
 			t.Fatalf("compression %v: %d, built %d times", c != nil, first.Code, k.ns.builds.Load())
 		}
 		same(t, "given again", again, first)
-		if st := k.p.Stats(); st != (PreparedStats{Given: 1, Kept: 1}) {
-			t.Errorf("stats %+v", st)
+		var held int64
+		for _, a := range k.p.answers {
+			held += int64(a.size())
+		}
+		if st := k.p.Stats(); st != (PreparedStats{Given: 1, Kept: 1, Bytes: held}) || len(k.p.answers) != 1 {
+			t.Errorf("stats %+v, %d answers kept", st, len(k.p.answers))
 		}
 		if want := []string{"GET /wp-json/kept/v1/thing", "GET /wp-json/kept/v1/thing"}; !slices.Equal(k.served, want) {
 			t.Errorf("served %q, want %q", k.served, want)
@@ -341,6 +360,49 @@ func TestPrepared_Bounded(t *testing.T) {
 	if n := len(k.p.answers); n != 3 {
 		t.Errorf("%d answers kept, want 3", n)
 	}
+}
+
+// TestPrepared_HeldWithinBound: what the kept answers hold stays within
+// their bound, as counted and as the heap has it: bodies just over 32 KiB,
+// which the allocator rounds up to 40, and bodies written in pieces, whose
+// buffer grew by doubling.
+func TestPrepared_HeldWithinBound(t *testing.T) {
+	for _, tc := range []struct{ name, query string }{
+		{"rounded up", "n=33000"},
+		{"written in pieces", "n=20000&piece=100"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKeptSite(t, nil)
+			k.p.maxBytes = 1 << 20
+			k.ask("GET", "/wp-json/kept/v1/fresh") // what a first request builds once
+			before := liveHeap()
+			for i := range 100 {
+				if a := k.ask("GET", "/wp-json/kept/v1/sized?"+tc.query+"&i="+strconv.Itoa(i)); a.Code != 200 {
+					t.Fatalf("%d %s", a.Code, a.Body)
+				}
+			}
+			held := liveHeap() - before
+			bodies := 0
+			for _, a := range k.p.answers {
+				bodies += cap(a.body)
+			}
+			counted := k.p.bytes
+			if len(k.p.answers) < 20 || counted > k.p.maxBytes || bodies > counted || held > int64(k.p.maxBytes) {
+				t.Errorf("%d answers kept, counted %d bytes, their bodies' capacity %d, %d bytes more in the heap; the bound is %d",
+					len(k.p.answers), counted, bodies, held, k.p.maxBytes)
+			}
+		})
+	}
+}
+
+// liveHeap is the bytes the heap holds, garbage collected (twice: what
+// pools held goes at the second).
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
 
 // An answer given again allocates nothing of its own: the key is hashed
