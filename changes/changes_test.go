@@ -165,7 +165,7 @@ func urlOf(t *testing.T, s string) *url.URL {
 
 // runFeed follows the log with a feed of o, checked, until stop (or the
 // test's end): stop returns once Run has, its pool closed.
-func runFeed(t *testing.T, o changes.FeedOptions) (feed *changes.Feed, stop func()) {
+func runFeed(t testing.TB, o changes.FeedOptions) (feed *changes.Feed, stop func()) {
 	t.Helper()
 	feed, err := changes.NewFeed(o)
 	if err != nil {

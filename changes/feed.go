@@ -63,8 +63,11 @@ type FeedOptions struct {
 	Subscriber Subscriber
 	// Primary is the sidecar's pool on the server the feed follows: a
 	// transaction is reported only once a read there sees it
-	// (store.AwaitCommitted says why it may not at first). Nil: at once.
+	// (store.DB.Committed says why it may not at first). Nil: at once.
 	Primary *store.DB
+	// CommitWait bounds that wait (0: 2 s), after which a transaction is
+	// reported anyway.
+	CommitWait time.Duration
 	// Heartbeat is the server's heartbeat period: a feed that hears
 	// nothing for three of them reconnects.
 	Heartbeat time.Duration
@@ -89,10 +92,11 @@ type Feed struct {
 	// /readyz: the last Check's problem or the fall-back's cause.
 	why atomic.Value
 	// caughtUp is when the server last sent a heartbeat (unix nanoseconds;
-	// 0 since the feed (re)connected): it sends one only with nothing left
-	// to send, so everything it wrote until then was applied. An event
-	// says nothing of what is still behind it (a large transaction of
-	// another schema streaming).
+	// 0 since the feed (re)connected) once what the feed read before it is
+	// reported: the server sends one only with nothing left to send, so
+	// everything it wrote until then was applied. An event says nothing of
+	// what is still behind it (a large transaction of another schema
+	// streaming).
 	caughtUp atomic.Int64
 
 	cols map[string][]string // table → column names, in order
@@ -107,12 +111,25 @@ type Feed struct {
 	// and position; only ever a committed transaction's end.
 	gtid gomysql.GTIDSet
 	pos  gomysql.Position
+
+	// ordered: the server makes transactions visible in the log's order
+	// (store.BinlogSettings.OrderedCommits).
+	ordered bool
+	// queue is what follow has read and not reported yet, in the log's
+	// order: transactions waiting for the primary to show them (confirm).
+	// probeAt is when to look again, pause the time between looks.
+	queue   []queued
+	probeAt time.Time
+	pause   time.Duration
 }
 
 // NewFeed checks nothing yet: Check and Run do.
 func NewFeed(o FeedOptions) (*Feed, error) {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = time.Second
+	}
+	if o.CommitWait <= 0 {
+		o.CommitWait = 2 * time.Second
 	}
 	server, err := store.OpenBinlogServer(o.Conn)
 	if err != nil {
@@ -153,10 +170,11 @@ func (f *Feed) stop(why error) {
 }
 
 // Current tells whether the feed follows the log and the server said,
-// within maxStale, that it had nothing left to send (a heartbeat): whether
-// what it reported is the database as of at most maxStale ago. A stream of
-// events without a pause (a backlog, a large transaction) is not current
-// until it is applied.
+// within maxStale, that it had nothing left to send (a heartbeat), and
+// the feed has reported what it read before: whether what it reported is
+// the database as of at most maxStale ago. A stream of events without a
+// pause (a backlog, a large transaction) is not current until it is
+// applied, nor a transaction read until the primary shows it.
 func (f *Feed) Current(maxStale time.Duration) bool {
 	at := f.caughtUp.Load()
 	return f.Mode() == ModeBinlog && at != 0 && time.Since(time.Unix(0, at)) <= maxStale
@@ -194,7 +212,7 @@ func (f *Feed) check(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: cannot read the server's binlog settings: %v", ErrFeedUnusable, err)
 	}
-	f.flavor = b.Flavor
+	f.flavor, f.ordered = b.Flavor, b.OrderedCommits
 	f.tls = f.o.Conn.TLS
 	if f.o.Conn.AllowFallbackToPlaintext && !b.Encrypted {
 		f.tls = nil
@@ -340,19 +358,30 @@ func (f *Feed) follow(ctx context.Context) error {
 	}
 	f.caughtUp.Store(0)
 	f.o.Log.Info().Str("file", f.pos.Name).Uint32("pos", f.pos.Pos).Str("gtid", gtidString(f.gtid)).Msg("binlog change feed following")
+	defer f.settle(ctx)
 	var tx pending
 	file := f.pos.Name
 	for {
-		ev, err := streamer.GetEvent(ctx)
-		if err != nil {
+		// While transactions wait to be shown, reading goes on; the wait
+		// for the next event ends when it is time to look again.
+		wait, stop := ctx, context.CancelFunc(func() {})
+		if len(f.queue) > 0 {
+			wait, stop = context.WithDeadline(ctx, f.probeAt)
+		}
+		ev, err := streamer.GetEvent(wait)
+		stop()
+		switch {
+		case err == nil:
+			if err := f.apply(ctx, &tx, &file, ev, ev.Header.LogPos); err != nil {
+				return err
+			}
+			f.lastSeen.Store(time.Now().UnixNano())
+		case ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded):
 			return err
 		}
-		if err := f.apply(ctx, &tx, &file, ev, ev.Header.LogPos); err != nil {
-			return err
+		if len(f.queue) > 0 && !time.Now().Before(f.probeAt) {
+			f.confirm(ctx)
 		}
-		// Heard, once what the event says is applied: a reader that finds
-		// the feed current finds what it forgot forgotten.
-		f.lastSeen.Store(time.Now().UnixNano())
 	}
 }
 
@@ -391,25 +420,30 @@ func (f *Feed) apply(ctx context.Context, tx *pending, file *string, ev *replica
 	case *replication.MariadbGTIDEvent:
 		tx.gtid = e.GTID.String()
 	case *replication.XIDEvent:
-		f.commit(ctx, tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+		f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp, true)
 	case *replication.QueryEvent:
 		switch q := string(e.Query); {
 		case strings.EqualFold(q, "BEGIN"):
 		case strings.EqualFold(q, "COMMIT"), strings.EqualFold(q, "ROLLBACK"):
 			// A logged ROLLBACK ends rows of non-transactional tables,
 			// which stay written.
-			f.commit(ctx, tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+			f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp, false)
 		default:
 			// DDL, which commits by itself. Its schema is the session's
 			// default database, not necessarily the table's: any counts.
 			tx.touched.DDL = true
 			f.colsStale = true
-			f.commit(ctx, tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp)
+			f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp, false)
 		}
 	default:
 		switch t := ev.Header.EventType; {
 		case t == replication.HEARTBEAT_EVENT || t == replication.HEARTBEAT_LOG_EVENT_V2:
-			f.caughtUp.Store(time.Now().UnixNano())
+			// Current once what came before is reported.
+			if n := len(f.queue); n > 0 {
+				f.queue[n-1].caughtUp = time.Now().UnixNano()
+			} else {
+				f.caughtUp.Store(time.Now().UnixNano())
+			}
 		case t.String() == "UnknownEvent":
 			return fmt.Errorf("%w: event type %d at %s:%d", errUnreadable, t, *file, end)
 		}
@@ -679,19 +713,48 @@ func step(t replication.EventType) int {
 	return 1
 }
 
-// commit reports a committed transaction — what it wrote (Touched),
-// then one Commit per namespace of each site it changed — and makes its
-// end (pos, and gset where the server has GTIDs) where the feed resumes.
-func (f *Feed) commit(ctx context.Context, tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, when uint32) {
+// queued is a committed transaction read from the log and not reported
+// yet.
+type queued struct {
+	tx   pending
+	pos  gomysql.Position
+	when uint32
+	// ordered: it ended with an XID event, committed by the engine in the
+	// log's order (its rows seen unlocked vouch for what came before it);
+	// a statement of a table without transactions or a DDL statement did
+	// not.
+	ordered bool
+	// by is when the wait for it ends: it is reported then, shown or not.
+	by time.Time
+	// shown: the primary shows it.
+	shown bool
+	// caughtUp is a heartbeat that came after it (unix nanoseconds; 0
+	// none): the feed is current as of then once it is reported.
+	caughtUp int64
+}
+
+// commit queues a committed transaction, to be reported once the primary
+// shows it (confirm), and makes its end (pos, and gset where the server
+// has GTIDs) where the feed resumes.
+func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, when uint32, ordered bool) {
 	f.pos = pos
 	if gset != nil {
 		f.gtid = gset.Clone()
 	}
 	defer func() { *tx = pending{} }()
-	if f.o.Subscriber == nil {
+	if f.o.Subscriber == nil || tx.touched.empty() && len(tx.sites) == 0 {
 		return
 	}
-	f.awaitVisible(ctx, tx.written)
+	f.queue = append(f.queue, queued{tx: *tx, pos: pos, when: when, ordered: ordered, by: time.Now().Add(f.o.CommitWait)})
+	if len(f.queue) == 1 {
+		f.probeAt, f.pause = time.Time{}, time.Millisecond // look at once
+	}
+}
+
+// report tells the subscriber what a transaction did — what it wrote
+// (Touched), then one Commit per namespace of each site it changed.
+func (f *Feed) report(q queued) {
+	tx := q.tx
 	if !tx.touched.empty() {
 		f.o.Subscriber.Touched(tx.touched)
 	}
@@ -699,13 +762,13 @@ func (f *Feed) commit(ctx context.Context, tx *pending, pos gomysql.Position, gs
 	// without GTIDs, its place in this server's log.
 	origin := tx.gtid
 	if origin == "" {
-		origin = pos.Name + ":" + strconv.FormatUint(uint64(pos.Pos), 10)
+		origin = q.pos.Name + ":" + strconv.FormatUint(uint64(q.pos.Pos), 10)
 	}
 	author := wpsidecar.Author{Login: wpsidecar.LoginPHP, Via: wpsidecar.ViaBinlog}
 	if tx.ours {
 		author = wpsidecar.Author{Via: wpsidecar.ViaBinlog}
 	}
-	at := time.Unix(int64(when), 0).UTC()
+	at := time.Unix(int64(q.when), 0).UTC()
 	for _, id := range slices.Sorted(maps.Keys(tx.sites)) {
 		site := tx.sites[id]
 		var commits []wpsidecar.Commit
@@ -725,6 +788,9 @@ func (f *Feed) commit(ctx context.Context, tx *pending, pos gomysql.Position, gs
 			ev.Msg("stored data changed")
 			f.o.Subscriber.Commit(c)
 		}
+	}
+	if q.caughtUp != 0 {
+		f.caughtUp.Store(q.caughtUp)
 	}
 }
 
@@ -783,41 +849,89 @@ func (f *Feed) primaryKey(name string) string {
 	return ""
 }
 
-// commitWait bounds the wait for a transaction to be visible: a row
-// still locked after it is most likely locked by a later transaction,
-// which could only lock it once this one had committed.
-const commitWait = 2 * time.Second
-
-// awaitVisible waits until reads of the primary see the transaction that
-// wrote rows — in the engine, it commits after it is in the log — so
-// that what a subscriber reads again, or a reader of the memo reads once
-// it is forgotten, is the new row. It blocks the feed's goroutine, as it
-// must: nothing after the transaction may be reported before it. InnoDB
-// releases all of a transaction's locks at once: one row seen unlocked is
-// the whole transaction committed (the others are tried only when a row
-// cannot be read, its table dropped since).
-func (f *Feed) awaitVisible(ctx context.Context, rows []writtenRow) {
-	for _, r := range rows {
-		if f.o.Primary == nil {
-			return
+// confirm looks whether the primary shows the queued transactions —
+// in the engine, a transaction commits after it is in the log — and
+// reports, in order, those it shows, so that what a subscriber reads
+// again, or a reader of the memo reads once it is forgotten, is the new
+// row. Nothing after a transaction is reported before it; but a row of
+// it locked by a later transaction (which could only lock it once this
+// one had committed) holds up neither the reading of the log nor, where
+// the server commits in the log's order, the transactions after it: one
+// of them shown is every one before it shown. A transaction still not
+// shown after CommitWait is reported anyway.
+func (f *Feed) confirm(ctx context.Context) {
+	for i := range f.queue {
+		if q := &f.queue[i]; !q.shown && f.visible(ctx, q) {
+			q.shown = true
+			if q.ordered && f.ordered {
+				for j := range i {
+					f.queue[j].shown = true
+				}
+			}
 		}
-		wctx, cancel := context.WithTimeout(ctx, commitWait)
-		err := f.o.Primary.AwaitCommitted(wctx, r.table, r.column, r.id)
+	}
+	n := 0
+	for n < len(f.queue) && f.queue[n].shown {
+		f.report(f.queue[n])
+		n++
+	}
+	f.queue = slices.Delete(f.queue, 0, n)
+	f.probeAt = time.Now().Add(f.pause)
+	f.pause = min(2*f.pause, 20*time.Millisecond)
+}
+
+// visible tells whether the primary shows q: one of its rows reads
+// unlocked (InnoDB releases all of a transaction's locks at once), or
+// there is nothing to wait on or for (no row to read, ctx ended, its wait
+// over). A row that cannot be read (its table dropped since) is not read
+// again.
+func (f *Feed) visible(ctx context.Context, q *queued) bool {
+	locked := "" // a table whose row was locked
+	for _, r := range slices.Clone(q.tx.written) {
+		if f.o.Primary == nil || ctx.Err() != nil {
+			return true
+		}
+		rctx, cancel := context.WithDeadline(ctx, q.by)
+		ok, err := f.o.Primary.Committed(rctx, r.table, r.column, r.id)
+		over := rctx.Err() != nil
 		cancel()
 		switch {
-		case err == nil || ctx.Err() != nil:
-			return
-		case errors.Is(err, context.DeadlineExceeded):
-			f.o.Log.Warn().Str("table", r.table).Dur("waited", commitWait).Msg("binlog change feed: a transaction's row is still locked on the primary; reporting it anyway")
-			return
+		case ok:
+			return true
+		case err == nil || over:
+			locked = r.table
 		case errors.Is(err, store.ErrCannotLock):
 			// Refused for good (the grants): asking again for every
 			// transaction would only repeat it.
 			f.o.Log.Error().Err(err).Str("table", r.table).Msg("binlog change feed: cannot tell when the primary shows a transaction; reporting transactions as the log has them from now on")
 			f.o.Primary = nil
-			return
+			return true
 		default:
 			f.o.Log.Warn().Err(err).Str("table", r.table).Msg("binlog change feed: could not tell when the primary shows a transaction")
+			q.tx.written = slices.DeleteFunc(q.tx.written, func(w writtenRow) bool { return w == r })
+		}
+	}
+	switch {
+	case locked == "" || ctx.Err() != nil:
+		return true
+	case time.Now().Before(q.by):
+		return false
+	}
+	f.o.Log.Warn().Str("table", locked).Dur("waited", f.o.CommitWait).Msg("binlog change feed: a transaction's row is still locked on the primary; reporting it anyway")
+	return true
+}
+
+// settle reports what is still queued once follow stops reading: as
+// confirm does while ctx lasts (CommitWait bounds it), at once after.
+func (f *Feed) settle(ctx context.Context) {
+	for {
+		f.confirm(ctx)
+		if len(f.queue) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(f.pause):
 		}
 	}
 }

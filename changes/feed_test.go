@@ -2,6 +2,7 @@ package changes_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"slices"
@@ -661,5 +662,182 @@ func TestFeed_ReportsVisible(t *testing.T) {
 				t.Errorf("the feed could not wait on the row:\n%s", logs.String())
 			}
 		})
+	}
+}
+
+// TestFeed_RowLockedByLater: a transaction whose row a later, still open
+// transaction has locked since (issue 46, item 4) holds up neither the
+// reading of the log nor the transactions after it: one of them shown on
+// the primary is every one before it shown (the server commits in the
+// log's order), and the feed reports both in order while the lock is
+// held. Meanwhile the feed, which has read what it has not reported, is
+// not current, though it hears the server's heartbeats. Alone, the
+// transaction is reported once the wait is over, with a warning.
+func TestFeed_RowLockedByLater(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	for i, c := range []struct {
+		name  string
+		wait  time.Duration // CommitWait
+		later bool          // a later transaction writes another row
+		want  []string
+		warn  bool
+	}{
+		// The wait outlasts the test's: waiting it out fails the test.
+		{"a later transaction shows it", time.Minute, true, []string{"a", "b"}, false},
+		{"alone", 50 * time.Millisecond, false, []string{"a"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tdb := testdb.NewOn(t, srv.Config())
+			tdb.SetOption(t, "a", "0")
+			tdb.SetOption(t, "b", "0")
+			var mu sync.Mutex
+			var got []string
+			reported := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(got) }
+			var logs testlog.Buffer
+			feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: uint32(4250 + i), Schema: tdb.Name, Options: "wp_options",
+				Subscriber: touchedFunc(func(tc changes.Touched) { mu.Lock(); got = append(got, tc.Options[0]...); mu.Unlock() }),
+				Heartbeat:  50 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t), CommitWait: c.wait})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer feed.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			defer func() { cancel(); <-done }()
+			if err := feed.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Before the feed reads the log: T1 commits a, T2 locks a and
+			// stays open.
+			if _, err := tdb.SQL.Exec("UPDATE wp_options SET option_value = '1' WHERE option_name = 'a'"); err != nil {
+				t.Fatal(err)
+			}
+			t2, err := tdb.SQL.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer t2.Close()
+			for _, q := range []string{"BEGIN", "UPDATE wp_options SET option_value = '2' WHERE option_name = 'a'"} {
+				if _, err := t2.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			started := time.Now()
+			go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+			if c.later {
+				// Heard well after T1 was sent: a heartbeat, read while T1
+				// waits; yet the feed is not current, T1 not reported.
+				waitFor(t, "a heartbeat after T1", func() bool { return feed.LastSeen().After(started.Add(300 * time.Millisecond)) })
+				if feed.Current(time.Hour) || len(reported()) > 0 {
+					t.Fatalf("current %v, reported %q while T1 waits", feed.Current(time.Hour), reported())
+				}
+				if _, err := tdb.SQL.Exec("UPDATE wp_options SET option_value = '1' WHERE option_name = 'b'"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, "the transactions reported", func() bool { return len(reported()) >= len(c.want) })
+			if got := reported(); !slices.Equal(got, c.want) {
+				t.Fatalf("reported %q, want %q", got, c.want)
+			}
+			waitFor(t, "the feed current while T2 holds the row", func() bool { return feed.Current(time.Second) })
+			if _, err := t2.ExecContext(ctx, "COMMIT"); err != nil {
+				t.Fatal(err)
+			}
+			want := append(slices.Clone(c.want), "a")
+			waitFor(t, "T2 reported", func() bool { return len(reported()) >= len(want) })
+			if got := reported(); !slices.Equal(got, want) {
+				t.Errorf("reported %q, want %q", got, want)
+			}
+			if warned := strings.Contains(logs.String(), "still locked on the primary; reporting it anyway"); warned != c.warn {
+				t.Errorf("warned %v, want %v; log:\n%s", warned, c.warn, logs.String())
+			}
+		})
+	}
+}
+
+// BenchmarkFeed_RowLockedByLater is how long a transaction committed
+// after one whose row a later, still open transaction locked takes to be
+// reported: T1 writes a; T2, waiting on T1, locks a as T1 commits; the
+// time is from T3's write of b until b is reported.
+func BenchmarkFeed_RowLockedByLater(b *testing.B) {
+	srv := testdb.StartBinlogServer(b)
+	tdb := testdb.NewOn(b, srv.Config())
+	tdb.SetOption(b, "a", "-")
+	tdb.SetOption(b, "b", "-")
+	reported := make(chan struct{}, 1)
+	runFeed(b, changes.FeedOptions{Conn: srv.Config(), ServerID: 4252, Schema: tdb.Name, Options: "wp_options",
+		Subscriber: touchedFunc(func(tc changes.Touched) {
+			if slices.Contains(tc.Options[0], "b") {
+				reported <- struct{}{}
+			}
+		}),
+		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(b)})
+	ctx := context.Background()
+	// T2 locks the row as the feed reads it, by its primary key: locked
+	// by the option's name, the row itself would be free for an instant.
+	var a string
+	if err := tdb.SQL.QueryRow("SELECT option_id FROM wp_options WHERE option_name = 'a'").Scan(&a); err != nil {
+		b.Fatal(err)
+	}
+	conns := make([]*sql.Conn, 2)
+	for i := range conns {
+		c, err := tdb.SQL.Conn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	exec := func(c *sql.Conn, q string) {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		t1, t2 := conns[0], conns[1]
+		exec(t1, "BEGIN")
+		exec(t1, "UPDATE wp_options SET option_value = '"+strconv.Itoa(i)+"' WHERE option_id = "+a)
+		exec(t2, "BEGIN")
+		locked := make(chan error)
+		go func() {
+			_, err := t2.ExecContext(ctx, "SELECT option_value FROM wp_options WHERE option_id = "+a+" FOR UPDATE")
+			locked <- err
+		}()
+		waitLockWait(b, tdb.SQL)
+		exec(t1, "COMMIT")
+		if err := <-locked; err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := tdb.SQL.Exec("UPDATE wp_options SET option_value = ? WHERE option_name = 'b'", strconv.Itoa(i)); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-reported:
+		case <-time.After(time.Minute):
+			b.Fatal("T3 not reported")
+		}
+		b.StopTimer()
+		exec(t2, "ROLLBACK")
+	}
+}
+
+// waitLockWait returns once a session waits for a row lock.
+func waitLockWait(b *testing.B, db *sql.DB) {
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var name string
+		var n int
+		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_current_waits'").Scan(&name, &n); err != nil {
+			b.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("no lock wait")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

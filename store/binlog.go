@@ -35,6 +35,11 @@ type BinlogSettings struct {
 	// Encrypted: the feed's connection went over TLS (with TLS preferred,
 	// whether the server offers it).
 	Encrypted bool
+	// OrderedCommits: the engine makes transactions visible in the log's
+	// order — MariaDB always (its engines' commit_ordered), MySQL with
+	// binlog_order_commits (the default) — so that a transaction seen
+	// committed shows every one before it committed too.
+	OrderedCommits bool
 }
 
 // Settings reads the binary log's settings.
@@ -46,6 +51,12 @@ func (s *BinlogServer) Settings(ctx context.Context) (BinlogSettings, error) {
 		return b, err
 	}
 	b.Flavor = Flavor(version)
+	b.OrderedCommits = true
+	if b.Flavor == gomysql.MySQLFlavor {
+		if err := s.db.QueryRowContext(ctx, "SELECT @@binlog_order_commits").Scan(&b.OrderedCommits); err != nil {
+			return b, err
+		}
+	}
 	var name, cipher string
 	err = s.db.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher)
 	b.Encrypted = cipher != ""

@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-sql-driver/mysql"
 )
 
-// AwaitCommitted returns once the transaction that wrote row id of table
+// Committed tells whether the transaction that wrote row id of table
 // (column its primary key) is committed in the engine, as readers of this
-// server see it, or when ctx ends (its error then).
+// server see it: one locking read that does not wait (NOWAIT), which
+// reads the row (true) or finds it locked (false).
 //
 // A server writes a transaction to its binary log, and sends it to the
 // log's readers, before its storage engine commits it: for a moment —
@@ -21,13 +21,13 @@ import (
 // change that a read of the primary does not see yet, and whatever it
 // reads again then is the old row. InnoDB keeps a transaction's row locks
 // until that commit is done and the transaction visible to new reads, so
-// a locking read of one of its rows that does not wait (NOWAIT) fails
-// until then. The read is repeated, briefly apart, until it succeeds; a
-// row deleted since is no row to lock, and a table of an engine without
-// row locks answers at once (its writes are visible as they are made).
-func (db *DB) AwaitCommitted(ctx context.Context, table, column string, id int64) error {
+// the read finds the row locked until then — or later, when a later
+// transaction has locked it since. A row deleted since is no row to lock,
+// and a table of an engine without row locks reads at once (its writes
+// are visible as they are made).
+func (db *DB) Committed(ctx context.Context, table, column string, id int64) (bool, error) {
 	if !identRe.MatchString(table) || !identRe.MatchString(column) {
-		return errors.New("store: invalid table or column name")
+		return false, errors.New("store: invalid table or column name")
 	}
 	var lock string
 	switch db.flavorOf(ctx) {
@@ -36,29 +36,20 @@ func (db *DB) AwaitCommitted(ctx context.Context, table, column string, id int64
 	case gomysql.MySQLFlavor:
 		lock = " FOR SHARE NOWAIT" // no NOWAIT after LOCK IN SHARE MODE
 	default:
-		return errors.New("store: the server's flavor is not known yet")
+		return false, errors.New("store: the server's flavor is not known yet")
 	}
-	q := "SELECT 1 FROM `" + table + "` WHERE `" + column + "` = " + strconv.FormatInt(id, 10) + lock
-	pause := time.Millisecond
-	for {
-		rows, err := db.sql.QueryContext(ctx, q)
-		if err == nil {
-			rows.Close()
-			err = rows.Err()
-		}
-		if cannotLock(err) {
-			return fmt.Errorf("%w: %w", ErrCannotLock, err)
-		}
-		if !rowLocked(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 20*time.Millisecond)
+	rows, err := db.sql.QueryContext(ctx, "SELECT 1 FROM `"+table+"` WHERE `"+column+"` = "+strconv.FormatInt(id, 10)+lock)
+	if err == nil {
+		rows.Close()
+		err = rows.Err()
 	}
+	switch {
+	case cannotLock(err):
+		return false, fmt.Errorf("%w: %w", ErrCannotLock, err)
+	case rowLocked(err):
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // ErrCannotLock: the locking read is refused for good — the user may not
