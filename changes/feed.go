@@ -860,13 +860,17 @@ func (f *Feed) primaryKey(name string) string {
 // of them shown is every one before it shown. A transaction still not
 // shown after CommitWait is reported anyway.
 func (f *Feed) confirm(ctx context.Context) {
-	for i := range f.queue {
+	// From the newest: where the server commits in order, one read of the
+	// newest shown settles the whole queue (a burst of commits read
+	// between two looks costs one read, not one each).
+	for i := len(f.queue) - 1; i >= 0; i-- {
 		if q := &f.queue[i]; !q.shown && f.visible(ctx, q) {
 			q.shown = true
 			if q.ordered && f.ordered {
 				for j := range i {
 					f.queue[j].shown = true
 				}
+				break
 			}
 		}
 	}
