@@ -135,7 +135,13 @@ func (h *Handler) observe(next http.Handler) http.Handler {
 
 func (h *Handler) finish(l zerolog.Logger, r *http.Request, info *reqInfo, start time.Time) {
 	d := time.Since(start)
-	if info.status == 0 {
+	switch {
+	case info.status != 0:
+	case r.Context().Err() != nil:
+		// Nothing written to a client gone (wpjson.Render writes nothing
+		// then): logged as a pass-through's is, not as an empty 200.
+		info.status, info.clientGone = statusClientClosed, true
+	default:
 		info.status = http.StatusOK
 	}
 	h.metrics.observe(info.route, info.status, info.servedBy, d)

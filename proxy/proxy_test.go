@@ -78,7 +78,8 @@ func (rec *recorder) last(t *testing.T) recorded {
 // site is a Site whose database answers, with pretty permalinks.
 var site = rest.SiteFunc(func() (rest.SiteREST, error) { return rest.SiteREST{}, nil })
 
-// testNS is a namespace with one route, GET /things/{id}, and one that panics.
+// testNS is a namespace with one route, GET /things/{id}, one that panics,
+// and one that answers nothing to a client gone, as a check does.
 type testNS struct{}
 
 func (testNS) Name() string { return "test/v1" }
@@ -92,6 +93,10 @@ func (testNS) Register(r *mux.Router) {
 		w.Header().Set("Cache-Control", "public, max-age=60")
 		w.Header().Set("Cache-Tag", "fieldmgr")
 		panic("boom")
+	})
+	r.HandleFunc("/until-gone", func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+		wpjson.Render(w, r, r.Context().Err())
 	})
 }
 
@@ -521,6 +526,28 @@ func TestPassthrough_ClientGoneIsLoggedNotAnError(t *testing.T) {
 	}
 	if !strings.Contains(metricsText(t, f.metrics), `wpsidecar_upstream_errors_total{kind="client_gone"} 1`) {
 		t.Error("client_gone not counted")
+	}
+}
+
+// TestNamespace_ClientGoneIsLogged499: a route that answers nothing
+// because its client went away is logged 499, as a pass-through is, not
+// the 200 with no bytes an unwritten answer otherwise reads as (a flood
+// of abandoned password checks looked like successes in the log).
+func TestNamespace_ClientGoneIsLogged499(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.front.URL+"/wp-json/test/v1/until-gone", nil)
+	time.AfterFunc(50*time.Millisecond, cancel) // any moment after sending will do
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("request was not cancelled")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(f.log.String(), `"path":"/wp-json/test/v1/until-gone"`) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	logs := f.log.String()
+	if !strings.Contains(logs, `"status":499`) || !strings.Contains(logs, `"client_gone":true`) || strings.Contains(logs, `"status":200`) {
+		t.Errorf("log:\n%s", logs)
 	}
 }
 
