@@ -53,8 +53,10 @@ func (s *BinlogServer) Settings(ctx context.Context) (BinlogSettings, error) {
 	b.Flavor = Flavor(version)
 	b.OrderedCommits = true
 	if b.Flavor == gomysql.MySQLFlavor {
-		if err := s.db.QueryRowContext(ctx, "SELECT @@binlog_order_commits").Scan(&b.OrderedCommits); err != nil {
-			return b, err
+		// A server without the variable is taken as unordered: each
+		// transaction then waits on its own rows, as the feed always did.
+		if s.db.QueryRowContext(ctx, "SELECT @@binlog_order_commits").Scan(&b.OrderedCommits) != nil {
+			b.OrderedCommits = false
 		}
 	}
 	var name, cipher string
