@@ -89,17 +89,15 @@ func RecheckEvery(interval time.Duration) time.Duration {
 // fall-back).
 type Auto struct {
 	Feed *Feed
-	// Poller, when not nil, is what Poll runs: it looks once more before
-	// the feed follows again.
+	// Poller, when not nil, polls every Interval while the feed cannot
+	// follow, and looks once more before it follows again.
 	Poller *Poller
-	// Poll polls until its context ends.
-	Poll func(context.Context)
 	// Forget has what memory keeps of the database (the memo, the
 	// settings) forgotten, before the feed may be current again.
 	Forget func()
 	// Mode is told the detection in force, and why not the feed.
 	Mode              func(mode string, why error)
-	Recheck, Interval time.Duration // Interval: between failed looks
+	Recheck, Interval time.Duration // Interval: between looks
 	Timeout           time.Duration // of a check
 	Log               zerolog.Logger
 }
@@ -126,6 +124,14 @@ func (a Auto) Run(ctx context.Context, why error) {
 	}
 }
 
+// poll polls until ctx ends (with no Poller, there is nothing to poll
+// for).
+func (a Auto) poll(ctx context.Context) {
+	if a.Poller != nil {
+		a.Poller.Run(ctx, a.Interval)
+	}
+}
+
 // await polls until the server can feed the sidecar again, asking it
 // every Recheck; false when ctx ended first. Nothing is missed in the
 // switch: the feed's Check reads the server's position first, then the
@@ -135,12 +141,12 @@ func (a Auto) Run(ctx context.Context, why error) {
 func (a Auto) await(ctx context.Context, why error) bool {
 	a.Mode(ModePoll, why)
 	if a.Recheck <= 0 {
-		a.Poll(ctx)
+		a.poll(ctx)
 		return false
 	}
 	pctx, stop := context.WithCancel(ctx)
 	polled := make(chan struct{})
-	go func() { defer close(polled); a.Poll(pctx) }()
+	go func() { defer close(polled); a.poll(pctx) }()
 	defer func() { stop(); <-polled }()
 	t := time.NewTicker(a.Recheck)
 	defer t.Stop()

@@ -16,6 +16,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // TestAuto_PurgedThenResumed: change-feed auto's feed finds its position
@@ -64,12 +65,12 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 	done := make(chan struct{})
 	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
 	setOpt(5, 2)
-	waitFor(t, "the feed's first change", func() bool { return slices.Equal(rec.got(), []string{"themeopts:a"}) })
+	testwait.For(t, "the feed's first change", func() bool { return slices.Equal(rec.got(), []string{"themeopts:a"}) })
 
 	// Stopped; its binlog purged meanwhile.
 	cancel()
 	<-done
-	waitFor(t, "the dump thread to end", func() bool {
+	testwait.For(t, "the dump thread to end", func() bool {
 		var n int
 		tdb.SQL.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'").Scan(&n)
 		return n == 0
@@ -77,7 +78,7 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 	setOpt(5, 3) // lost to the feed, and before the poller's first look
 	exec("FLUSH BINARY LOGS")
 	var last string
-	waitFor(t, "the old binlog to be purged", func() bool {
+	testwait.For(t, "the old binlog to be purged", func() bool {
 		rows, err := tdb.SQL.Query("SHOW BINARY LOGS")
 		if err != nil {
 			t.Fatal(err)
@@ -114,15 +115,8 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 		return modes[len(modes)-1]
 	}
 	var forgot atomic.Int32
-	baseline := make(chan struct{})
-	var once sync.Once
 	poller := changes.NewPoller(nil, tdb.Store(t), nil, optName, rec, log)
 	a := changes.Auto{Feed: feed, Poller: poller,
-		Poll: func(ctx context.Context) {
-			poller.Poll(ctx)
-			once.Do(func() { close(baseline) })
-			poller.Run(ctx, 20*time.Millisecond)
-		},
 		Forget: func() { forgot.Add(1) },
 		Mode: func(m string, why error) {
 			mu.Lock()
@@ -139,12 +133,7 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 	go func() { a.Run(ctx, nil); close(done) }()
 
 	grant := "(GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'feed'@'%', the host as SELECT CURRENT_USER() names it)"
-	waitFor(t, "the grant named", func() bool { return strings.Contains(mode(), grant) })
-	select {
-	case <-baseline:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the poller never looked")
-	}
+	testwait.For(t, "the grant named", func() bool { return strings.Contains(mode(), grant) })
 	mu.Lock()
 	if len(modes) < 3 || modes[0] != changes.ModeBinlog || !strings.HasPrefix(modes[1], "poll: binlog change feed unusable: ") ||
 		!strings.HasSuffix(modes[1], " (the server no longer has the position the feed was at: its binary logs were purged)") ||
@@ -156,17 +145,17 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 		t.Errorf("err %v, current %v", feed.Err(), feed.Current(time.Hour))
 	}
 	setOpt(5, 6)
-	waitFor(t, "the poller's change", func() bool { return slices.Equal(rec.got(), []string{"themeopts:a", "themeopts:b"}) })
+	testwait.For(t, "the poller's change", func() bool { return slices.Equal(rec.got(), []string{"themeopts:a", "themeopts:b"}) })
 
 	exec("GRANT REPLICATION CLIENT ON *.* TO 'feed'@'%'")
 	tdb.KillConnections(t, "feed")
-	waitFor(t, "the feed to follow again", func() bool { return feed.Current(time.Second) })
+	testwait.For(t, "the feed to follow again", func() bool { return feed.Current(time.Second) })
 	if m := mode(); m != changes.ModeBinlog || forgot.Load() != 1 || !strings.Contains(logs.String(), "the server can feed the sidecar again") {
 		t.Errorf("mode %q, forgot %d; log:\n%s", m, forgot.Load(), logs.String())
 	}
 	setOpt(7, 6)
 	want := []string{"themeopts:a", "themeopts:b", "themeopts:a"}
-	waitFor(t, "the feed's change", func() bool { return len(rec.got()) >= len(want) })
+	testwait.For(t, "the feed's change", func() bool { return len(rec.got()) >= len(want) })
 	if got := rec.got(); !slices.Equal(got, want) || !strings.Contains(logs.String(), `"via":"binlog"`) {
 		t.Errorf("changes %q, want %q", got, want)
 	}

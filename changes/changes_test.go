@@ -20,6 +20,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/themeopt"
 )
 
@@ -184,17 +185,6 @@ func runFeed(t testing.TB, o changes.FeedOptions) (feed *changes.Feed, stop func
 	return feed, stop
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestNotifier: signed deliveries, retried while the receiver fails,
 // not retried when it refuses, and a dead or hanging receiver neither
 // blocks Commit nor delays the other receivers.
@@ -222,15 +212,15 @@ func TestNotifier(t *testing.T) {
 	go n.Run(ctx)
 
 	n.Commit(commit(wpsidecar.ThemeOptions, 0, "accent_color"))
-	waitFor(t, "the flaky receiver's delivery", func() bool { return len(flaky.got()) == 1 })
+	testwait.For(t, "the flaky receiver's delivery", func() bool { return len(flaky.got()) == 1 })
 	if got := flaky.got()[0]; got != `{"namespace":"themeopts","ids":["accent_color"]}` || flaky.calls.Load() != 3 {
 		t.Errorf("flaky receiver: %q after %d calls", got, flaky.calls.Load())
 	}
-	waitFor(t, "the refusing receiver's call", func() bool { return refusing.calls.Load() == 1 })
+	testwait.For(t, "the refusing receiver's call", func() bool { return refusing.calls.Load() == 1 })
 	// A receiver's deliveries go one after the other, retries included: a
 	// retry of the refused one would reach it before the next change.
 	n.Commit(commit(wpsidecar.ThemeOptions, 0, "after_refusal"))
-	waitFor(t, "the refusing receiver's second call", func() bool { return refusing.calls.Load() >= 2 })
+	testwait.For(t, "the refusing receiver's second call", func() bool { return refusing.calls.Load() >= 2 })
 	refusing.mu.Lock()
 	second := refusing.seen[1]
 	refusing.mu.Unlock()
@@ -243,7 +233,7 @@ func TestNotifier(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		n.Commit(commit(wpsidecar.FieldGroups, 0, "k"))
 	}
-	waitFor(t, "the flaky receiver's later deliveries", func() bool { return len(flaky.got()) >= 5 })
+	testwait.For(t, "the flaky receiver's later deliveries", func() bool { return len(flaky.got()) >= 5 })
 }
 
 func TestVerify(t *testing.T) {
@@ -288,7 +278,7 @@ func TestNotifier_DrainAtShutdown(t *testing.T) {
 	for _, k := range []string{"a", "b", "c"} {
 		n.Commit(commit(wpsidecar.FieldGroups, 0, k))
 	}
-	waitFor(t, "the first, failed attempt", func() bool { return flaky.calls.Load() == 1 })
+	testwait.For(t, "the first, failed attempt", func() bool { return flaky.calls.Load() == 1 })
 	cancel() // Run is waiting an hour to retry "a"
 	<-ran
 	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -321,7 +311,7 @@ func TestNotifier_LogsNoSecrets(t *testing.T) {
 	done := make(chan struct{})
 	go func() { n.Run(ctx); close(done) }()
 	n.Commit(commit(wpsidecar.ThemeOptions, 0, "a"))
-	waitFor(t, "the delivery given up", func() bool { return strings.Contains(logs.String(), "webhook not delivered; given up") })
+	testwait.For(t, "the delivery given up", func() bool { return strings.Contains(logs.String(), "webhook not delivered; given up") })
 	cancel()
 	<-done
 	if strings.Contains(logs.String(), "s3cr3t") || !strings.Contains(logs.String(), "token=xxxxx") {

@@ -12,6 +12,7 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // TestDetectorsAgree: the binlog feed and the poller, shown the same
@@ -84,7 +85,7 @@ func TestDetectorsAgree(t *testing.T) {
 		if _, err := tdb.SQL.Exec(c.sql); err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
-		waitFor(t, c.name+" fed", func() bool { mu.Lock(); defer mu.Unlock(); return len(fed) > 0 })
+		testwait.For(t, c.name+" fed", func() bool { mu.Lock(); defer mu.Unlock(); return len(fed) > 0 })
 		if err := d.Poll(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -93,7 +94,7 @@ func TestFeed(t *testing.T) {
 	}
 	expect := func(what string, want ...string) {
 		t.Helper()
-		waitFor(t, what, func() bool { return len(rec.got()) >= len(want) })
+		testwait.For(t, what, func() bool { return len(rec.got()) >= len(want) })
 		if got := rec.got(); !slices.Equal(got, want) {
 			t.Fatalf("%s: %q, want %q", what, got, want)
 		}
@@ -137,7 +138,7 @@ func TestFeed(t *testing.T) {
 	expect("non-transactional rows of a rolled-back transaction", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2", "fieldmgr:g3")
 	// A site setting.
 	exec("UPDATE wp_options SET option_value = '/%year%/' WHERE option_name = 'permalink_structure'")
-	waitFor(t, "the settings refresh", func() bool {
+	testwait.For(t, "the settings refresh", func() bool {
 		st, err := settings.Current()
 		return err == nil && st.PermalinkStructure == "/%year%/" && refresh.Idle()
 	})
@@ -159,7 +160,7 @@ func TestFeed(t *testing.T) {
 	// would be): it cannot resume and falls back to polling, saying why.
 	cancel()
 	<-done
-	waitFor(t, "the dump thread to end", func() bool {
+	testwait.For(t, "the dump thread to end", func() bool {
 		var n int
 		tdb.SQL.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'").Scan(&n)
 		return n == 0
@@ -180,7 +181,7 @@ func TestFeed(t *testing.T) {
 	}
 	rows.Close()
 	// MariaDB keeps a binlog until its binlog checkpoint has passed it.
-	waitFor(t, "the old binlog to be purged", func() bool {
+	testwait.For(t, "the old binlog to be purged", func() bool {
 		exec("PURGE BINARY LOGS TO '" + last + "'")
 		var n int
 		r, _ := tdb.SQL.Query("SHOW BINARY LOGS")
@@ -266,7 +267,7 @@ func TestFeed_Touched(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
-	waitFor(t, "a heartbeat", func() bool { return feed.Current(300 * time.Millisecond) })
+	testwait.For(t, "a heartbeat", func() bool { return feed.Current(300 * time.Millisecond) })
 
 	id := tdb.AddUser(t, "alice", "alice@example.com", "x", [2]string{"session_tokens", "a:0:{}"}, [2]string{"wp_capabilities", `a:1:{s:13:"administrator";b:1;}`})
 	for _, q := range []string{
@@ -295,8 +296,8 @@ func TestFeed_Touched(t *testing.T) {
 	o := "users[] options[blogname] groups[] ddl=false"
 	ddl := "users[] options[] groups[] ddl=true"
 	want := []string{u, u, u, u, u, u, o, o, "users[] options[] groups[g1] ddl=false", ddl, ddl, ddl, "users[] options[] groups[g2] ddl=false"}
-	waitFor(t, "every transaction", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= len(want) })
-	waitFor(t, "the network's tables written", func() bool { mu.Lock(); defer mu.Unlock(); return networkReads == 1 })
+	testwait.For(t, "every transaction", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= len(want) })
+	testwait.For(t, "the network's tables written", func() bool { mu.Lock(); defer mu.Unlock(); return networkReads == 1 })
 	mu.Lock()
 	if !slices.Equal(got, want) {
 		t.Errorf("touched:\n%q\nwant\n%q", got, want)
@@ -366,7 +367,7 @@ func TestFeed_NetworkSites(t *testing.T) {
 		}
 	}
 	want := []string{"2 themeopts:a", "30 themeopts:b", "3 fieldmgr:g3", "1 fieldmgr:g1", "settings of 2"}
-	waitFor(t, "every site's changes", func() bool {
+	testwait.For(t, "every site's changes", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(got) < len(want) && logs.String() != "" {
@@ -401,7 +402,7 @@ func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
 	}
 	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
 	const bound = 150 * time.Millisecond
-	waitFor(t, "the feed current", func() bool { return feed.Current(bound) })
+	testwait.For(t, "the feed current", func() bool { return feed.Current(bound) })
 
 	other := "wpsidecar_other_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	for _, q := range []string{"CREATE DATABASE " + other, "CREATE TABLE " + other + ".t (id INT AUTO_INCREMENT PRIMARY KEY, v LONGTEXT)"} {
@@ -421,7 +422,7 @@ func TestFeed_CurrentOnlyWhenCaughtUp(t *testing.T) {
 	if !stale {
 		t.Fatal("a feed behind a stream of events kept saying it was current")
 	}
-	waitFor(t, "the feed current again once the writes stop", func() bool { return feed.Current(bound) })
+	testwait.For(t, "the feed current again once the writes stop", func() bool { return feed.Current(bound) })
 }
 
 // TestFeed_History: the feed's commits carry, for the history, each
@@ -505,7 +506,7 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 		}),
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()})
 	ctx := context.Background()
-	waitFor(t, "a heartbeat", func() bool { return feed.Current(300 * time.Millisecond) })
+	testwait.For(t, "a heartbeat", func() bool { return feed.Current(300 * time.Millisecond) })
 
 	// One session: the transaction and the tag are a session's.
 	sess, err := tdb.SQL.Conn(ctx)
@@ -546,7 +547,7 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 		"g g1 " + g("T2") + " → -; g g2 " + g("ours") + " → -",
 		"g end - → " + `{"title":"E","status":"active","config":"{}"}`,
 	}
-	waitFor(t, "the last transaction", func() bool {
+	testwait.For(t, "the last transaction", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got) > 0 && strings.HasPrefix(got[len(got)-1], "g end")
@@ -727,7 +728,7 @@ func TestFeed_RowLockedByLater(t *testing.T) {
 			if c.later {
 				// Heard well after T1 was sent: a heartbeat, read while T1
 				// waits; yet the feed is not current, T1 not reported.
-				waitFor(t, "a heartbeat after T1", func() bool { return feed.LastSeen().After(started.Add(300 * time.Millisecond)) })
+				testwait.For(t, "a heartbeat after T1", func() bool { return feed.LastSeen().After(started.Add(300 * time.Millisecond)) })
 				if feed.Current(time.Hour) || len(reported()) > 0 {
 					t.Fatalf("current %v, reported %q while T1 waits", feed.Current(time.Hour), reported())
 				}
@@ -735,16 +736,16 @@ func TestFeed_RowLockedByLater(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitFor(t, "the transactions reported", func() bool { return len(reported()) >= len(c.want) })
+			testwait.For(t, "the transactions reported", func() bool { return len(reported()) >= len(c.want) })
 			if got := reported(); !slices.Equal(got, c.want) {
 				t.Fatalf("reported %q, want %q", got, c.want)
 			}
-			waitFor(t, "the feed current while T2 holds the row", func() bool { return feed.Current(time.Second) })
+			testwait.For(t, "the feed current while T2 holds the row", func() bool { return feed.Current(time.Second) })
 			if _, err := t2.ExecContext(ctx, "COMMIT"); err != nil {
 				t.Fatal(err)
 			}
 			want := append(slices.Clone(c.want), "a")
-			waitFor(t, "T2 reported", func() bool { return len(reported()) >= len(want) })
+			testwait.For(t, "T2 reported", func() bool { return len(reported()) >= len(want) })
 			if got := reported(); !slices.Equal(got, want) {
 				t.Errorf("reported %q, want %q", got, want)
 			}
@@ -826,18 +827,12 @@ func BenchmarkFeed_RowLockedByLater(b *testing.B) {
 
 // waitLockWait returns once a session waits for a row lock.
 func waitLockWait(b *testing.B, db *sql.DB) {
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	testwait.For(b, "a session waiting for a row lock", func() bool {
 		var name string
 		var n int
 		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_current_waits'").Scan(&name, &n); err != nil {
 			b.Fatal(err)
 		}
-		if n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("no lock wait")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return n > 0
+	})
 }

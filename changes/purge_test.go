@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // cdn records the requests a purger sends, as a vendor's API sees them,
@@ -130,7 +131,7 @@ func TestPurger(t *testing.T) {
 	go func() { p.Run(ctx); close(ran) }()
 	p.Purge(changes.Purge{Tags: []string{"themeopts", "themeopts:a"}})
 	p.Purge(changes.Purge{Tags: []string{"themeopts", "themeopts:b"}})
-	waitFor(t, "the batch, retried", func() bool { return len(c.requests()) == 2 })
+	testwait.For(t, "the batch, retried", func() bool { return len(c.requests()) == 2 })
 	for _, r := range c.requests() {
 		if !strings.Contains(r, "Surrogate-Key: themeopts themeopts:a themeopts:b") {
 			t.Errorf("batch: %s", r)
@@ -139,7 +140,7 @@ func TestPurger(t *testing.T) {
 	p.Purge(changes.Purge{Tags: []string{"fieldmgr"}}) // refused with 400: not retried
 	// Counted as failed once given up: no retry of it can follow, and the
 	// next request the CDN sees is the next purge's.
-	waitFor(t, "the refused purge", func() bool { sent, failed := p.Counts(); return sent == 1 && failed == 1 })
+	testwait.For(t, "the refused purge", func() bool { sent, failed := p.Counts(); return sent == 1 && failed == 1 })
 	if n := len(c.requests()); n != 3 {
 		t.Errorf("%d requests: a 400 was retried", n)
 	}

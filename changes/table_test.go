@@ -17,6 +17,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -154,7 +155,7 @@ func TestTables_AThirdNamespace(t *testing.T) {
 			}
 		}
 		want = append(want, commits...)
-		waitFor(t, q[len(q)-1], func() bool { mu.Lock(); defer mu.Unlock(); return len(fed) >= len(want) })
+		testwait.For(t, q[len(q)-1], func() bool { mu.Lock(); defer mu.Unlock(); return len(fed) >= len(want) })
 		mu.Lock()
 		got := slices.Clone(fed)
 		mu.Unlock()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/proxy"
@@ -297,7 +298,7 @@ func TestAuth_LastUsedRecorded(t *testing.T) {
 	if code, _ := c.do(t, base+"/fieldmgr"); code != 403 { // authenticated, lacks the capability
 		t.Fatalf("author: %d", code)
 	}
-	waitFor(t, func() bool { get(); return item.LastUsed != nil })
+	testwait.For(t, "the use recorded", func() bool { get(); return item.LastUsed != nil })
 	if *item.LastUsed < start || item.LastIP == nil || *item.LastIP != "127.0.0.1" {
 		t.Errorf("last_used %v last_ip %v", *item.LastUsed, item.LastIP)
 	}

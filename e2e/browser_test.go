@@ -17,9 +17,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wpsidecar/wpsidecar/internal/testbrowser"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -350,8 +350,8 @@ func bodyFont(t *testing.T, fs *wptest.Site) typography {
 func waitEntry(t *testing.T, fs *wptest.Site, via string, after typography) int64 {
 	t.Helper()
 	admin := fs.Users["administrator"]
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var id int64
+	testwait.For(t, fmt.Sprintf("a %s entry with %v in the history", via, after), func() bool {
 		var l []struct {
 			ID    int64      `json:"id"`
 			Via   string     `json:"via"`
@@ -362,11 +362,9 @@ func waitEntry(t *testing.T, fs *wptest.Site, via string, after typography) int6
 			t.Fatalf("the history: %d %s", a.status, a.body)
 		}
 		if len(l) == 1 && l[0].Via == via && reflect.DeepEqual(l[0].After, after) {
-			return l[0].ID
+			id = l[0].ID
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s entry with %v in the history: %s", via, after, a.body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return id != 0
+	})
+	return id
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -26,11 +27,11 @@ func switchPolicy(t *testing.T, option, value string, settled func() bool) {
 		site.PHP(t, `return wpsidecar_companion_publish();`, nil)
 	}
 	set(value)
-	waitFor(t, settled)
+	testwait.For(t, "the companion settled", settled)
 	t.Cleanup(func() {
 		set("")
 		admin := site.Users["administrator"]
-		waitFor(t, func() bool {
+		testwait.For(t, "the sidecar serving again", func() bool {
 			code, _ := sidecarGet(t, "/wp-json/fieldmgr/v1/field-groups", admin.Login, admin.ApplicationPassword)
 			return code == 200
 		})
@@ -135,7 +136,7 @@ func TestCompanion_FailedAttemptsReachLockoutPlugins(t *testing.T) {
 	}
 	type fired struct{ Action, Login, IP, Code string }
 	var got []fired
-	waitFor(t, func() bool {
+	testwait.For(t, "the companion's actions fired", func() bool {
 		got = nil
 		site.PHP(t, `return get_option("wpsidecar_test_failures", array());`, &got)
 		return len(got) > 0

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/internal/testcoding"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -54,7 +55,7 @@ func TestCompress_PublicRoutesThroughVarnish(t *testing.T) {
 	// From the sidecar itself.
 	var identity []byte
 	var tag string
-	waitFor(t, func() bool {
+	testwait.For(t, "the sidecar's own answer", func() bool {
 		resp, b := rawGet(t, site.URL+fields, "")
 		identity, tag = b, resp.Header.Get("ETag")
 		return resp.StatusCode == 200 && bytes.Contains(b, []byte(`"compress_product_5"`))
@@ -78,7 +79,7 @@ func TestCompress_PublicRoutesThroughVarnish(t *testing.T) {
 	// Through Varnish: it asks the sidecar for gzip, keeps that, and
 	// gives it to clients that take gzip and unzipped to the others.
 	for _, tc := range []struct{ accept, coding string }{{"gzip", "gzip"}, {"br, gzip", "gzip"}, {"", ""}, {"br", ""}} {
-		waitFor(t, func() bool {
+		testwait.For(t, "Varnish's coded answer", func() bool {
 			resp, b := rawGet(t, site.VarnishURL+fields, tc.accept)
 			return resp.StatusCode == 200 && resp.Header.Get("Content-Encoding") == tc.coding && bytes.Equal(testcoding.Decode(t, tc.coding, b), identity)
 		})

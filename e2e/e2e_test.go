@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -221,7 +222,7 @@ func TestPlainPermalinksSendNamespacesToPHP(t *testing.T) {
 		t.Errorf("rest_route under plain permalinks: %d %s", resp.StatusCode, body)
 	}
 	for _, path := range []string{"/wp-json/fieldmgr/v1/field-groups", "/wp-json/themeopts/v1/options"} {
-		waitFor(t, func() bool {
+		testwait.For(t, "an answer other than 503", func() bool {
 			resp, _ := get(t, nil, path)
 			return resp.StatusCode != 503
 		})
@@ -247,7 +248,12 @@ func TestPlainPermalinksSendNamespacesToPHP(t *testing.T) {
 func setPermalinks(t *testing.T, structure string) {
 	t.Helper()
 	site.PHP(t, fmt.Sprintf(`global $wp_rewrite; $wp_rewrite->set_permalink_structure(%q); $wp_rewrite->flush_rules(false); return get_option("permalink_structure");`, structure), nil)
-	time.Sleep(500 * time.Millisecond) // two settings refreshes of the sidecar
+	// The sidecar has read the setting again once a namespace's route is
+	// WordPress's redirect under plain permalinks, and not under others.
+	testwait.For(t, fmt.Sprintf("the sidecar following the permalink structure %q", structure), func() bool {
+		resp, _ := get(t, nil, "/wp-json/fieldmgr/v1/field-groups")
+		return (resp.StatusCode == http.StatusMovedPermanently) == (structure == "")
+	})
 }
 
 // accessLog waits for the sidecar's (batched) access log to show the
@@ -259,7 +265,7 @@ func accessLog(t *testing.T, resp *http.Response) map[string]any {
 		t.Fatal("response without X-Request-Id")
 	}
 	var found map[string]any
-	waitFor(t, func() bool {
+	testwait.For(t, "the request in the access log", func() bool {
 		for _, l := range strings.Split(site.SidecarLog(), "\n") {
 			m := map[string]any{}
 			if json.Unmarshal([]byte(l), &m) == nil && m["message"] == "request" && m["request_id"] == id {
@@ -269,17 +275,6 @@ func accessLog(t *testing.T, resp *http.Response) map[string]any {
 		return found != nil
 	})
 	return found
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func mustURL(s string) *url.URL { u, _ := url.Parse(s); return u }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -65,17 +66,10 @@ func startFeedSiteWith(t *testing.T, o wptest.Options, hook, themeopts string, e
 		}
 		fs.Stop()
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		a := ask(t, fs.AdminURL, "", http.MethodGet, "/readyz", "")
-		if strings.Contains(a.body, `"serve_from_feed":"memory"`) {
-			return fs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz never said memory: %s\n%s", a.body, fs.SidecarLog())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "readyz saying memory", func() bool {
+		return strings.Contains(ask(t, fs.AdminURL, "", http.MethodGet, "/readyz", "").body, `"serve_from_feed":"memory"`)
+	})
+	return fs
 }
 
 func basic(login, password string) []string {
@@ -132,22 +126,21 @@ func TestServeFromFeed(t *testing.T) {
 	late := 0
 	asWordPress := func(step string, wantStatus int, wantError string, hdr ...string) {
 		t.Helper()
-		for try := 0; ; try++ {
-			ours := ask(t, fs.URL, "fieldmgr/v1", http.MethodGet, "/wp-json/{ns}/field-groups", "", hdr...)
-			wp := ask(t, fs.WPURL, "twin/v1", http.MethodGet, "/wp-json/{ns}/field-groups", "", hdr...)
+		var ours, wp answer
+		atOnce, byThen := within(maxStaleness, func() bool {
+			ours = ask(t, fs.URL, "fieldmgr/v1", http.MethodGet, "/wp-json/{ns}/field-groups", "", hdr...)
+			wp = ask(t, fs.WPURL, "twin/v1", http.MethodGet, "/wp-json/{ns}/field-groups", "", hdr...)
 			same := sameBody(ours.body, wp.body)
 			if wantError != "" {
 				same = strings.HasPrefix(ours.body, `{"code":"`+wantError+`"`)
 			}
-			if ours.status == wp.status && same && ours.status == wantStatus {
-				return
-			}
-			if try == 1 {
-				t.Errorf("%s: max-staleness after the change,\n sidecar   %d %s\n WordPress %d %s (want %d)", step, ours.status, ours.body, wp.status, wp.body, wantStatus)
-				return
-			}
+			return ours.status == wp.status && same && ours.status == wantStatus
+		})
+		if !atOnce {
 			late++
-			time.Sleep(maxStaleness)
+		}
+		if !byThen {
+			t.Errorf("%s: max-staleness after the change,\n sidecar   %d %s\n WordPress %d %s (want %d)", step, ours.status, ours.body, wp.status, wp.body, wantStatus)
 		}
 	}
 	php := func(code string, out any) { t.Helper(); fs.PHP(t, code, out) }
@@ -221,17 +214,16 @@ func TestServeFromFeed(t *testing.T) {
 	// The theme options row, deleted and created again.
 	options := func(step, want string) {
 		t.Helper()
-		for try := 0; ; try++ {
-			a := ask(t, fs.URL, "", http.MethodGet, "/wp-json/themeopts/v1/options", "", adminCreds...)
-			if a.status == 200 && a.body == want {
-				return
-			}
-			if try == 1 {
-				t.Errorf("%s: max-staleness after the change: %d %s, want %s", step, a.status, a.body, want)
-				return
-			}
+		var a answer
+		atOnce, byThen := within(maxStaleness, func() bool {
+			a = ask(t, fs.URL, "", http.MethodGet, "/wp-json/themeopts/v1/options", "", adminCreds...)
+			return a.status == 200 && a.body == want
+		})
+		if !atOnce {
 			late++
-			time.Sleep(maxStaleness)
+		}
+		if !byThen {
+			t.Errorf("%s: max-staleness after the change: %d %s, want %s", step, a.status, a.body, want)
 		}
 	}
 	php(`return update_option("themeopts_options", array("accent_color" => "#111111"));`, nil)
@@ -271,6 +263,17 @@ func measureWebhooks(t *testing.T, fs *wptest.Site, received <-chan time.Time, n
 		took[n/2].Round(10*time.Microsecond), took[n*99/100].Round(10*time.Microsecond), took[n-1].Round(10*time.Microsecond))
 }
 
+// within asks right at once and, if it does not hold yet, once more when
+// bound has passed: what a bound promises is an answer right by then.
+func within(bound time.Duration, right func() bool) (atOnce, byThen bool) {
+	if right() {
+		return true, true
+	}
+	// Not a wait for a condition: letting the bound pass is the point.
+	time.Sleep(bound)
+	return false, right()
+}
+
 // measureRevocation revokes an application password n times while four
 // clients keep asking with it, and reports the revocation window: how long
 // after PHP's delete_application_password returned (its commit) a request
@@ -287,6 +290,7 @@ func measureRevocation(t *testing.T, fs *wptest.Site, userID int64, n int) {
 			mu       sync.Mutex
 			accepted []time.Time // when each request that got 200 was sent
 			refused  []time.Time // when each 401 arrived
+			answered time.Time   // when the latest request answered was sent
 			failed   []string
 			stop     = make(chan struct{})
 			wg       sync.WaitGroup
@@ -313,6 +317,9 @@ func measureRevocation(t *testing.T, fs *wptest.Site, userID int64, n int) {
 					}
 					resp.Body.Close()
 					mu.Lock()
+					if sent.After(answered) {
+						answered = sent
+					}
 					switch resp.StatusCode {
 					case 200:
 						accepted = append(accepted, sent)
@@ -325,11 +332,15 @@ func measureRevocation(t *testing.T, fs *wptest.Site, userID int64, n int) {
 				}
 			}()
 		}
-		time.Sleep(100 * time.Millisecond) // the password is in memory by now
+		testwait.For(t, "the password let in, so in memory", func() bool { mu.Lock(); defer mu.Unlock(); return len(accepted) > 0 })
 		var committed float64
 		fs.PHP(t, fmt.Sprintf(`WP_Application_Passwords::delete_application_password(%d, %q); return microtime(true);`, userID, made[1]), &committed)
 		at := time.Unix(0, int64(committed*1e9))
-		time.Sleep(maxStaleness + 100*time.Millisecond)
+		testwait.For(t, "an answer to a request sent max-staleness after the commit", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return answered.After(at.Add(maxStaleness))
+		})
 		close(stop)
 		wg.Wait()
 		if len(refused) == 0 || len(failed) > 0 {

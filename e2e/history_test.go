@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -205,16 +206,14 @@ func TestExportImportHistory(t *testing.T) {
 	waitFor := func(what string, ok func([]entry) (int64, bool)) (int64, time.Duration) {
 		t.Helper()
 		start := time.Now()
-		for {
+		var id int64
+		testwait.For(t, what+" in the history", func() bool {
 			l, _ := list("?namespace=themeopts&key=accent_color&per_page=5")
-			if id, found := ok(l); found {
-				return id, time.Since(start)
-			}
-			if time.Since(start) > 20*time.Second {
-				t.Fatalf("%s: not in the history: %+v", what, l)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			var found bool
+			id, found = ok(l)
+			return found
+		})
+		return id, time.Since(start)
 	}
 	l, _ := list("?namespace=themeopts&key=accent_color")
 	if len(l) == 0 || l[0].Via != "import" || string(l[0].After) != `"#222222"` {

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -207,20 +207,19 @@ func testNetwork(t *testing.T, mode string) {
 	ns.PHP(t, `switch_to_blog(3); update_option('site3_options', array('tagline' => 'Site 3', 'columns' => 9)); `+
 		`switch_to_blog(2); $v = get_option('themeopts_options'); $v['tagline'] = 'Two'; update_option('themeopts_options', $v); return true;`, nil)
 	want := []string{`{"namespace":"themeopts","ids":["columns"],"site":3}`, `{"namespace":"themeopts","ids":["tagline"],"site":2}`}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// What a failed wait saw last, and the sidecar's log.
+	var last string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last seen: %s\nsidecar log:\n%s", last, tail(ns.SidecarLog(), 40))
+		}
+	})
+	testwait.For(t, fmt.Sprintf("the webhooks %q", want), func() bool {
 		hooks.Lock()
-		got := slices.Clone(hooks.bodies)
-		hooks.Unlock()
-		if slices.Contains(got, want[0]) && slices.Contains(got, want[1]) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("webhooks: %q, want %q", got, want)
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer hooks.Unlock()
+		last = fmt.Sprintf("webhooks %q", hooks.bodies)
+		return slices.Contains(hooks.bodies, want[0]) && slices.Contains(hooks.bodies, want[1])
+	})
 
 	// What WordPress stops is PHP's to answer: an archived site (410 for
 	// all but super admins) and a host or path that finds no site (its
@@ -232,23 +231,14 @@ func testNetwork(t *testing.T, mode string) {
 	if mode == "subdomain" {
 		unknown = [2]string{"nosuch." + n.Domain, "/wp-json/fieldmgr/v1/field-groups"}
 	}
-	deadline = time.Now().Add(10 * time.Second)
 	for _, c := range [][3]string{{s3.host, s3.path + "/wp-json/fieldmgr/v1/field-groups", "site3admin"}, {unknown[0], unknown[1], "site12admin"}} {
-		for {
+		// The site map is read every 200 ms.
+		testwait.For(t, fmt.Sprintf("%s%s answered as WordPress answers it", c[0], c[1]), func() bool {
 			code, body, h := send(ns.URL, http.MethodGet, c[0], c[1], "", basic(c[2])...)
 			pcode, pbody, ph := send(ns.WPURL, http.MethodGet, c[0], c[1], "", basic(c[2])...)
-			if code == pcode && body == pbody && h.Get("Location") == ph.Get("Location") && code != 200 {
-				t.Logf("%s%s: %d %q, as WordPress", c[0], c[1], code, h.Get("Location"))
-				break
-			}
-			if time.Now().After(deadline) { // the site map is read every 200 ms
-				t.Errorf("%s%s: sidecar %d %q %.200s, WordPress %d %q %.200s", c[0], c[1], code, h.Get("Location"), body, pcode, ph.Get("Location"), pbody)
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if t.Failed() {
-		t.Logf("sidecar log:\n%s", tail(ns.SidecarLog(), 40))
+			last = fmt.Sprintf("sidecar %d %q %.200s, WordPress %d %q %.200s", code, h.Get("Location"), body, pcode, ph.Get("Location"), pbody)
+			return code == pcode && body == pbody && h.Get("Location") == ph.Get("Location") && code != 200
+		})
+		t.Logf("%s%s: %s", c[0], c[1], last)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -39,7 +40,7 @@ func cachedKeys(t *testing.T, keys ...string) []string {
 func TestObjectCache_Found(t *testing.T) {
 	want := fmt.Sprintf(`"example_key":"%swp:options:alloptions","why":"auto: %s/wp-content/object-cache.php"`, site.RedisPrefix, site.Docroot)
 	// The log is written out a moment after it is made.
-	waitFor(t, func() bool {
+	testwait.For(t, "the object cache found and logged", func() bool {
 		log := site.SidecarLog()
 		return strings.Contains(log, want) && strings.Contains(log, "Redis object cache: stale keys deleted after each write")
 	})
@@ -80,7 +81,7 @@ func TestObjectCache_ThemeOptionWrites(t *testing.T) {
 		// sidecar deletes the keys a second time a moment after each write,
 		// so PHP may need to read again before they stay.
 		var before string
-		waitFor(t, func() bool { before = phpSees(w.field); return len(cachedKeys(t, keys[:2]...)) > 0 })
+		testwait.For(t, "the keys cached", func() bool { before = phpSees(w.field); return len(cachedKeys(t, keys[:2]...)) > 0 })
 		code, body := themeoptsRequest(t, w.method, w.path, w.body)
 		if code != 200 {
 			t.Fatalf("%s: %d %s", w.name, code, body)
@@ -129,7 +130,7 @@ func TestObjectCache_ApplicationPasswordUse(t *testing.T) {
 		t.Fatalf("editor: %d %s", resp.StatusCode, body)
 	}
 	// The use is recorded after the answer, off the request's path.
-	waitFor(t, func() bool { return cachedKeys(t, key) == nil })
+	testwait.For(t, "the key deleted after the use is recorded", func() bool { return cachedKeys(t, key) == nil })
 	var lastUsed int64
 	site.PHP(t, fmt.Sprintf(`$i = WP_Application_Passwords::get_user_application_passwords(%d); return $i[0]['last_used'];`, u.ID), &lastUsed)
 	if lastUsed < start {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // TestPreparedAnswers: serving from the feed, a GET asked again is given
@@ -69,7 +71,7 @@ func TestPreparedAnswers(t *testing.T) {
 		path   string
 		hdr    []string
 		change func()
-		within time.Duration // after the change returned
+		within time.Duration // after the change returned; 0 for a file, followed once reloaded
 		follow func(status int, h http.Header, body string) bool
 	}{
 		{"the theme options row", options, creds, func() { php(`return update_option("themeopts_options", array("accent_color" => "#123456"));`) }, maxStaleness,
@@ -86,11 +88,11 @@ func TestPreparedAnswers(t *testing.T) {
 			func(s int, h http.Header, _ string) bool {
 				return s == 200 && h.Get("Link") == `<`+fs.WPURL+`/wp-json/>; rel="https://api.w.org/"`
 			}},
-		{"the theme options configuration file", config, creds, func() { rewrite(themeopts, "kept as it is in GET /config", "changed on disk") }, 5 * time.Second,
+		{"the theme options configuration file", config, creds, func() { rewrite(themeopts, "kept as it is in GET /config", "changed on disk") }, 0,
 			func(s int, _ http.Header, b string) bool {
 				return s == 200 && strings.Contains(b, `"desc":"changed on disk"`)
 			}},
-		{"the public routes file", brand, nil, func() { rewrite(public, `"max_age": 60`, `"max_age": 61`) }, 5 * time.Second,
+		{"the public routes file", brand, nil, func() { rewrite(public, `"max_age": 60`, `"max_age": 61`) }, 0,
 			func(s int, h http.Header, _ string) bool {
 				return s == 200 && strings.Contains(h.Get("Cache-Control"), "max-age=61")
 			}},
@@ -126,20 +128,14 @@ func TestPreparedAnswers(t *testing.T) {
 			}
 		}
 		step.change()
-		changed := time.Now()
-		for {
-			status, h, body := get(step.path, step.hdr)
-			if step.follow(status, h, body) {
-				break
-			}
-			if time.Since(changed) > step.within {
-				// Once more, the answer now having had its whole time.
-				if status, h, body = get(step.path, step.hdr); !step.follow(status, h, body) {
-					t.Fatalf("%s: %s after the change, %s answers %d %v\n%s", step.name, step.within, step.path, status, h, body)
-				}
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+		var status int
+		var h http.Header
+		var body string
+		followed := func() bool { status, h, body = get(step.path, step.hdr); return step.follow(status, h, body) }
+		if step.within == 0 {
+			testwait.For(t, step.name+" followed once reloaded", followed)
+		} else if _, byThen := within(step.within, followed); !byThen {
+			t.Fatalf("%s: %s after the change, %s answers %d %v\n%s", step.name, step.within, step.path, status, h, body)
 		}
 	}
 }

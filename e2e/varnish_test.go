@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -37,7 +38,7 @@ func setOption(t *testing.T, id, value string) {
 func TestVarnish_PublicRoutesCachedAndPurged(t *testing.T) {
 	setOption(t, "accent_color", "#111111")
 	const brand = "/wp-json/e2e/v1/public/brand"
-	waitFor(t, func() bool { _, b, _ := viaVarnish(t, brand); return strings.Contains(b, `"#111111"`) })
+	testwait.For(t, "the first value through Varnish", func() bool { _, b, _ := viaVarnish(t, brand); return strings.Contains(b, `"#111111"`) })
 	// Now cached: a hit, the same body.
 	code, body, h := viaVarnish(t, brand)
 	if code != 200 || h.Get("X-Cache") != "HIT" || !strings.Contains(body, `"accent_color":"#111111"`) || h.Get("Cache-Control") != "public, max-age=60, s-maxage=3600" {
@@ -45,7 +46,7 @@ func TestVarnish_PublicRoutesCachedAndPurged(t *testing.T) {
 	}
 	// A change in PHP reaches the cache: purged, then a miss with the new value.
 	setOption(t, "accent_color", "#222222")
-	waitFor(t, func() bool { _, b, _ := viaVarnish(t, brand); return strings.Contains(b, `"#222222"`) })
+	testwait.For(t, "the new value through Varnish", func() bool { _, b, _ := viaVarnish(t, brand); return strings.Contains(b, `"#222222"`) })
 	if _, _, h := viaVarnish(t, brand); h.Get("X-Cache") != "HIT" {
 		t.Errorf("after the purge, the new answer is cached again: %v", h.Get("X-Cache"))
 	}
@@ -63,7 +64,7 @@ func TestVarnish_PublicRoutesCachedAndPurged(t *testing.T) {
 		t.Fatalf("create: %d %s", resp.StatusCode, b)
 	}
 	t.Cleanup(func() { site.DB(t).Exec("DELETE FROM wp_fieldmgr_groups WHERE group_key = 'varnish_product'") })
-	waitFor(t, func() bool { _, b, _ := viaVarnish(t, fields); return strings.Contains(b, `"varnish_product"`) })
+	testwait.For(t, "the new group through Varnish", func() bool { _, b, _ := viaVarnish(t, fields); return strings.Contains(b, `"varnish_product"`) })
 	if strings.Contains(before, "varnish_product") {
 		t.Errorf("the group was there before: %s", before)
 	}
@@ -91,7 +92,7 @@ func TestVarnish_ChangeToPurge(t *testing.T) {
 		start := time.Now()
 		setOption(t, "accent_color", v)
 		committed := time.Now()
-		waitFor(t, func() bool { _, b, _ := viaVarnish(t, brand); return strings.Contains(b, v) })
+		testwait.For(t, "the value through Varnish", func() bool { _, b, _ := viaVarnish(t, brand); return strings.Contains(b, v) })
 		took, afterPHP = append(took, time.Since(start)), append(afterPHP, time.Since(committed))
 	}
 	slices.Sort(took)

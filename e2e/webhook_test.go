@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -45,24 +46,15 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // waitHook waits for a webhook with exactly this body.
 func waitHook(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, "the webhook "+want, func() bool {
 		webhooks.mu.Lock()
 		found, bad := slices.Contains(webhooks.bodies, want), webhooks.bad
 		webhooks.mu.Unlock()
 		if len(bad) > 0 {
 			t.Fatalf("webhooks that did not verify: %v", bad)
 		}
-		if found {
-			return
-		}
-		if time.Now().After(deadline) {
-			webhooks.mu.Lock()
-			defer webhooks.mu.Unlock()
-			t.Fatalf("no webhook %s; got %v", want, webhooks.bodies)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return found
+	})
 }
 
 // TestWebhooks_ChangesMadeByPHP: edits made in PHP (update_option, $wpdb)

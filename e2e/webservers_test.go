@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -328,18 +329,17 @@ func (f *front) startSidecar(t *testing.T) {
 	}
 }
 
-// waitStarted waits for a server to answer, failing with its output after
-// 30 seconds (a busy machine starts processes slowly).
+// waitStarted waits for a server to answer; a test that fails shows the
+// server's output.
 func waitStarted(t *testing.T, output string, up func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !up() {
-		if time.Now().After(deadline) {
+	t.Cleanup(func() {
+		if t.Failed() {
 			b, _ := os.ReadFile(output)
-			t.Fatalf("not answering after 30s:\n%s", b)
+			t.Logf("%s:\n%s", output, b)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	})
+	testwait.For(t, "the server answering", up)
 }
 
 func stopProcess(cmd *exec.Cmd) {
@@ -427,7 +427,7 @@ func askFrontHeader(t *testing.T, base, method, target string, hdr ...string) (a
 func (f *front) servedBySidecar(t *testing.T, target, path string, before int) {
 	t.Helper()
 	var lines []map[string]any
-	waitFor(t, func() bool { lines = f.accessLines(t, path); return len(lines) > before })
+	testwait.For(t, "the access log line", func() bool { lines = f.accessLines(t, path); return len(lines) > before })
 	l := lines[len(lines)-1]
 	if l["served_by"] != "sidecar" || l["remote_ip"] != "127.0.0.2" || l["peer_ip"] != "127.0.0.1" {
 		t.Errorf("%s: the sidecar's access line %v", target, l)
@@ -493,7 +493,7 @@ func TestWebServers(t *testing.T) {
 				twinLines := len(f.accessLines(t, twinPath))
 				wp, wpHdr := askFrontHeader(t, c.twin, http.MethodGet, "", auth...)
 				if strings.HasPrefix(c.twin, sidecar) {
-					waitFor(t, func() bool { return len(f.accessLines(t, twinPath)) > twinLines })
+					testwait.For(t, "the twin's access log line", func() bool { return len(f.accessLines(t, twinPath)) > twinLines })
 				}
 				before := len(f.accessLines(t, c.path))
 				got, gotHdr := askFrontHeader(t, f.url, http.MethodGet, c.target, auth...)
@@ -531,7 +531,7 @@ func TestWebServers(t *testing.T) {
 			if got.status != 404 || got != wp {
 				t.Errorf("passed on: %d %s, WordPress %d %s", got.status, got.body, wp.status, wp.body)
 			}
-			waitFor(t, func() bool { return len(f.accessLines(t, unknown)) == 1 })
+			testwait.For(t, "the unknown route's access log line", func() bool { return len(f.accessLines(t, unknown)) == 1 })
 			if l := f.accessLines(t, unknown)[0]; l["served_by"] != "php" {
 				t.Errorf("passed on: %v", l)
 			}
@@ -588,7 +588,7 @@ func TestWebServers(t *testing.T) {
 					t.Errorf("signed in with the marker %q: %d %s", v, got.status, got.body)
 				}
 				var lines []map[string]any
-				waitFor(t, func() bool { lines = f.accessLines(t, groups); return len(lines) >= before+2 })
+				testwait.For(t, "the access log lines", func() bool { lines = f.accessLines(t, groups); return len(lines) >= before+2 })
 				if l := lines[len(lines)-1]; l["served_by"] != "sidecar" {
 					t.Errorf("with the marker %q: %v", v, l)
 				}

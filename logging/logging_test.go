@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // TestCollapser: a storm of one error (request ids differing) is its first
@@ -77,11 +78,5 @@ func TestLogBuffer_FlushesOnTimeAndClose(t *testing.T) {
 	b = NewBuffer(out, 20*time.Millisecond)
 	defer b.Close()
 	b.Write([]byte("two\n"))
-	deadline := time.Now().Add(2 * time.Second)
-	for out.String() != "two\n" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if out.String() != "two\n" {
-		t.Errorf("not flushed by the ticker: %q", out.String())
-	}
+	testwait.For(t, "the ticker's flush", func() bool { return out.String() == "two\n" })
 }

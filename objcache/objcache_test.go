@@ -14,6 +14,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/testredis"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/objcache"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -142,13 +143,7 @@ func TestOptionChanged(t *testing.T) {
 	}
 	// A PHP request that read the old row before the commit caches it now.
 	set(t, rc, stale[0])
-	deadline := time.Now().Add(5 * time.Second)
-	for exists(t, rc, stale[0]) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the second deletion never came")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the second deletion", func() bool { return exists(t, rc, stale[0]) == nil })
 }
 
 // TestUserChanged: a user's cached row goes (the global users group, as

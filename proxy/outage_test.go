@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -63,13 +65,7 @@ func TestDatabaseOutage_RecoversByItself(t *testing.T) {
 	}
 	waitFor := func(what string, want int, base, path string) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for status(base, path) != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %s%s never answered %d", what, base, path, want)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testwait.For(t, fmt.Sprintf("%s: %s%s answering %d", what, base, path, want), func() bool { return status(base, path) == want })
 	}
 	const own = "/wp-json/test/v1/things/1"
 	waitFor("start", 200, front.URL, own)

@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/wpjson"
 )
@@ -516,10 +517,7 @@ func TestPassthrough_ClientGoneIsLoggedNotAnError(t *testing.T) {
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Fatal("request was not cancelled")
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) && !strings.Contains(f.log.String(), `"status":499`) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "the 499 logged", func() bool { return strings.Contains(f.log.String(), `"status":499`) })
 	logs := f.log.String()
 	if !strings.Contains(logs, "client went away before PHP answered") || !strings.Contains(logs, `"client_gone":true`) || strings.Contains(logs, `"level":"error"`) {
 		t.Errorf("log:\n%s", logs)

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -48,16 +49,17 @@ func TestLeadership(t *testing.T) {
 	waitOne := func(step string, not *candidate) (*candidate, time.Duration) {
 		t.Helper()
 		start := time.Now()
-		for time.Since(start) < 10*time.Second {
-			// Two may overlap for the moment the old one takes to hear its
-			// connection is gone.
-			if n, who := leaders(); n == 1 && who != not {
-				return who, time.Since(start)
+		var one *candidate
+		// Two may overlap for the moment the old one takes to hear its
+		// connection is gone.
+		testwait.For(t, "a single leader: "+step, func() bool {
+			n, who := leaders()
+			if n == 1 && who != not {
+				one = who
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.Fatalf("%s: no single leader", step)
-		return nil, 0
+			return one != nil
+		})
+		return one, time.Since(start)
 	}
 	first, _ := waitOne("start", nil)
 	first.cancel()
@@ -75,12 +77,7 @@ func TestLeadership(t *testing.T) {
 	}
 	// Its next look is an hour away: stepping down at all means it heard
 	// the connection go while waiting on the server.
-	for second.l.Leading() {
-		if time.Since(killed) > 10*time.Second {
-			t.Fatal("the killed leader did not step down before its next look")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, "the killed leader to step down before its next look", func() bool { return !second.l.Leading() })
 	t.Logf("leader's connection killed: it stepped down after %s", time.Since(killed).Round(time.Millisecond))
 	_, took = waitOne("the leader's connection killed", second)
 	t.Logf("leader's connection killed: another led after %s", took.Round(time.Millisecond))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -29,23 +30,13 @@ func TestReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdb.Close()
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 15 s", what)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 	// The replica has all the primary wrote; the row only it has takes an
 	// id no replicated row will.
 	var want int
 	if err := tdb.SQL.QueryRow("SELECT COUNT(*) FROM wp_options").Scan(&want); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the site on the replica", func() bool {
+	testwait.For(t, "the site on the replica", func() bool {
 		var n int
 		rdb.QueryRow("SELECT COUNT(*) FROM wp_options").Scan(&n)
 		return n == want
@@ -73,7 +64,7 @@ func TestReplicas(t *testing.T) {
 		}
 		return err == nil
 	}
-	waitFor("reads from the replica", fromReplica)
+	testwait.For(t, "reads from the replica", fromReplica)
 	if st := db.Replicas(); len(st) != 1 || !st[0].Healthy || st[0].Lag < 0 || st[0].Lag > o.MaxReplicaLag {
 		t.Errorf("state %+v", st)
 	}
@@ -90,7 +81,7 @@ func TestReplicas(t *testing.T) {
 			}
 		}
 		conn.Close()
-		waitFor("the replica in use after a tagged transaction", func() bool {
+		testwait.For(t, "the replica in use after a tagged transaction", func() bool {
 			v, err := db.RawOption(context.Background(), "tagged")
 			return err == nil && v == "t" && db.Replicas()[0].Healthy && fromReplica()
 		})
@@ -126,7 +117,7 @@ func TestReplicas(t *testing.T) {
 	}
 	tdb.SetOption(t, "blogname", "changed on the primary")
 	stopped := time.Now()
-	waitFor("reads from the primary", func() bool { return !fromReplica() })
+	testwait.For(t, "reads from the primary", func() bool { return !fromReplica() })
 	t.Logf("replication stopped: reads left the replica after %s (max lag %s)", time.Since(stopped).Round(time.Millisecond), o.MaxReplicaLag)
 	if v, err := db.RawOption(context.Background(), "blogname"); err != nil || v != "changed on the primary" {
 		t.Errorf("read while the replica lags: %q %v", v, err)
@@ -146,7 +137,7 @@ func TestReplicas(t *testing.T) {
 	fdone := make(chan struct{})
 	go func() { fresh.WatchReplicas(fctx, 50*time.Millisecond); close(fdone) }()
 	defer func() { fcancel(); <-fdone }()
-	waitFor("the fresh watch measured the replica", func() bool { return fresh.Replicas()[0].Lag >= 0 })
+	testwait.For(t, "the fresh watch measured the replica", func() bool { return fresh.Replicas()[0].Lag >= 0 })
 	for range 5 {
 		if st := fresh.Replicas(); st[0].Healthy {
 			t.Fatalf("a replica behind the primary is believed on start: %+v", st)
@@ -159,7 +150,7 @@ func TestReplicas(t *testing.T) {
 	if _, err := rdb.Exec("START REPLICA"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("reads back on the replica", fromReplica)
+	testwait.For(t, "reads back on the replica", fromReplica)
 }
 
 // serverUUID is a MySQL server's own GTID source.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -216,12 +217,8 @@ func TestSettingsWatcher_RequestsTryTheDatabase(t *testing.T) {
 	// without one, until a request's own try reads the settings (no Run
 	// here to do it).
 	var s store.SiteSettings
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if s, err = w.Current(); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil || s.SiteURL == "" {
+	testwait.For(t, "the settings once the server is back", func() bool { s, err = w.Current(); return err == nil })
+	if s.SiteURL == "" {
 		t.Fatalf("Current once the server is back = %+v, %v", s, err)
 	}
 	if _, err := w.Current(); err != nil {

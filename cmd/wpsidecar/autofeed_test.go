@@ -15,10 +15,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // autoSite is a site on srv with an administrator and theme options of
@@ -48,17 +48,10 @@ func readyz(t *testing.T, s *started) (int, map[string]string) {
 // waitReadyz waits until /readyz answers 200 with exactly want.
 func waitReadyz(t *testing.T, s *started, want map[string]string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.For(t, fmt.Sprintf("readyz 200 %v", want), func() bool {
 		code, st := readyz(t, s)
-		if code == 200 && maps.Equal(st, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz %d %v, want %v; log:\n%s", code, st, want, s.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == 200 && maps.Equal(st, want)
+	})
 }
 
 // readOptions is the theme options as the administrator reads them.
@@ -87,7 +80,7 @@ func TestRun_AutoChangeFeed(t *testing.T) {
 	waitLog(t, s, "serve-from-feed on")
 	waitLog(t, s, `"change_feed":"auto"`, `"feed":"binlog"`, "change detection on")
 	tdb.SetOption(t, "o", `a:1:{s:1:"a";s:1:"x";}`)
-	waitFor(t, func() bool { return readOptions(t, s) == `{"a":"x"}` }, s)
+	testwait.For(t, "the options read", func() bool { return readOptions(t, s) == `{"a":"x"}` })
 	if got := readOptions(t, s); got != `{"a":"x"}` {
 		t.Errorf("options %s", got)
 	}
@@ -207,13 +200,13 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 	between := `{"namespace":"themeopts","ids":["a"]}`
 	exec(`UPDATE wp_options SET option_value = 'a:2:{s:1:"a";s:1:"y";s:1:"b";s:1:"x";}' WHERE option_name = 'o'`)
 	grant := "(GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'feed'@'%', the host as SELECT CURRENT_USER() names it)"
-	waitFor(t, func() bool {
+	testwait.For(t, "readyz saying the feed polls for want of the grant", func() bool {
 		_, st := readyz(t, s)
 		return st["change_feed"] == "poll" && st["serve_from_feed"] == "database" && strings.Contains(st["change_feed_reason"], grant)
-	}, s)
+	})
 	waitLog(t, s, "binlog change feed cannot go on; falling back to polling", grant)
 
-	waitFor(t, func() bool { return count(between) == 1 }, s)
+	testwait.For(t, "the change between reported", func() bool { return count(between) == 1 })
 
 	if _, err := unlogged.ExecContext(context.Background(), "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'feed'@'%'"); err != nil {
 		t.Fatal(err)
@@ -225,7 +218,7 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 	}
 	after := `{"namespace":"themeopts","ids":["b"]}`
 	exec(`UPDATE wp_options SET option_value = 'a:2:{s:1:"a";s:1:"y";s:1:"b";s:1:"z";}' WHERE option_name = 'o'`)
-	waitFor(t, func() bool { return count(after) == 1 }, s)
+	testwait.For(t, "the change after reported", func() bool { return count(after) == 1 })
 	waitLog(t, s, `"via":"binlog"`, `"keys":["b"]`)
 	if count(between) != 1 || count(after) != 1 {
 		mu.Lock()

@@ -11,10 +11,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // layoutCopy copies wpconfig/testdata/layouts/name into a temporary
@@ -140,9 +140,9 @@ func TestRun_Layouts(t *testing.T) {
 		tdb := network(t)
 		s := start(t, args(layoutCopy(t, "network", tdb.Name, nil)), nil)
 		waitReady(t, s)
-		waitFor(t, func() bool {
+		testwait.For(t, "the second site served", func() bool {
 			return ask(t, s, "/blog2/wp-json/fieldmgr/v1/field-groups") == "<http://example.test/blog2/wp-json/>"+denied
-		}, s)
+		})
 		if got := ask(t, s, "/wp-json/fieldmgr/v1/field-groups"); got != "<http://example.test/wp-json/>"+denied {
 			t.Errorf("main site: %s", got)
 		}
@@ -152,27 +152,14 @@ func TestRun_Layouts(t *testing.T) {
 		s := start(t, args(layoutCopy(t, "flat", tdb.Name, nil)), nil)
 		waitReady(t, s)
 		want := `"multisite":"the database holds a network of 2 sites but the configuration read says single site: only the main site is served; pass --multisite"`
-		waitFor(t, func() bool { _, body := get(t, s.admin+"/readyz"); return strings.Contains(body, want) }, s)
-		waitFor(t, func() bool {
+		testwait.For(t, "readyz saying why", func() bool { _, body := get(t, s.admin+"/readyz"); return strings.Contains(body, want) })
+		testwait.For(t, "the warning logged", func() bool {
 			l := s.log.String()
 			return strings.Contains(l, `"level":"warn","component":"store","sites":2,"table":"wp_blogs",`) &&
 				strings.Contains(l, `"message":"the database holds a multisite network but the configuration read says single site: only the main site is served, every other site's requests go to PHP; pass --multisite`)
-		}, s)
+		})
 		if got := ask(t, s, "/blog2/wp-json/fieldmgr/v1/field-groups"); got != " php for example.test/blog2/wp-json/fieldmgr/v1/field-groups" {
 			t.Errorf("a site of the undeclared network: %s", got)
 		}
 	})
-}
-
-// waitFor waits until cond holds, failing with the sidecar's log after ten
-// seconds.
-func waitFor(t *testing.T, cond func() bool, s *started) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition never held:\n%s", s.log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

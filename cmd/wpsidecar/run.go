@@ -316,7 +316,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			// Memory forgets what the feed did not hear while stopped (site
 			// settings are read again every settings-refresh anyway).
 			forget := func() { s.memo.Forget(store.Changed{All: true}); s.refresh.Touched(changes.Touched{Network: true}) }
-			a := changes.Auto{Feed: s.feed, Poller: p, Poll: poll, Forget: forget, Mode: s.setFeedMode, Interval: cfg.ChangeInterval, Timeout: cfg.DB.Timeout, Log: clog}
+			a := changes.Auto{Feed: s.feed, Poller: p, Forget: forget, Mode: s.setFeedMode, Interval: cfg.ChangeInterval, Timeout: cfg.DB.Timeout, Log: clog}
 			if cfg.ChangeFeed != changes.ModeBinlog {
 				a.Recheck = changes.RecheckEvery(cfg.ChangeInterval) // binlog: polling for good after a fall-back
 			}

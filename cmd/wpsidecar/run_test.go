@@ -36,6 +36,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 type syncBuffer = testlog.Buffer
@@ -82,7 +83,12 @@ func start(t testing.TB, args []string, env []string) *started {
 		})
 		return err
 	}
-	t.Cleanup(func() { s.stop() })
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("sidecar log:\n%s", log)
+		}
+	})
 	return s
 }
 
@@ -130,17 +136,10 @@ func TestRun_EndToEnd(t *testing.T) {
 	if code, _ := get(t, s.admin+"/debug/pprof/"); code != 404 {
 		t.Errorf("/debug/pprof/ without --pprof: %d", code)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, "readyz all ok", func() bool {
 		code, body := get(t, s.admin+"/readyz")
-		if code == 200 && body == "{\"database\":\"ok\",\"leader\":\"yes\",\"upstream\":\"ok\"}\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz: %d %q", code, body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == 200 && body == "{\"database\":\"ok\",\"leader\":\"yes\",\"upstream\":\"ok\"}\n"
+	})
 	// `wpsidecar probe URL` is the container health check: it passes on a
 	// ready sidecar and fails, saying why, on anything else.
 	var probeOut bytes.Buffer
@@ -360,10 +359,7 @@ func TestRun_SecretsNeverLogged(t *testing.T) {
 	const secret = "pw-that-must-not-leak"
 	env = append(env, "WORDPRESS_DB_PASSWORD="+secret, "WORDPRESS_AUTH_KEY=key-that-must-not-leak")
 	s := start(t, append(args, "--log-level", "debug"), env)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(s.log.String(), "database not available") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "the refused login logged", func() bool { return strings.Contains(s.log.String(), "database not available") })
 	get(t, s.public+"/wp-json/fieldmgr/v1/x")
 	s.stop()
 	logs := s.log.String()
@@ -384,6 +380,8 @@ func TestRun_BodyTimeoutEndsWithTheBody(t *testing.T) {
 		for i := 0; i < 6; i++ { // a slow stream, longer than the body timeout
 			io.WriteString(w, "tick\n")
 			w.(http.Flusher).Flush()
+			// Not a wait: the pause between ticks is what makes the stream
+			// outlast the body timeout.
 			time.Sleep(150 * time.Millisecond)
 		}
 	}))
@@ -461,19 +459,8 @@ func TestRun_ThemeoptsConfig(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(s.log.String(), "SIGHUP: reloading the configuration files") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload after SIGHUP:\n%s", s.log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for !strings.Contains(s.log.String(), `"fields":2`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("reloaded configuration not logged:\n%s", s.log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the reload after SIGHUP", func() bool { return strings.Contains(s.log.String(), "SIGHUP: reloading the configuration files") })
+	testwait.For(t, "the reloaded configuration logged", func() bool { return strings.Contains(s.log.String(), `"fields":2`) })
 	// The admin listener describes the running configuration, reloaded:
 	// what `wpsidecar openapi` prints for the same file.
 	var printed bytes.Buffer
@@ -504,24 +491,14 @@ func logHas(s *started, parts ...string) bool {
 // waitLog waits until a line of the sidecar's log holds all of parts.
 func waitLog(t *testing.T, s *started, parts ...string) {
 	t.Helper()
-	waitFor(t, func() bool { return logHas(s, parts...) }, s)
+	testwait.For(t, fmt.Sprintf("a log line with %q", parts), func() bool { return logHas(s, parts...) })
 }
 
 // waitReady waits until /readyz says the database (and its site settings)
 // and the upstream are there.
 func waitReady(t *testing.T, s *started) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, body := get(t, s.admin+"/readyz")
-		if code == 200 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz: %d %q", code, body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "readyz 200", func() bool { code, _ := get(t, s.admin+"/readyz"); return code == 200 })
 }
 
 // TestRun_BinlogChangeFeed: with --change-feed binlog on a server whose
@@ -546,16 +523,10 @@ func TestRun_BinlogChangeFeed(t *testing.T) {
 		"--change-feed", "binlog", "--change-interval", "1h", "--webhook-urls", hook.URL, "--webhook-secret", "s"}
 	env := []string{"WORDPRESS_DB_HOST=127.0.0.1:" + strconv.Itoa(srv.Port), "WORDPRESS_DB_USER=root", "WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
 	s := start(t, args, env)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if code, body := get(t, s.admin+"/readyz"); code == 200 && strings.Contains(body, `"change_feed":"binlog"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz never said binlog:\n%s", s.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "readyz saying binlog", func() bool {
+		code, body := get(t, s.admin+"/readyz")
+		return code == 200 && strings.Contains(body, `"change_feed":"binlog"`)
+	})
 	tdb.SetOption(t, "o", `a:1:{s:1:"a";s:1:"x";}`)
 	select {
 	case b := <-got:
@@ -597,13 +568,7 @@ func TestRun_BinlogChangeFeed(t *testing.T) {
 	plain := testdb.NewOn(t, testdb.StartServer(t).Config())
 	args2, env2 := sidecarArgs(t, plain, php.URL)
 	s2 := start(t, append(args2, "--change-feed", "binlog", "--webhook-urls", hook.URL, "--webhook-secret", "s"), env2)
-	deadline = time.Now().Add(10 * time.Second)
-	for !strings.Contains(s2.log.String(), "binlog change feed unusable; polling instead") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no fall-back said:\n%s", s2.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "the fall-back said", func() bool { return strings.Contains(s2.log.String(), "binlog change feed unusable; polling instead") })
 	if _, body := get(t, s2.admin+"/readyz"); !strings.Contains(body, `"change_feed":"poll"`) || !strings.Contains(s2.log.String(), "the binary log is off") {
 		t.Errorf("readyz %s", body)
 	}
@@ -660,8 +625,8 @@ func TestRun_OneSender(t *testing.T) {
 	}
 	leader := func(step string, not int) int {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		one := -1
+		testwait.For(t, "a single leader: "+step, func() bool {
 			n, who := 0, -1
 			for i, s := range ss {
 				if i == not {
@@ -672,13 +637,11 @@ func TestRun_OneSender(t *testing.T) {
 				}
 			}
 			if n == 1 {
-				return who
+				one = who
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d leaders", step, n)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return n == 1
+		})
+		return one
 	}
 	// Each change sets one more id: its webhook names that id.
 	set, n := "", 0
@@ -695,7 +658,7 @@ func TestRun_OneSender(t *testing.T) {
 	change := func(i int) {
 		t.Helper()
 		write(i)
-		waitFor(t, func() bool { return arrived(i) }, ss[0])
+		testwait.For(t, fmt.Sprintf("change %d's webhook", i), func() bool { return arrived(i) })
 	}
 	count := func(from, to int) (once, more, missing []int) {
 		mu.Lock()
@@ -720,7 +683,7 @@ func TestRun_OneSender(t *testing.T) {
 	// changed again until every detector has reported it.
 	write(39)
 	again := 0
-	waitFor(t, func() bool {
+	testwait.For(t, "every detector reporting f39", func() bool {
 		all := arrived(39)
 		for _, s := range ss {
 			all = all && logHas(s, `"message":"stored data changed"`, `"keys":["f39"]`)
@@ -731,7 +694,7 @@ func TestRun_OneSender(t *testing.T) {
 			tdb.SetOption(t, "o", fmt.Sprintf(`a:1:{s:3:"f39";s:%d:"%s";}`, len(v), v))
 		}
 		return all
-	}, ss[0])
+	})
 	for i := 0; i < 10; i++ {
 		change(i)
 	}
@@ -748,7 +711,7 @@ func TestRun_OneSender(t *testing.T) {
 	for i := 11; i < 15; i++ {
 		change(i)
 	}
-	waitFor(t, func() bool { return arrived(10) }, ss[second])
+	testwait.For(t, "change 10's webhook from the second leader", func() bool { return arrived(10) })
 	for i := 15; i < 25; i++ {
 		change(i)
 	}
@@ -775,17 +738,10 @@ func TestRun_Replica(t *testing.T) {
 		"--db-replica", "tcp(127.0.0.1:" + strconv.Itoa(replica.Port) + ")/"}
 	env := []string{"WORDPRESS_DB_HOST=127.0.0.1:" + strconv.Itoa(primary.Port), "WORDPRESS_DB_USER=root", "WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
 	s := start(t, args, env)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if code, body := get(t, s.admin+"/readyz"); code == 200 && strings.Contains(body, `"replicas":"1 of 1 read"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			_, body := get(t, s.admin+"/readyz")
-			t.Fatalf("readyz never said the replica is read: %s\n%s", body, s.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "readyz saying the replica is read", func() bool {
+		code, body := get(t, s.admin+"/readyz")
+		return code == 200 && strings.Contains(body, `"replicas":"1 of 1 read"`)
+	})
 	_, m := get(t, s.admin+"/metrics")
 	label := `{replica="127.0.0.1:` + strconv.Itoa(replica.Port) + `"}`
 	if !strings.Contains(m, "wpsidecar_db_replica_reads"+label+" 1\n") || !strings.Contains(m, "wpsidecar_db_replica_lag_seconds"+label+" ") {
@@ -825,19 +781,12 @@ func TestRun_ReadYourWrites(t *testing.T) {
 	env := []string{"WORDPRESS_DB_HOST=127.0.0.1:" + strconv.Itoa(primary.Port), "WORDPRESS_DB_USER=root", "WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
 	a, b := start(t, args, env), start(t, args, env)
 	options := "/wp-json/themeopts/v1/options"
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// The replica has the site two seconds late.
+	testwait.For(t, "the replica serving", func() bool {
 		_, body := get(t, b.admin+"/readyz")
 		code, _, _ := testsite.Send(t, http.MethodGet, b.public+options, "", "admin", "abcdefghijklmnopqrstuvwx")
-		if strings.Contains(body, `"replicas":"1 of 1 read"`) && code == 200 {
-			break // the replica has the site, two seconds late
-		}
-		if time.Now().After(deadline) {
-			_, rb, _ := testsite.Send(t, http.MethodGet, b.public+options, "", "admin", "abcdefghijklmnopqrstuvwx")
-			t.Fatalf("the replica never served: %s %d %s", body, code, rb)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Contains(body, `"replicas":"1 of 1 read"`) && code == 200
+	})
 
 	code, body, hdr := testsite.Send(t, http.MethodPost, a.public+options, `{"a":"written"}`, "admin", "abcdefghijklmnopqrstuvwx")
 	gtid := hdr.Get("X-WPSidecar-GTID")
@@ -957,19 +906,7 @@ func TestRun_PrimaryRestart(t *testing.T) {
 	// meets it, and runs on after.
 	waitLoad := func(what string, cond func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			mu.Lock()
-			ok := cond()
-			mu.Unlock()
-			if ok {
-				return
-			}
-			if time.Now().After(deadline) {
-				mu.Lock()
-				defer mu.Unlock()
-				t.Fatalf("the load never %s: statuses %v, %d created", what, statuses, len(created))
-			}
-		}
+		testwait.For(t, "the load: "+what, func() bool { mu.Lock(); defer mu.Unlock(); return cond() })
 	}
 	waitLoad("wrote", func() bool { return len(created) >= 3 })
 	primary.Stop()
@@ -978,22 +915,14 @@ func TestRun_PrimaryRestart(t *testing.T) {
 	restarted := time.Now()
 	// Writes succeed again.
 	var back time.Duration
-	for {
-		mu.Lock()
-		n := len(created)
-		mu.Unlock()
-		if code, _ := send(http.MethodPost, groups, `{"group_key":"after","title":"T"}`); code == 201 {
-			back = time.Since(restarted)
-			mu.Lock()
-			created = append(created, "after")
-			mu.Unlock()
-			break
-		}
-		if time.Since(restarted) > 15*time.Second {
-			t.Fatalf("writes did not come back (%d created before)", n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "writes back", func() bool {
+		code, _ := send(http.MethodPost, groups, `{"group_key":"after","title":"T"}`)
+		return code == 201
+	})
+	back = time.Since(restarted)
+	mu.Lock()
+	created = append(created, "after")
+	mu.Unlock()
 	mu.Lock()
 	afterAt := len(created)
 	mu.Unlock()
@@ -1074,13 +1003,7 @@ func TestRun_MultisiteEverySite(t *testing.T) {
 	const denied = `; rel="https://api.w.org/" {"code":"rest_forbidden","message":"Sorry, you are not allowed to do that.","data":{"status":401}}`
 	check := func(t *testing.T, s *started, cases []struct{ host, path, want string }) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for ask(t, s, cases[0].host, cases[0].path) != cases[0].want { // the site map read
-			if time.Now().After(deadline) {
-				t.Fatalf("%s%s never answered %s:\n%s", cases[0].host, cases[0].path, cases[0].want, s.log.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testwait.For(t, "the site map read", func() bool { return ask(t, s, cases[0].host, cases[0].path) == cases[0].want })
 		for _, c := range cases {
 			if got := ask(t, s, c.host, c.path); got != c.want {
 				t.Errorf("%s%s:\n got %s\nwant %s", c.host, c.path, got, c.want)
@@ -1108,21 +1031,14 @@ func TestRun_MultisiteEverySite(t *testing.T) {
 		check(t, s, []struct{ host, path, want string }{
 			{"shop.example.test", "/wp-json/fieldmgr/v1/field-groups", "php for shop.example.test/wp-json/fieldmgr/v1/field-groups"},
 		})
-		deadline := time.Now().Add(10 * time.Second)
-		letGo := func() bool {
+		testwait.For(t, "site 2's services let go", func() bool {
 			for _, l := range strings.Split(s.log.String(), "\n") {
 				if strings.Contains(l, `"blog_id":2,`) && strings.Contains(l, `"message":"a site left the network; its services are let go"`) {
 					return true
 				}
 			}
 			return false
-		}
-		for !letGo() {
-			if time.Now().After(deadline) {
-				t.Fatalf("site 2's services never let go:\n%s", s.log.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		})
 	})
 	t.Run("subdirectory", func(t *testing.T) {
 		s, _ := network(t, false, [2]string{"example.test", "/"}, [2]string{"example.test", "/blog2/"}, [2]string{"example.test", "/old/"})
@@ -1165,16 +1081,10 @@ func TestRun_LameDuck(t *testing.T) {
 	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.stop() }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if code, body, _, _ := get(s.admin + "/readyz"); code == 503 && body == `{"status":"shutting down"}`+"\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("/readyz never said it was shutting down")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "/readyz saying it is shutting down", func() bool {
+		code, body, _, _ := get(s.admin + "/readyz")
+		return code == 503 && body == `{"status":"shutting down"}`+"\n"
+	})
 	for range 3 { // on new connections, each closed after its answer
 		code, body, closed, err := get(s.public + "/page")
 		if err != nil || code != 200 || body != "php" || !closed {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/phpserial"
 	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
 	"github.com/wpsidecar/wpsidecar/reload"
@@ -382,16 +383,7 @@ func TestWatch_ReloadsOnChange(t *testing.T) {
 	tmp := f.cfgPath + ".new"
 	os.WriteFile(tmp, []byte(next), 0o644)
 	os.Rename(tmp, f.cfgPath) // as editors and config management tools write
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := f.svc.Config().Field("motto"); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("configuration change not picked up")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "the configuration change picked up", func() bool { _, ok := f.svc.Config().Field("motto"); return ok })
 	f.expect(http.MethodPost, "/options", `{"motto":"m"}`, 200, `{"success":true,"message":"Options saved","options":{"motto":"m"}}`)
 }
 

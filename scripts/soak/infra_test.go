@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // freePort is a loopback port nothing listens on now.
@@ -45,21 +47,20 @@ type redisServer struct {
 func startRedis(t testing.TB) *redisServer {
 	t.Helper()
 	r := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), dir: t.TempDir()}
-	if err := r.start(); err != nil {
-		t.Fatal(err)
-	}
+	r.start(t)
 	t.Cleanup(r.stop)
 	return r
 }
 
-func (r *redisServer) start() error {
+func (r *redisServer) start(t testing.TB) {
+	t.Helper()
 	_, port, _ := net.SplitHostPort(r.addr)
 	r.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no", "--dir", r.dir)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {
-		return fmt.Errorf("redis-server (scripts/install-deps.sh installs it): %w", err)
+		t.Fatalf("redis-server (scripts/install-deps.sh installs it): %v", err)
 	}
-	return waitFor(10*time.Second, func() bool {
+	testwait.For(t, "redis-server accepting connections", func() bool {
 		c, err := net.DialTimeout("tcp", r.addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
@@ -75,17 +76,6 @@ func (r *redisServer) stop() {
 	r.cmd.Process.Signal(syscall.SIGTERM)
 	r.cmd.Wait()
 	r.cmd = nil
-}
-
-func waitFor(d time.Duration, ok func() bool) error {
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			return errors.New("timed out")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return nil
 }
 
 // instance is one sidecar process, restartable.
@@ -106,18 +96,17 @@ func newInstance(t testing.TB, name, bin, dir string, args ...string) *instance 
 	i := &instance{name: name, bin: bin, logPath: filepath.Join(dir, "sidecar-"+name+".log"),
 		public: fmt.Sprintf("127.0.0.1:%d", pub), admin: fmt.Sprintf("127.0.0.1:%d", adm)}
 	i.args = append([]string{"--listen", i.public, "--admin-listen", i.admin}, args...)
-	if err := i.start(); err != nil {
-		t.Fatal(err)
-	}
+	i.start(t)
 	t.Cleanup(i.term)
 	return i
 }
 
 // start runs the instance and waits until /readyz passes.
-func (i *instance) start() error {
+func (i *instance) start(t testing.TB) {
+	t.Helper()
 	log, err := os.OpenFile(i.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
 	cmd := exec.Command(i.bin, i.args...)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -125,17 +114,14 @@ func (i *instance) start() error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Close()
-		return err
+		t.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); log.Close(); close(exited) }()
 	i.mu.Lock()
 	i.cmd, i.exited = cmd, exited
 	i.mu.Unlock()
-	if err := waitFor(30*time.Second, func() bool { return i.ready() }); err != nil {
-		return fmt.Errorf("instance %s not ready: see %s", i.name, i.logPath)
-	}
-	return nil
+	testwait.For(t, fmt.Sprintf("instance %s ready (its log: %s)", i.name, i.logPath), i.ready)
 }
 
 func (i *instance) ready() bool {

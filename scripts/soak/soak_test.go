@@ -244,40 +244,39 @@ func TestSoak(t *testing.T) {
 	end := began.Add(*duration)
 	var faults []fault
 	generation := 0
+	wordpress := func(command string) func() {
+		return func() {
+			if err := site.WordPress(command); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for k := 0; ; k++ {
 		at := began.Add(*faultEvery * time.Duration(k+1))
-		if at.Add(*faultEvery).After(end) {
+		last := at.Add(*faultEvery).After(end)
+		if last {
+			at = end
+		}
+		// Not a wait for a condition: the run's faults are paced by the
+		// clock, and the run lasts -duration.
+		time.Sleep(time.Until(at))
+		if last {
 			break
 		}
-		time.Sleep(time.Until(at))
 		f := fault{start: time.Now()}
+		var down, up func() // an outage of -down-for
 		switch k % 6 {
 		case 0:
 			// Recovery is the sidecar's routes': pages come back when
 			// WordPress reconnects, which is PHP's doing.
 			f.name, f.affects = "MariaDB stopped, started", []string{kindSidecarRead, kindSidecarWrite}
-			db.Stop()
-			time.Sleep(*downFor)
-			db.Start()
-			f.back = time.Now()
+			down, up = db.Stop, db.Start
 		case 1:
 			f.name, f.affects = "PHP-FPM stopped (gracefully), started", []string{kindPage}
-			if err := site.WordPress("php-stop"); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(*downFor)
-			if err := site.WordPress("php-start"); err != nil {
-				t.Fatal(err)
-			}
-			f.back = time.Now()
+			down, up = wordpress("php-stop"), wordpress("php-start")
 		case 2:
 			f.name = "Redis stopped, started"
-			rds.stop()
-			time.Sleep(*downFor)
-			if err := rds.start(); err != nil {
-				t.Fatal(err)
-			}
-			f.back = time.Now()
+			down, up = rds.stop, func() { rds.start(t) }
 		case 3:
 			f.name = "SIGHUP to both instances"
 			a.signal(syscall.SIGHUP)
@@ -289,14 +288,18 @@ func TestSoak(t *testing.T) {
 		case 5:
 			f.name = "SIGTERM of one of two instances, restarted"
 			b.term() // a (never stopped) keeps the whole run's memory curve
-			if err := b.start(); err != nil {
-				t.Fatal(err)
-			}
+			b.start(t)
+		}
+		if down != nil {
+			down()
+			// Not a wait for a condition: the outage's length is the point.
+			time.Sleep(*downFor)
+			up()
+			f.back = time.Now()
 		}
 		faults = append(faults, f)
 		t.Logf("%s: %s", time.Since(began).Round(time.Second), f.name)
 	}
-	time.Sleep(time.Until(end))
 	close(stop)
 	wg.Wait()
 	<-sampled
