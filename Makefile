@@ -49,7 +49,7 @@ test-stacks:
 # What ships beside the binary (cmd/wpsidecar, tag packaging): the Debian
 # packages built into a temporary folder and the amd64 one installed,
 # checked and purged in the sid chroot of test-stacks (the chroot alone
-# built when missing: root, a few minutes), never on the machine; the
+# built when missing: root, about a minute), never on the machine; the
 # Dockerfile's build command; the Compose files (docker-compose config).
 test-packaging:
 	scripts/stacks.sh chroot
