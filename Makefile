@@ -1,7 +1,8 @@
-# The README's commands. `make test` is what CI runs, then `make test-stacks`.
+# The README's commands. `make test` is what CI runs, then `make
+# test-stacks` and `make test-packaging`.
 GO ?= go
 
-.PHONY: test test-short test-stacks deps vet build demo bench fuzz soak package
+.PHONY: test test-short test-stacks test-packaging deps vet build demo bench fuzz soak package
 
 build:
 	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
@@ -12,15 +13,16 @@ package:
 
 STATICCHECK ?= $(shell command -v staticcheck || echo $(HOME)/go/bin/staticcheck)
 
-# The end-to-end suite (a real WordPress) and the Compose check build only
-# with -tags e2e: `go test ./...` alone needs nothing but MariaDB and Redis.
+# The end-to-end suite (a real WordPress) builds only with -tags e2e: `go
+# test ./...` alone needs nothing but MariaDB and Redis.
 TAGS ?= e2e
 
-# The soak harness (scripts/soak, tag soak) is checked, not run, by make test.
+# The soak harness (scripts/soak, tag soak) and the packaging checks (tag
+# packaging, run by make test-packaging) are checked, not run, by make test.
 vet:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
-	$(GO) vet -tags $(TAGS),soak ./...
-	@if [ -x "$(STATICCHECK)" ]; then $(STATICCHECK) -tags $(TAGS),soak ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi
+	$(GO) vet -tags $(TAGS),soak,packaging ./...
+	@if [ -x "$(STATICCHECK)" ]; then $(STATICCHECK) -tags $(TAGS),soak,packaging ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi
 
 # What the tests need (MariaDB, WordPress, PHP, nginx, staticcheck …):
 # installed when missing and run as root, else named.
@@ -43,6 +45,15 @@ test-short:
 # at the end; scripts/stacks.sh says how.
 test-stacks:
 	scripts/stacks.sh test
+
+# What ships beside the binary (cmd/wpsidecar, tag packaging): the Debian
+# packages built into a temporary folder and the amd64 one installed,
+# checked and purged in the sid chroot of test-stacks (the chroot alone
+# built when missing: root, about a minute), never on the machine; the
+# Dockerfile's build command; the Compose files (docker-compose config).
+test-packaging:
+	scripts/stacks.sh chroot
+	$(GO) test -count=1 -tags packaging -run '^TestPackaging_' ./cmd/wpsidecar/
 
 # Short fuzzing runs of every fuzz target.
 fuzz:

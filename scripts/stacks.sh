@@ -18,6 +18,9 @@
 #
 #   scripts/stacks.sh build   build what is missing; a second run reuses it
 #                             (a stamp per step: a step cut short is redone)
+#   scripts/stacks.sh chroot  the chroot alone, without the servers, PHP and
+#                             WordPress (make test-packaging installs the
+#                             Debian package in it)
 #   scripts/stacks.sh test    build, then the test matrix; a summary at the
 #                             end, non-zero when a leg failed
 #   scripts/stacks.sh server mysql|mariadb
@@ -277,15 +280,25 @@ mysql_version() { in_root /usr/sbin/mysqld --version | sed -E 's/.* Ver ([0-9.]+
 mariadb_version() { in_root /opt/mariadb/usr/sbin/mariadbd --version | sed -E 's/.* Ver ([0-9.]+)-MariaDB.*/\1/'; }
 php_version() { in_root php8.4 -r 'echo PHP_VERSION;'; }
 
-build() {
+# The chroot alone, holding the build lock (unlock lets it go).
+build_root() {
   need_root
   mkdir -p "$stacks"
   exec 9> "$stacks/.lock"
   flock 9 # two builds at once would trip over each other's apt
-  local t0=$SECONDS
   host_tools
   timed "chroot (debootstrap sid)" build_chroot
   configure_chroot
+}
+
+unlock() {
+  flock -u 9
+  exec 9>&- # not held open by the servers and tests started next
+}
+
+build() {
+  local t0=$SECONDS
+  build_root
   timed "chroot packages (MySQL, PHP)" build_packages
   timed "MariaDB" build_mariadb
   timed "WordPress sid" build_wordpress sid
@@ -298,8 +311,7 @@ build() {
     v=$(wp_version $s); case $v in "${want_wordpress[$s]}".*) ;; *) say "note: WordPress ($s) is $v, not ${want_wordpress[$s]}" ;; esac
   done
   say "built in $((SECONDS - t0)) s: MySQL $(mysql_version), MariaDB $(mariadb_version), PHP $(php_version), WordPress $(wp_version sid) and $(wp_version trixie) in $stacks"
-  flock -u 9
-  exec 9>&- # not held open by the servers and tests started next
+  unlock
 }
 
 print_env() {
@@ -516,8 +528,9 @@ serve() {
 
 case ${1:-} in
   build) build ;;
+  chroot) build_root; unlock ;;
   test) run_tests ;;
   server) serve "${2:-}" ;;
   env) print_env ;;
-  *) echo "usage: $0 build|test|server mysql|mariadb|env" >&2; exit 2 ;;
+  *) echo "usage: $0 build|chroot|test|server mysql|mariadb|env" >&2; exit 2 ;;
 esac

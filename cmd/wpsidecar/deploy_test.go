@@ -1,4 +1,9 @@
-//go:build e2e
+//go:build packaging
+
+// The checks of what ships beside the binary (the Dockerfile, the Compose
+// files; package_test.go the Debian package) build only with -tags
+// packaging, run by make test-packaging: each test's name starts with
+// TestPackaging_, which the target selects.
 
 package main
 
@@ -16,10 +21,10 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 )
 
-// TestDockerfileBuildRecipe builds the binary with the Dockerfile's own
-// build command (no Docker engine runs here) and checks that it is static,
-// as the distroless base needs, and that it runs.
-func TestDockerfileBuildRecipe(t *testing.T) {
+// TestPackaging_DockerfileBuildRecipe builds the binary with the
+// Dockerfile's own build command (no Docker engine runs here) and checks
+// that it is static, as the distroless base needs, and that it runs.
+func TestPackaging_DockerfileBuildRecipe(t *testing.T) {
 	df, err := os.ReadFile("../../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +97,7 @@ func serviceEnv(config, service string) []string {
 	return env
 }
 
-func TestComposeFiles(t *testing.T) {
+func TestPackaging_ComposeFiles(t *testing.T) {
 	plain := composeConfig(t, nil, "-f", "docker-compose.yml")
 	// Published: the sidecar's public port, and Varnish's in its profile
 	// (docker-compose 1.29 lists profiled services too); never the admin
@@ -158,11 +163,11 @@ func TestComposeFiles(t *testing.T) {
 	}
 }
 
-// TestComposeScale: docker-compose.scale.yml is valid, publishes only the
-// balancer's port, sets the replica up with the official image's
+// TestPackaging_ComposeScale: docker-compose.scale.yml is valid, publishes
+// only the balancer's port, sets the replica up with the official image's
 // replication settings, and gives each sidecar a configuration that reads
 // the replica and believes only the balancer.
-func TestComposeScale(t *testing.T) {
+func TestPackaging_ComposeScale(t *testing.T) {
 	scale := composeConfig(t, nil, "-f", "docker-compose.scale.yml")
 	if n := strings.Count(scale, "published:"); n != 1 || !strings.Contains(scale, "published: 8080\n      target: 80") {
 		t.Errorf("%d published ports, want the balancer's 8080 alone", n)
