@@ -539,10 +539,7 @@ func TestNamespace_ClientGoneIsLogged499(t *testing.T) {
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Fatal("request was not cancelled")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) && !strings.Contains(f.log.String(), `"path":"/wp-json/test/v1/until-gone"`) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "the request's access line", func() bool { return strings.Contains(f.log.String(), `"path":"/wp-json/test/v1/until-gone"`) })
 	logs := f.log.String()
 	if !strings.Contains(logs, `"status":499`) || !strings.Contains(logs, `"client_gone":true`) || strings.Contains(logs, `"status":200`) {
 		t.Errorf("log:\n%s", logs)
