@@ -57,20 +57,20 @@ test-packaging:
 
 # Short fuzzing runs of every fuzz target.
 fuzz:
-	$(GO) test ./wpconfig -run '^$$' -fuzz FuzzReadWPConfig -fuzztime 30s
-	$(GO) test ./wpconfig -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
+	$(GO) test ./config/wpconfig -run '^$$' -fuzz FuzzReadWPConfig -fuzztime 30s
+	$(GO) test ./config/wpconfig -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
-	$(GO) test ./phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
+	$(GO) test ./internal/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s
-	$(GO) test ./wplogin -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
+	$(GO) test ./auth/wplogin -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
-	$(GO) test ./proxy -run '^$$' -fuzz FuzzClientIP -fuzztime 15s
-	$(GO) test ./fieldgroup -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
-	$(GO) test ./fieldgroup -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
-	$(GO) test ./phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
-	$(GO) test ./themeopt -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
-	$(GO) test ./themeopt -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
-	$(GO) test ./contentcoding -run '^$$' -fuzz FuzzNegotiate -fuzztime 15s
+	$(GO) test ./web/proxy -run '^$$' -fuzz FuzzClientIP -fuzztime 15s
+	$(GO) test ./domain/fieldgroup -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
+	$(GO) test ./domain/fieldgroup -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
+	$(GO) test ./internal/phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
+	$(GO) test ./domain/themeopt -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
+	$(GO) test ./domain/themeopt -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
+	$(GO) test ./internal/contentcoding -run '^$$' -fuzz FuzzNegotiate -fuzztime 15s
 
 demo:
 	scripts/demo.sh

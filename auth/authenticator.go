@@ -25,10 +25,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/auth/wplogin"
+	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/wpjson"
-	"github.com/wpsidecar/wpsidecar/wplogin"
+	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
 // User is who a request authenticated as.

@@ -3,7 +3,7 @@ package auth
 import (
 	"fmt"
 
-	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 )
 
 // Roles are the role definitions of {prefix}user_roles: role slug →

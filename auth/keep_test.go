@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/auth"
-	"github.com/wpsidecar/wpsidecar/wpjson"
+	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
 // TestIdentify_KeepUntil: an answer to a request Identify let in may be

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/wpjson"
+	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
 type identityKey struct{}

@@ -15,8 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/cachetag"
-	"github.com/wpsidecar/wpsidecar/redact"
+	"github.com/wpsidecar/wpsidecar/domain/cachetag"
+	"github.com/wpsidecar/wpsidecar/internal/redact"
 )
 
 // Purge is what a change makes stale in caches: cache tags (as the

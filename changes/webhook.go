@@ -17,7 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/redact"
+	"github.com/wpsidecar/wpsidecar/internal/redact"
 )
 
 // Webhook headers. The signature is HMAC-SHA256, keyed with the shared

@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/wpsidecar/wpsidecar/wpconfig"
+	"github.com/wpsidecar/wpsidecar/config/wpconfig"
 )
 
 // Named defaults.

@@ -16,9 +16,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/config/wpconfig"
+	"github.com/wpsidecar/wpsidecar/internal/redact"
 	"github.com/wpsidecar/wpsidecar/internal/regularfile"
-	"github.com/wpsidecar/wpsidecar/redact"
-	"github.com/wpsidecar/wpsidecar/wpconfig"
 )
 
 // Where a value came from, for --check-config.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/wpconfig"
+	"github.com/wpsidecar/wpsidecar/config/wpconfig"
 )
 
 // base is the least a valid configuration needs besides the upstream.
@@ -156,7 +156,7 @@ func TestLoad_OfficialImageVariables(t *testing.T) {
 
 func TestLoad_WPConfigFiles(t *testing.T) {
 	env := []string{"WORDPRESS_DB_HOST=db", "WORDPRESS_DB_PASSWORD=pw", "WORDPRESS_CONFIG_EXTRA=define('WP_HOME', 'https://example.org/');"}
-	cfg := mustLoad(t, []string{"--upstream=http://php", "--wp-config", "../wpconfig/testdata/wp-config-docker.php"}, env...)
+	cfg := mustLoad(t, []string{"--upstream=http://php", "--wp-config", "wpconfig/testdata/wp-config-docker.php"}, env...)
 	if cfg.DB.Host != "db" || cfg.Source("db-host") != "WORDPRESS_DB_HOST" {
 		t.Errorf("db-host = %q from %s", cfg.DB.Host, cfg.Source("db-host"))
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/wpsidecar/wpsidecar/wpconfig"
+	"github.com/wpsidecar/wpsidecar/config/wpconfig"
 )
 
 // dropinMark is in the header of the Redis Object Cache drop-in

@@ -128,7 +128,7 @@ func TestLoad_RedisProblems(t *testing.T) {
 // docroot beside wp-config.php.
 func TestLoad_RedisFromConfigExtra(t *testing.T) {
 	dir := t.TempDir()
-	src, err := os.ReadFile("../wpconfig/testdata/wp-config-docker.php")
+	src, err := os.ReadFile("wpconfig/testdata/wp-config-docker.php")
 	if err != nil {
 		t.Fatal(err)
 	}

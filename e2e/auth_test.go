@@ -21,10 +21,10 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
-	"github.com/wpsidecar/wpsidecar/objcache"
-	"github.com/wpsidecar/wpsidecar/proxy"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/wpjson"
+	"github.com/wpsidecar/wpsidecar/store/objcache"
+	"github.com/wpsidecar/wpsidecar/web/proxy"
+	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
 // protected serves two routes behind auth.Require as the namespaces will:

@@ -105,7 +105,7 @@ func TestHistoryScreenInBrowser(t *testing.T) {
 		b.Screenshot("01-editor-refused.png")
 	})
 	t.Run("nginx", func(t *testing.T) {
-		cfg, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
+		cfg, err := filepath.Abs("../web/themeopts/testdata/config.json")
 		if err != nil {
 			t.Fatal(err)
 		}

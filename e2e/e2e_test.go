@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	var err error
 	hooks = httptest.NewServer(&webhooks)
 	defer hooks.Close()
-	themeoptsConfig, err := filepath.Abs("../proxy/themeopts/testdata/config.json")
+	themeoptsConfig, err := filepath.Abs("../web/themeopts/testdata/config.json")
 	publicRoutes, _ := filepath.Abs("testdata/public-routes.json")
 	if err == nil {
 		site, err = wptest.Start(wptest.Options{RedisObjectCache: true, Companion: true, Varnish: true,

@@ -41,7 +41,7 @@ func startFeedSite(t *testing.T, hook, themeopts string, extra ...string) *wptes
 func startFeedSiteWith(t *testing.T, o wptest.Options, hook, themeopts string, extra ...string) *wptest.Site {
 	srv := testdb.StartBinlogServer(t)
 	if themeopts == "" {
-		themeopts = "../proxy/themeopts/testdata/config.json"
+		themeopts = "../web/themeopts/testdata/config.json"
 	}
 	themeoptsConfig, err := filepath.Abs(themeopts)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/phpserial"
+	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 )
 
 // answer is what the tests compare of a REST answer.

@@ -28,7 +28,7 @@ import (
 // restores the value PHP then reads, and reverting it again answers 412.
 func TestExportImportHistory(t *testing.T) {
 	fs := startFeedSite(t, "", "")
-	themeoptsConfig, _ := filepath.Abs("../proxy/themeopts/testdata/config.json")
+	themeoptsConfig, _ := filepath.Abs("../web/themeopts/testdata/config.json")
 	admin := fs.Users["administrator"]
 	creds := basic(admin.Login, admin.ApplicationPassword)
 	must := func(a answer, status int) answer {
@@ -291,7 +291,7 @@ func TestExportImportHistory(t *testing.T) {
 // to revert one (404, PHP's get_option unchanged), while a group's entry
 // reverts (security round 3, item 2).
 func TestHistoryNamespacePermissions(t *testing.T) {
-	raw, err := os.ReadFile("../proxy/themeopts/testdata/config.json")
+	raw, err := os.ReadFile("../web/themeopts/testdata/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestMultisite(t *testing.T) {
 
 func testNetwork(t *testing.T, mode string) {
 	dir := t.TempDir()
-	network, err := os.ReadFile("../proxy/themeopts/testdata/config.json")
+	network, err := os.ReadFile("../web/themeopts/testdata/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,11 @@ import (
 // of requests over all routes — successes and each kind of error —
 // conforms to it (no response violation in sl-violations).
 func TestOpenAPI_PrismProxy(t *testing.T) {
-	tools, _ := filepath.Abs("../openapi/tools/node_modules/.bin/prism")
+	tools, _ := filepath.Abs("../web/openapi/tools/node_modules/.bin/prism")
 	if _, err := os.Stat(tools); err != nil {
-		t.Fatalf("Prism is not installed: run make deps (scripts/install-deps.sh runs npm ci in openapi/tools): %v", err)
+		t.Fatalf("Prism is not installed: run make deps (scripts/install-deps.sh runs npm ci in web/openapi/tools): %v", err)
 	}
-	themeopts, _ := filepath.Abs("../proxy/themeopts/testdata/config.json")
+	themeopts, _ := filepath.Abs("../web/themeopts/testdata/config.json")
 	routes, _ := filepath.Abs("testdata/public-routes.json")
 	doc := filepath.Join(t.TempDir(), "site.json")
 	out, err := openapiCommand("--themeopts-config", themeopts, "--public-routes", routes)

@@ -26,7 +26,7 @@ import (
 // of sessions, users created and deleted, and the sidecar's own writes.
 func TestPreparedAnswers(t *testing.T) {
 	dir := t.TempDir()
-	themeopts := copyFile(t, "../proxy/themeopts/testdata/config.json", filepath.Join(dir, "themeopts.json"))
+	themeopts := copyFile(t, "../web/themeopts/testdata/config.json", filepath.Join(dir, "themeopts.json"))
 	public := copyFile(t, "testdata/public-routes.json", filepath.Join(dir, "public-routes.json"))
 	fs := startFeedSite(t, "", themeopts, "--public-routes", public)
 	admin := fs.Users["administrator"]

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
-	"github.com/wpsidecar/wpsidecar/phpserial"
 )
 
 const themeoptsURL = "/wp-json/themeopts/v1"

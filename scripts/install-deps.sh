@@ -65,13 +65,13 @@ if ! command -v staticcheck >/dev/null 2>&1; then
   go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
 # Other projects' tools that check the OpenAPI description (openapi's and
-# e2e's tests), at the versions of openapi/tools/package-lock.json, into
-# openapi/tools/node_modules (ignored by git): installed here, never by a
+# e2e's tests), at the versions of web/openapi/tools/package-lock.json, into
+# web/openapi/tools/node_modules (ignored by git): installed here, never by a
 # test, and again when the lock file changes. The tests fail without them
 # (skip under -short).
-tools="$(cd "$(dirname "$0")/../openapi/tools" && pwd)"
+tools="$(cd "$(dirname "$0")/../web/openapi/tools" && pwd)"
 if [ ! -x "$tools/node_modules/.bin/redocly" ] || [ "$tools/package-lock.json" -nt "$tools/node_modules/.package-lock.json" ]; then
-  echo "install-deps: installing Redocly, openapi-typescript and Prism (npm ci in openapi/tools)"
+  echo "install-deps: installing Redocly, openapi-typescript and Prism (npm ci in web/openapi/tools)"
   if ! (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error); then
     echo "install-deps: npm ci failed in $tools: the npm registry must be reachable once" >&2
     exit 1

@@ -10,8 +10,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/history"
+	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/domain/history"
 )
 
 // FieldGroups is the field-group table.

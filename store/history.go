@@ -12,7 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/history"
+	"github.com/wpsidecar/wpsidecar/domain/history"
 )
 
 // The history keeps, per site, every change to the namespaces' data (the

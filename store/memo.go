@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/wpsidecar/wpsidecar/wplogin"
+	"github.com/wpsidecar/wpsidecar/auth/wplogin"
 )
 
 // Memo keeps what the sidecar's GETs read — users found for authentication

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
 )
 
 // NetworkWatcher keeps a network's site map (multisite.Map) as fresh as

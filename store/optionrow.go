@@ -12,9 +12,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/history"
-	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/history"
+	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 )
 
 // WordPress's options.autoload rules changed in 6.6, which left

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/phpserial"
-	"github.com/wpsidecar/wpsidecar/wplogin"
+	"github.com/wpsidecar/wpsidecar/auth/wplogin"
+	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 )
 
 // User is a wp_users row with the user meta authentication needs, read in

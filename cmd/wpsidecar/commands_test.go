@@ -62,7 +62,7 @@ $table_prefix = 'wp_';
 	}()
 	silentConfig := filepath.Join(t.TempDir(), "wp-config.php")
 	os.WriteFile(silentConfig, []byte("<?php\ndefine( 'DB_NAME', 'x' );\ndefine( 'DB_USER', 'root' );\ndefine( 'DB_HOST', '"+silent.Addr().String()+"' );\n"), 0o644)
-	config, _ := filepath.Abs("../../proxy/themeopts/testdata/config.json")
+	config, _ := filepath.Abs("../../web/themeopts/testdata/config.json")
 	fifo := filepath.Join(t.TempDir(), "config.json")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)

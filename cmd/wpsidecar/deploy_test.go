@@ -126,7 +126,7 @@ func TestPackaging_ComposeFiles(t *testing.T) {
 	}
 	// The sidecar's environment, with the generated wp-config.php it would
 	// mount, is a valid configuration that reads keys from the file.
-	wp, _ := filepath.Abs("../../wpconfig/testdata/wp-config-docker.php")
+	wp, _ := filepath.Abs("../../config/wpconfig/testdata/wp-config-docker.php")
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "WPSIDECAR_WP_CONFIG=") {
 			env[i] = "WPSIDECAR_WP_CONFIG=" + wp
@@ -183,7 +183,7 @@ func TestPackaging_ComposeScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wp, _ := filepath.Abs("../../wpconfig/testdata/wp-config-docker.php")
+	wp, _ := filepath.Abs("../../config/wpconfig/testdata/wp-config-docker.php")
 	for _, svc := range []string{"sidecar-1", "sidecar-2"} {
 		if !strings.Contains(string(lb), "server "+svc+":8080") {
 			t.Errorf("the balancer does not send to %s", svc)

@@ -17,7 +17,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
-// layoutCopy copies wpconfig/testdata/layouts/name into a temporary
+// layoutCopy copies config/wpconfig/testdata/layouts/name into a temporary
 // directory, naming the test's database and server where the fixture names
 // wpsidecar_layouts on 127.0.0.1:3306, and writes files (relative name →
 // content) over it.
@@ -28,7 +28,7 @@ func layoutCopy(t *testing.T, name, dbName string, files map[string]string) stri
 		t.Fatalf("the layout fixtures sign in as root without a password; WPSIDECAR_TEST_DSN names %s", c.User)
 	}
 	dst := t.TempDir()
-	if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "..", "wpconfig", "testdata", "layouts", name))); err != nil {
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "..", "config", "wpconfig", "testdata", "layouts", name))); err != nil {
 		t.Fatal(err)
 	}
 	for rel, content := range files {

@@ -7,18 +7,18 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/command"
+	"github.com/wpsidecar/wpsidecar/cli/command"
+	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/exportdir"
-	"github.com/wpsidecar/wpsidecar/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/multisite"
-	"github.com/wpsidecar/wpsidecar/openapi"
-	"github.com/wpsidecar/wpsidecar/proxy/fieldmgr"
-	"github.com/wpsidecar/wpsidecar/proxy/historyapi"
-	"github.com/wpsidecar/wpsidecar/proxy/themeopts"
-	"github.com/wpsidecar/wpsidecar/site"
+	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/themeopt"
+	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/web/historyapi"
+	"github.com/wpsidecar/wpsidecar/web/openapi"
+	"github.com/wpsidecar/wpsidecar/web/site"
+	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // The namespaces, as each part that handles them all alike is handed

@@ -6,9 +6,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/multisite"
-	"github.com/wpsidecar/wpsidecar/objcache"
-	"github.com/wpsidecar/wpsidecar/site"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/store/objcache"
+	"github.com/wpsidecar/wpsidecar/web/site"
 )
 
 // What of the configuration each package is handed: only cmd (and

@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/rest"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/rest"
 )
 
 // leaderKeep is how long an instance that does not lead keeps the changes

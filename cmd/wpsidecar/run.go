@@ -30,17 +30,17 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/command"
+	"github.com/wpsidecar/wpsidecar/cli/command"
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/logging"
-	"github.com/wpsidecar/wpsidecar/multisite"
-	"github.com/wpsidecar/wpsidecar/objcache"
-	"github.com/wpsidecar/wpsidecar/openapi"
-	"github.com/wpsidecar/wpsidecar/proxy"
-	"github.com/wpsidecar/wpsidecar/redact"
-	"github.com/wpsidecar/wpsidecar/rest"
-	"github.com/wpsidecar/wpsidecar/site"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/internal/logging"
+	"github.com/wpsidecar/wpsidecar/internal/redact"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/store/objcache"
+	"github.com/wpsidecar/wpsidecar/web/openapi"
+	"github.com/wpsidecar/wpsidecar/web/proxy"
+	"github.com/wpsidecar/wpsidecar/web/rest"
+	"github.com/wpsidecar/wpsidecar/web/site"
 )
 
 // run reads the configuration, builds everything, serves until ctx ends and

@@ -1,0 +1,53 @@
+package command
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wpsidecar/wpsidecar/domain/publicroute"
+	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/internal/regularfile"
+	"github.com/wpsidecar/wpsidecar/web/openapi"
+)
+
+// maxConfigBytes bounds the configuration files openapi reads, as the
+// server bounds them when it follows them (reload).
+const maxConfigBytes = 8 << 20
+
+// openAPI is `wpsidecar openapi`: the site's OpenAPI description on
+// stdout, each option of the theme options configuration (themeopts-config)
+// with its value's schema and each public route (public-routes) with its
+// answer.
+func (c *cmd) openAPI(_ context.Context, _ []string) error {
+	var site openapi.Site
+	opts, err := readConfig(c.o.ThemeoptsConfig, "themeopts-config", themeopt.ParseConfig)
+	if err != nil {
+		return err
+	}
+	if site.Public, err = readConfig(c.o.PublicRoutes, "public-routes", publicroute.ParseConfig); err != nil {
+		return err
+	}
+	var api []openapi.Namespace
+	if c.o.API != nil {
+		api = c.o.API(opts)
+	}
+	_, err = c.out.Write(openapi.Document(api, site))
+	return err
+}
+
+// readConfig reads and parses the configuration file at path, named by
+// its setting; no path, no configuration (nil).
+func readConfig[T any](path, setting string, parse func([]byte) (*T, error)) (*T, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := regularfile.Read(path, maxConfigBytes)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", setting, err)
+	}
+	v, err := parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", setting, err)
+	}
+	return v, nil
+}

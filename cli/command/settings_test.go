@@ -1,0 +1,58 @@
+package command_test
+
+import (
+	"context"
+	"flag"
+	"io"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/cli/command"
+	"github.com/wpsidecar/wpsidecar/cli/exportdir"
+	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/site"
+)
+
+// settings reads a command's settings from its flags alone, as
+// cmd/wpsidecar does (commandSettings there; the object cache aside: these
+// sites have none).
+func settings(stderr io.Writer) command.Settings {
+	return func(args []string, flags func(*flag.FlagSet), reads command.Reads) (command.Options, []string, error) {
+		if reads == command.ReadsFlags {
+			pos, err := config.ParseCommandFlags(args, stderr, flags)
+			return command.Options{}, pos, err
+		}
+		cfg, pos, err := config.LoadCommand(args, nil, stderr, flags, reads == command.ReadsDatabase)
+		if err != nil {
+			return command.Options{}, nil, err
+		}
+		network, addr := cfg.DB.Address()
+		return command.Options{
+			DB: store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name,
+				Charset: cfg.DB.Charset, Collation: cfg.DB.Collate, TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite,
+				Timeout: cfg.DB.Timeout, History: !cfg.History.Off, HistoryUnits: testdb.HistoryUnits()},
+			Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
+				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
+			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes,
+			Kinds: func() (command.KindsOf, error) {
+				t, _, err := site.OpenThemeopts(site.ThemeoptsFiles{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
+				if err != nil {
+					return nil, err
+				}
+				return func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error) {
+					g, err := view.FieldGroups(view.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)))
+					var opts *themeopt.Config
+					if f := t.Of(ms); f != nil {
+						opts = f.Current()
+					}
+					return []exportdir.Kind{exportdir.FieldGroups{Table: g}, exportdir.ThemeOptions{DB: view, Config: opts}}, err
+				}, nil
+			},
+		}, pos, nil
+	}
+}

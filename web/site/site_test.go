@@ -1,0 +1,103 @@
+package site
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/publicroute"
+	"github.com/wpsidecar/wpsidecar/internal/reload"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/store"
+)
+
+// TestPurgeOf: a commit's purge names its site's tags as the site's
+// answers carry them (none on a single site), and the public routes that
+// show it under that site's home (PublicURLs); a site this instance never
+// served purges its tags only.
+func TestPurgeOf(t *testing.T) {
+	tdb := testdb.New(t)
+	tdb.AddSite(t, 2, "http://example.test/two")
+	db := tdb.Store(t)
+	routes := filepath.Join(t.TempDir(), "public.json")
+	os.WriteFile(routes, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]},{"path":"/wp-json/x/v1/fields","fieldmgr":{"status":"active"}}]}`), 0o644)
+	file, err := reload.Open(routes, "public routes", publicroute.ParseConfig, nil, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := &Site{id: 2, settings: store.NewSettingsWatcher(db.ForSite(2), time.Hour, store.SiteURLs{}), pub: &public{file: file}}
+	if err := two.settings.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		change     wpsidecar.Commit
+		s          *Site
+		tags, urls []string
+	}{
+		{"single site", wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Items: []wpsidecar.Item{{Key: "a b"}}}, nil, []string{"themeopts", "themeopts:a%20b"}, nil},
+		{"site 2, served", wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Items: []wpsidecar.Item{{Key: "logo"}}, Site: 2}, two,
+			[]string{"site2:themeopts", "site2:themeopts:logo"}, []string{"http://example.test/two/wp-json/x/v1/brand"}},
+		{"site 2, groups", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 2}, two,
+			[]string{"site2:fieldmgr", "site2:fieldmgr:list", "site2:fieldmgr:g"}, []string{"http://example.test/two/wp-json/x/v1/fields"}},
+		{"site 3, never served", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 3}, nil,
+			[]string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}, nil},
+	} {
+		p := changes.PurgeOf(c.change, c.s.PublicURLs)
+		var urls []string
+		for _, u := range p.URLs {
+			urls = append(urls, u.String())
+		}
+		if !slices.Equal(p.Tags, c.tags) || !slices.Equal(urls, c.urls) {
+			t.Errorf("%s: tags %q urls %q, want %q %q", c.name, p.Tags, urls, c.tags, c.urls)
+		}
+	}
+}
+
+// TestThemeoptsFilesOf: a site's own configuration by blog id, domain, or
+// domain and path (any letter case, with or without the trailing slash),
+// else the network's.
+func TestThemeoptsFilesOf(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, opt string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(`{"opt_name":"`+opt+`","sections":[{"id":"s","title":"S","fields":[{"id":"f","type":"text","title":"F"}]}]}`), 0o644)
+		return p
+	}
+	cfg := ThemeoptsFiles{All: write("network.json", "network_opts"), Sites: []ThemeoptsSite{
+		{Site: "3", File: write("three.json", "three_opts")},
+		{Site: "shop.example.test", File: write("shop.json", "shop_opts")},
+		{Site: "example.test/blog/", File: write("blog.json", "blog_opts")},
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	files, reloads, err := OpenThemeopts(cfg, zerolog.Nop(), func(f func(context.Context)) { go f(ctx) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reloads) != 4 {
+		t.Errorf("%d reloads, want one a file", len(reloads))
+	}
+	for _, c := range []struct {
+		s    *multisite.Site
+		want string
+	}{
+		{nil, "network_opts"},
+		{&multisite.Site{ID: 3, Domain: "example.test", Path: "/three/"}, "three_opts"},
+		{&multisite.Site{ID: 4, Domain: "Shop.Example.test", Path: "/"}, "shop_opts"},
+		{&multisite.Site{ID: 5, Domain: "example.test", Path: "/Blog/"}, "blog_opts"},
+		{&multisite.Site{ID: 6, Domain: "example.test", Path: "/other/"}, "network_opts"},
+	} {
+		if got := files.Of(c.s).Current().OptName; got != c.want {
+			t.Errorf("%+v: %s, want %s", c.s, got, c.want)
+		}
+	}
+}
