@@ -1,10 +1,12 @@
 package auth
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/sync/semaphore"
@@ -55,15 +57,16 @@ const (
 // instance with a 256 MiB limit to 551 MB. A hash asking for more memory
 // than the whole budget is refused, as one over the bounds above is.
 type MemoryBudget struct {
-	kib int64
-	sem *semaphore.Weighted
+	kib  int64
+	sem  *semaphore.Weighted
+	wait time.Duration // a check's longest wait for memory (argon2MaxWait)
 }
 
 // NewMemoryBudget is a budget of the given bytes, at most
 // argon2MaxMemoryKiB, and at least one KiB.
 func NewMemoryBudget(bytes int64) *MemoryBudget {
 	kib := max(min(bytes>>10, argon2MaxMemoryKiB), 1)
-	return &MemoryBudget{kib: kib, sem: semaphore.NewWeighted(kib)}
+	return &MemoryBudget{kib: kib, sem: semaphore.NewWeighted(kib), wait: argon2MaxWait}
 }
 
 // argon2Params is a parsed PHC string.
@@ -141,16 +144,27 @@ func decimal(s string) (uint64, bool) {
 	return v, err == nil
 }
 
+// argon2MaxWait bounds a check's wait for memory: past it the request is
+// answered busy (503, Retry-After), not kept waiting behind a queue an
+// attacker made, however long.
+const argon2MaxWait = 10 * time.Second
+
 // checkArgon2 is password_verify() for an argon2i or argon2id hash. It
 // waits for its memory within c's budget, and gives up (false) when c's
-// client is gone first: x/crypto/argon2 cannot be stopped once started,
+// client is gone first or argon2MaxWait has passed: x/crypto/argon2 cannot be stopped once started,
 // so a check starts only for a client still there.
 func checkArgon2(c checker, password, stored string) bool {
 	p, ok := parseArgon2(stored)
 	if !ok || int64(p.memory) > c.argon2.kib {
 		return false
 	}
-	if c.argon2.sem.Acquire(c.ctx, int64(p.memory)) != nil {
+	wait, cancel := context.WithTimeout(c.ctx, c.argon2.wait)
+	err := c.argon2.sem.Acquire(wait, int64(p.memory))
+	cancel()
+	if err != nil {
+		if c.ctx.Err() == nil && c.busy != nil {
+			*c.busy = true
+		}
 		return false
 	}
 	defer c.argon2.sem.Release(int64(p.memory))

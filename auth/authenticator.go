@@ -77,7 +77,7 @@ type Options struct {
 	// only): an application password's last_ip, and the key of Throttle.
 	ClientIP func(*http.Request) string
 	// Throttle, when set, limits failed Basic authentication per client
-	// and per account, and a client's slow hash checks in flight.
+	// and per account, counting the checks in flight.
 	Throttle *Throttle
 	// Argon2Memory is the memory the argon2 checks running at once may
 	// hold, shared by every site (nil: a budget of 1 GiB of its own).
@@ -448,38 +448,51 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		account = userAccount(u.ID)
 	}
 	accountWait := a.o.Throttle.AccountWait(account, now)
+	c := checker{ctx: ctx, argon2: a.o.Argon2Memory, busy: new(bool)}
 	kind := "password"
 	if appAvailable {
 		kind = "application_password"
 	}
-	// A check runs only while the account is not out of attempts; a slow
-	// one holds one of the client's attempts until it ends (Throttle.Hold).
-	held, holdWait := false, time.Duration(0)
-	may := func(slow bool) bool {
-		if accountWait > 0 || holdWait > 0 {
+	// A check runs only while the account is not out of attempts, and
+	// holds one attempt of the client and one of the account until it
+	// ends (Throttle.Hold), so that checks in flight count as failures do.
+	held, ipWait := false, time.Duration(0)
+	may := func() bool {
+		if accountWait > 0 || ipWait > 0 {
 			return false
 		}
-		if slow && !held {
-			holdWait = a.o.Throttle.Hold(client, now)
-			held = holdWait == 0
+		if !held {
+			switch scope, wait := a.o.Throttle.Hold(client, account, now); scope {
+			case "ip":
+				ipWait = wait
+			case "account":
+				accountWait = wait
+			default:
+				held = true
+			}
 		}
-		return !slow || held
+		return held
 	}
 	succeed := func(u *User) (*User, *wpjson.Error, error) {
 		if held {
-			a.o.Throttle.Release(client, now)
+			a.o.Throttle.Release(client, account, now)
 		}
 		return u, nil, nil
 	}
 	fail := func(f *wpjson.Error) (*User, *wpjson.Error, error) {
-		if holdWait > 0 { // no check ran: refused as a client out of attempts
+		if ipWait > 0 { // no check ran: refused as a client out of attempts
 			a.o.Observe("throttled", "ip")
-			return nil, throttled(holdWait), nil
+			return nil, throttled(ipWait), nil
 		}
-		if err := ctx.Err(); err != nil {
-			// The client has gone, its check stopped or never started: no
-			// verdict to report, but the attempt is charged to the client,
-			// so that requests abandoned by the thousand cost the attacker.
+		if err := c.verdictless(); err != nil {
+			// The client has gone, or no memory came free in time: its check
+			// stopped or never started. No verdict to report, but the
+			// attempt is charged to the client, so that requests abandoned
+			// or queued by the thousand cost the attacker; the account's is
+			// given back.
+			if held {
+				a.o.Throttle.Release("", account, now)
+			}
 			a.o.Throttle.Failed(client, "", held, now)
 			return nil, nil, err
 		}
@@ -496,12 +509,12 @@ func (a *Authenticator) basicUser(ctx context.Context, r *http.Request, site *de
 		return nil, f, nil
 	}
 	if !known {
+		may() // a guess at an unknown login counts in flight too
 		if wplogin.LooksLikeEmail(login) {
 			return fail(errUnknownE)
 		}
 		return fail(errUnknownU)
 	}
-	c := checker{ctx, a.o.Argon2Memory}
 	appFailure := errBadAppPW
 	if appAvailable && !site.policy.appPasswordsFor(u.ID) {
 		appFailure = errAppPWsDisabledForUser
@@ -543,7 +556,7 @@ func throttled(wait time.Duration) *wpjson.Error {
 
 // matchApplicationPassword finds the stored item the password matches and
 // returns its uuid and last_used.
-func (a *Authenticator) matchApplicationPassword(c checker, u *store.User, password string, v Version, may func(slow bool) bool) (string, int64, bool) {
+func (a *Authenticator) matchApplicationPassword(c checker, u *store.User, password string, v Version, may func() bool) (string, int64, bool) {
 	if password == "" {
 		return "", 0, false
 	}
@@ -635,14 +648,13 @@ const maxCachedCaps = 1024
 // checkCached runs an expensive hash check once per credential and stored
 // hash: a success is remembered under a keyed hash of the credential, never
 // the credential, and only while the stored hash is the same. The check
-// runs only when may says so for a hash of its cost (slowHash); otherwise
-// only a remembered success counts.
-func (a *Authenticator) checkCached(kind string, userID int64, password, stored string, may func(slow bool) bool, check func() bool) bool {
+// runs only when may says so; otherwise only a remembered success counts.
+func (a *Authenticator) checkCached(kind string, userID int64, password, stored string, may func() bool, check func() bool) bool {
 	key := a.checks.key(kind, userID, password, stored)
 	if a.checks.has(key) {
 		return true
 	}
-	if !may(slowHash(stored)) || !check() {
+	if !may() || !check() {
 		return false
 	}
 	a.checks.add(userID, key)

@@ -1,5 +1,7 @@
 package auth
 
+import "time"
+
 // Fill takes all of b until release gives it back: the checks that need
 // memory meanwhile wait, as behind checks already running.
 func (b *MemoryBudget) Fill() (release func()) {
@@ -8,3 +10,7 @@ func (b *MemoryBudget) Fill() (release func()) {
 	}
 	return func() { b.sem.Release(b.kib) }
 }
+
+// SetWait sets how long a check waits for memory before it is answered
+// busy.
+func (b *MemoryBudget) SetWait(d time.Duration) { b.wait = d }

@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/crypto/blake2b"
+
+	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
 // Version is the WordPress generation the site's db_version names: the
@@ -104,10 +106,12 @@ func checkPassword(c checker, password, stored string, v Version) bool {
 // it is for, and the memory budget of argon2 checks. A check whose client
 // is gone stops — or, where the hash's code cannot be interrupted
 // (bcrypt, argon2), never starts — so a flood of requests abandoned at
-// once leaves no work behind.
+// once leaves no work behind. busy, when set, is told of a check that
+// gave up waiting for memory (argon2MaxWait).
 type checker struct {
 	ctx    context.Context
 	argon2 *MemoryBudget
+	busy   *bool
 }
 
 // gone reports a check's client gone; the loops of the slow formats ask
@@ -116,11 +120,17 @@ func (c checker) gone() bool { return c.ctx.Err() != nil }
 
 const stopEvery = 1 << 12
 
-// slowHash reports a stored hash whose check costs real CPU time (every
-// format but md5 and 6.8's $generic$): the checks a client's address has
-// in flight are counted against its budget (Throttle.Hold).
-func slowHash(stored string) bool {
-	return len(stored) > 32 && !strings.HasPrefix(stored, "$generic$")
+// verdictless is why a check that refused reached no verdict — its client
+// gone, or no memory free in time (wpjson.ErrBusy) — or nil: a refusal
+// is then a wrong password.
+func (c checker) verdictless() error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	if c.busy != nil && *c.busy {
+		return wpjson.ErrBusy
+	}
+	return nil
 }
 
 // passwordVerify is PHP's password_verify() for the formats the sidecar

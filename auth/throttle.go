@@ -78,30 +78,46 @@ func (t *Throttle) AccountWait(account string, now time.Time) time.Duration {
 	return t.account.wait(account, now)
 }
 
-// Hold takes one of client's attempts before a slow hash check runs, so
-// that the checks an address has in flight count against its budget as
-// its failures do: without it, 32 concurrent wrong passwords against a
-// slow hash all ran, since a failure is known only once its check ends.
-// It returns how long to wait when none is left (nothing taken). A check
-// that succeeds gives its attempt back (Release); one that fails keeps
-// it as the failure's (Failed with held).
-func (t *Throttle) Hold(client string, now time.Time) time.Duration {
-	if t == nil || client == "" {
-		return 0
+// Hold takes one of client's attempts and one of account's before a
+// password check runs, so that the checks in flight count against both
+// budgets as failures do: without it, a burst of concurrent wrong
+// passwords all ran, since a failure is known only once its check ends.
+// When either has none left, nothing is taken and it returns which
+// ("ip" or "account") and how long to wait. A check that succeeds gives
+// both back (Release); one that fails keeps them as the failure's
+// (Failed with held).
+func (t *Throttle) Hold(client, account string, now time.Time) (scope string, wait time.Duration) {
+	if t == nil {
+		return "", 0
 	}
-	return t.ip.hold(client, now)
+	if client != "" {
+		if wait := t.ip.hold(client, now); wait > 0 {
+			return "ip", wait
+		}
+	}
+	if wait := t.account.hold(account, now); wait > 0 {
+		t.Release(client, "", now)
+		return "account", wait
+	}
+	return "", 0
 }
 
-// Release gives back an attempt Hold took, for a check that succeeded.
-func (t *Throttle) Release(client string, now time.Time) {
-	if t != nil && client != "" {
+// Release gives back the attempts Hold took, for a check that succeeded.
+func (t *Throttle) Release(client, account string, now time.Time) {
+	if t == nil {
+		return
+	}
+	if client != "" {
 		t.ip.release(client, now)
+	}
+	if account != "" {
+		t.account.release(account, now)
 	}
 }
 
 // Failed records a failed attempt by client for account (account may be
 // empty) and reports the keys it has just run out of attempts. held says
-// the client's attempt was taken already, by Hold.
+// both attempts were taken already, by Hold.
 func (t *Throttle) Failed(client, account string, held bool, now time.Time) []Throttled {
 	if t == nil {
 		return nil
@@ -110,7 +126,7 @@ func (t *Throttle) Failed(client, account string, held bool, now time.Time) []Th
 	if client != "" && t.ip.take(client, !held, now) { // "": the client is not known
 		out = append(out, Throttled{"ip", client})
 	}
-	if account != "" && t.account.take(account, true, now) {
+	if account != "" && t.account.take(account, !held, now) {
 		out = append(out, Throttled{"account", account})
 	}
 	return out

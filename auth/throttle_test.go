@@ -264,3 +264,114 @@ func TestThrottle_ChecksInFlight(t *testing.T) {
 		t.Errorf("the right password from another client: %v", err)
 	}
 }
+
+// TestThrottle_FastChecksInFlight: checks of fast hashes (md5, as an
+// imported account keeps) hold an attempt too, so 50 concurrent guesses
+// from one address get exactly its 3 checks (security round 4, review:
+// they all passed the address's budget before any failure was charged,
+// 399 of 400 checked), and a guess at an unknown login counts the same.
+func TestThrottle_FastChecksInFlight(t *testing.T) {
+	tdb := testdb.New(t)
+	site := testsite.New(t, tdb)
+	tdb.AddUser(t, "legacy", "legacy@example.test", "4a4fd39406de7daa0638e36f0abf2b1b") // md5, not this password
+	a := auth.New(auth.Options{Store: site.DB, Settings: site.Settings, Keys: map[string]string{"AUTH_KEY": "k"}, BasicAuthPasswords: true,
+		Throttle: auth.NewThrottle(auth.Rate{Burst: 3, Per: time.Hour}, auth.Rate{})})
+	defer a.Wait()
+	for n, login := range []string{"legacy", "nobody"} {
+		results := make(chan string, 50)
+		for i := range 50 {
+			go func() {
+				req := httptest.NewRequest(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
+				req.RemoteAddr = "192.0.2." + strconv.Itoa(n+1) + ":40000"
+				req.SetBasicAuth(login, "guess-"+strconv.Itoa(i))
+				_, err := a.Authenticate(req)
+				f, _ := err.(*wpjson.Error)
+				results <- f.Code
+			}()
+		}
+		codes := map[string]int{}
+		for range 50 {
+			codes[<-results]++
+		}
+		if len(codes) != 2 || codes[map[string]string{"legacy": "incorrect_password", "nobody": "invalid_username"}[login]] != 3 {
+			t.Errorf("%s: 50 concurrent guesses from one address: %v", login, codes)
+		}
+	}
+}
+
+// TestThrottle_AccountChecksInFlight: an account's slow checks in flight
+// count against its budget, from every address together, and a check
+// that waits for memory past its bound is answered busy, charged to the
+// address alone (review: 200 addresses each queued a check against an
+// account allowed 5).
+func TestThrottle_AccountChecksInFlight(t *testing.T) {
+	tdb := testdb.New(t)
+	site := testsite.New(t, tdb)
+	tdb.AddUser(t, "argon", "argon@example.test", "$argon2id$v=19$m=1024,t=2,p=2$ckJVYUVWaklQODlNY3VTTw$nfGyJkzSI1WseuYv+ZkIP5y4WCTSRlgkEkIJGR5w6PE")
+	budget := auth.NewMemoryBudget(1024 << 10)
+	th := auth.NewThrottle(auth.Rate{Burst: 30, Per: time.Hour}, auth.Rate{Burst: 5, Per: time.Hour})
+	a := auth.New(auth.Options{Store: site.DB, Settings: site.Settings, Keys: map[string]string{"AUTH_KEY": "k"}, BasicAuthPasswords: true,
+		Throttle: th, Argon2Memory: budget})
+	defer a.Wait()
+	try := func(ip, pw string) error {
+		req := httptest.NewRequest(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
+		req.RemoteAddr = ip + ":40000"
+		req.SetBasicAuth("argon", pw)
+		_, err := a.Authenticate(req)
+		return err
+	}
+	code := func(err error) string {
+		if f, ok := err.(*wpjson.Error); ok {
+			return f.Code
+		}
+		return fmt.Sprint(err)
+	}
+	release := budget.Fill()
+	results := make(chan string, 20)
+	for i := range 20 {
+		go func() { results <- code(try("198.51.100."+strconv.Itoa(i+1), "wrong-password")) }()
+	}
+	codes := map[string]int{}
+	for range 15 { // the five in flight wait for memory
+		select {
+		case c := <-results:
+			codes[c]++
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no answer while the checks wait (answers so far: %v)", codes)
+		}
+	}
+	if codes["wpsidecar_too_many_attempts"] != 15 {
+		t.Fatalf("answered while 5 checks wait: %v", codes)
+	}
+	release()
+	for range 5 {
+		codes[<-results]++
+	}
+	if codes["incorrect_password"] != 5 {
+		t.Errorf("20 addresses against an account allowed 5: %v", codes)
+	}
+
+	// Past its wait for memory, a check is answered busy; the address is
+	// charged, the account is not.
+	quiet := auth.NewMemoryBudget(1024 << 10)
+	quiet.SetWait(50 * time.Millisecond)
+	b := auth.New(auth.Options{Store: site.DB, Settings: site.Settings, Keys: map[string]string{"AUTH_KEY": "k"}, BasicAuthPasswords: true,
+		Throttle: auth.NewThrottle(auth.Rate{Burst: 1, Per: time.Hour}, auth.Rate{Burst: 1, Per: time.Hour}), Argon2Memory: quiet})
+	defer b.Wait()
+	release = quiet.Fill()
+	req := httptest.NewRequest(http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
+	req.RemoteAddr = "203.0.113.1:40000"
+	req.SetBasicAuth("argon", "admin-pass-123")
+	if _, err := b.Authenticate(req); err != wpjson.ErrBusy {
+		t.Errorf("a check out of memory past its wait: %v", err)
+	}
+	release()
+	req.RemoteAddr = "203.0.113.2:40000" // the account still has its attempt
+	if u, err := b.Authenticate(req); err != nil || u == nil {
+		t.Errorf("the right password from another address after a busy answer: %+v %v", u, err)
+	}
+	req.RemoteAddr = "203.0.113.1:40000" // the first address spent its
+	if _, err := b.Authenticate(req); code(err) != "wpsidecar_too_many_attempts" {
+		t.Errorf("the busy address again: %v", err)
+	}
+}

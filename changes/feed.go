@@ -860,18 +860,40 @@ func (f *Feed) primaryKey(name string) string {
 // of them shown is every one before it shown. A transaction still not
 // shown after CommitWait is reported anyway.
 func (f *Feed) confirm(ctx context.Context) {
-	// From the newest: where the server commits in order, one read of the
-	// newest shown settles the whole queue (a burst of commits read
-	// between two looks costs one read, not one each).
+	ordered := f.ordered
+	// From the newest: where the server commits in order, a read of the
+	// newest that shows it settles the whole queue (a burst of commits
+	// read between two looks costs one read, not one each), and only the
+	// newest and the oldest are read (a hot row that each transaction
+	// locks while the next holds it costs two reads a look, not one per
+	// transaction queued).
+	looked := false
 	for i := len(f.queue) - 1; i >= 0; i-- {
-		if q := &f.queue[i]; !q.shown && f.visible(ctx, q) {
+		q := &f.queue[i]
+		switch {
+		case q.shown:
+			continue
+		case f.o.Primary == nil || ctx.Err() != nil: // nothing to wait on, or for
 			q.shown = true
-			if q.ordered && f.ordered {
-				for j := range i {
-					f.queue[j].shown = true
-				}
-				break
+			continue
+		case ordered && q.ordered && looked && i > 0:
+			q.shown = !time.Now().Before(q.by) // its wait over: reported unread
+			continue
+		}
+		seen, done := f.visible(ctx, q)
+		looked = looked || q.ordered
+		if !done {
+			continue
+		}
+		q.shown = true
+		// Only a row seen unlocked vouches for what came before it; a
+		// transaction reported for want of a read (its wait over, no row
+		// to read, a read that failed) vouches for nothing.
+		if seen && q.ordered && ordered {
+			for j := range i {
+				f.queue[j].shown = true
 			}
+			break
 		}
 	}
 	n := 0
@@ -884,16 +906,16 @@ func (f *Feed) confirm(ctx context.Context) {
 	f.pause = min(2*f.pause, 20*time.Millisecond)
 }
 
-// visible tells whether the primary shows q: one of its rows reads
-// unlocked (InnoDB releases all of a transaction's locks at once), or
-// there is nothing to wait on or for (no row to read, ctx ended, its wait
-// over). A row that cannot be read (its table dropped since) is not read
-// again.
-func (f *Feed) visible(ctx context.Context, q *queued) bool {
+// visible tells whether the primary shows q — seen: one of its rows read
+// unlocked (InnoDB releases all of a transaction's locks at once) — and
+// whether to report it now (done): seen, or nothing to wait on or for
+// (no row to read, ctx ended, its wait over, reads refused for good). A
+// row that cannot be read (its table dropped since) is not read again.
+func (f *Feed) visible(ctx context.Context, q *queued) (seen, done bool) {
 	locked := "" // a table whose row was locked
 	for _, r := range slices.Clone(q.tx.written) {
 		if f.o.Primary == nil || ctx.Err() != nil {
-			return true
+			return false, true
 		}
 		rctx, cancel := context.WithDeadline(ctx, q.by)
 		ok, err := f.o.Primary.Committed(rctx, r.table, r.column, r.id)
@@ -901,7 +923,7 @@ func (f *Feed) visible(ctx context.Context, q *queued) bool {
 		cancel()
 		switch {
 		case ok:
-			return true
+			return true, true
 		case err == nil || over:
 			locked = r.table
 		case errors.Is(err, store.ErrCannotLock):
@@ -909,7 +931,7 @@ func (f *Feed) visible(ctx context.Context, q *queued) bool {
 			// transaction would only repeat it.
 			f.o.Log.Error().Err(err).Str("table", r.table).Msg("binlog change feed: cannot tell when the primary shows a transaction; reporting transactions as the log has them from now on")
 			f.o.Primary = nil
-			return true
+			return false, true
 		default:
 			f.o.Log.Warn().Err(err).Str("table", r.table).Msg("binlog change feed: could not tell when the primary shows a transaction")
 			q.tx.written = slices.DeleteFunc(q.tx.written, func(w writtenRow) bool { return w == r })
@@ -917,12 +939,12 @@ func (f *Feed) visible(ctx context.Context, q *queued) bool {
 	}
 	switch {
 	case locked == "" || ctx.Err() != nil:
-		return true
+		return false, true
 	case time.Now().Before(q.by):
-		return false
+		return false, false
 	}
 	f.o.Log.Warn().Str("table", locked).Dur("waited", f.o.CommitWait).Msg("binlog change feed: a transaction's row is still locked on the primary; reporting it anyway")
-	return true
+	return false, true
 }
 
 // settle reports what is still queued once follow stops reading: as

@@ -25,7 +25,8 @@ var (
 		Message: "The resource has changed since it was read (If-Match does not match its current ETag); read it again and retry.",
 	}
 	// ErrBusy is the answer when every database connection stayed in use
-	// for longer than a request may wait for one.
+	// for longer than a request may wait for one, or the memory of the
+	// argon2 checks for longer than a password check may wait for it.
 	ErrBusy = &Error{
 		Status:  http.StatusServiceUnavailable,
 		Code:    "wpsidecar_busy",
