@@ -259,12 +259,17 @@ func startFrontFor(t *testing.T, site *wptest.Site, kind, secret string, sidecar
 			cmd.Process.Kill()
 		}
 	})
+	// Answered by this web server, not by whatever else took the port
+	// found free (another test's server answered "404 page not found").
 	waitStarted(t, out.Name(), func() bool {
 		resp, err := http.Get(f.url + "/wp-login.php")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
+		if server := resp.Header.Get("Server"); !strings.Contains(strings.ToLower(server), kind) {
+			t.Fatalf("%s's port %d answered by another server (Server: %q)", kind, port, server)
+		}
 		return true
 	})
 	waitStarted(t, f.log, func() bool {
