@@ -95,6 +95,7 @@ func (testNS) Register(r *mux.Router) {
 		panic("boom")
 	})
 	r.HandleFunc("/until-gone", func(w http.ResponseWriter, r *http.Request) {
+		zerolog.Ctx(r.Context()).Info().Msg("until-gone: waiting for the client to go")
 		<-r.Context().Done()
 		wpjson.Render(w, r, r.Context().Err())
 	})
@@ -537,7 +538,12 @@ func TestNamespace_ClientGoneIsLogged499(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.front.URL+"/wp-json/test/v1/until-gone", nil)
-	time.AfterFunc(50*time.Millisecond, cancel) // any moment after sending will do
+	go func() { // the client goes once the route has its request
+		for !strings.Contains(f.log.String(), "until-gone: waiting") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Fatal("request was not cancelled")
 	}
