@@ -177,6 +177,11 @@ func (b *buckets) wait(key string, now time.Time) time.Duration {
 		return 0
 	}
 	b.refill(k, now)
+	return b.waitOf(k)
+}
+
+// waitOf is how long k has until its next token (0: it has one).
+func (b *buckets) waitOf(k *bucket) time.Duration {
 	if k.tokens >= 1 {
 		return 0
 	}
@@ -210,8 +215,8 @@ func (b *buckets) hold(key string, now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := b.bucket(key, now)
-	if k.tokens < 1 {
-		return time.Duration((1 - k.tokens) / b.perNS)
+	if wait := b.waitOf(k); wait > 0 {
+		return wait
 	}
 	k.tokens--
 	return 0
