@@ -860,7 +860,6 @@ func (f *Feed) primaryKey(name string) string {
 // of them shown is every one before it shown. A transaction still not
 // shown after CommitWait is reported anyway.
 func (f *Feed) confirm(ctx context.Context) {
-	ordered := f.ordered
 	// From the newest: where the server commits in order, a read of the
 	// newest that shows it settles the whole queue (a burst of commits
 	// read between two looks costs one read, not one each), and only the
@@ -876,7 +875,7 @@ func (f *Feed) confirm(ctx context.Context) {
 		case f.o.Primary == nil || ctx.Err() != nil: // nothing to wait on, or for
 			q.shown = true
 			continue
-		case ordered && q.ordered && looked && i > 0:
+		case f.ordered && q.ordered && looked && i > 0:
 			q.shown = !time.Now().Before(q.by) // its wait over: reported unread
 			continue
 		}
@@ -889,7 +888,7 @@ func (f *Feed) confirm(ctx context.Context) {
 		// Only a row seen unlocked vouches for what came before it; a
 		// transaction reported for want of a read (its wait over, no row
 		// to read, a read that failed) vouches for nothing.
-		if seen && q.ordered && ordered {
+		if seen && q.ordered && f.ordered {
 			for j := range i {
 				f.queue[j].shown = true
 			}
