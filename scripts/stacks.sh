@@ -33,6 +33,8 @@
 #   WPSIDECAR_DEBIAN_MIRROR=http://deb.debian.org/debian
 #   STACKS_LEGS="db-mysql db-mariadb e2e-mysql e2e-mariadb companion-php84"
 #                                         the legs to run (all by default)
+#   STACKS_RUN=REGEXP                     only the tests go test -run picks
+#                                         (in every leg selected)
 #
 # The tests find the stacks through WPSIDECAR_STACKS and are pointed at
 # them by WPSIDECAR_TEST_SERVER (mysql|mariadb: the servers the tests start
@@ -419,7 +421,9 @@ leg() {
   selected "$name" || return 0
   say "== $name: $label"
   local t0=$SECONDS rc=0
-  (cd "$repo" && env "${envs[@]}" go test -count=1 "$@") > "$log" 2>&1 || rc=$?
+  local run=()
+  [ -z "${STACKS_RUN:-}" ] || run=(-run "$STACKS_RUN")
+  (cd "$repo" && env "${envs[@]}" go test -count=1 "$@" "${run[@]}") > "$log" 2>&1 || rc=$?
   local secs=$((SECONDS - t0)) result=ok
   if [ "$rc" -ne 0 ]; then
     result=FAIL
@@ -431,7 +435,8 @@ leg() {
   legs_run+=("$name: $label") legs_result+=("$result") legs_secs+=("$secs")
 }
 
-# failures LOG: each failed test with the first line it logged, and each
+# failures LOG: each failed test with the first lines it logged (a
+# screenshot's path alone does not say what went wrong), and each
 # package that failed without a failed test (build failures, TestMain).
 failures() {
   awk '
@@ -439,11 +444,14 @@ failures() {
     # amid the output of other packages.
     /^# / { hdr = $2; sub(/_test$/, "", hdr); inhdr = 1; next }
     inhdr { if (!(hdr in builderr)) builderr[hdr] = substr($0, 1, 300); inhdr = 0 }
-    /^[[:space:]]*--- FAIL: / { name = $3; want = 1; named = 1; next }
+    /^[[:space:]]*--- FAIL: / { name = $3; want = 8; shown = 0; named = 1; next }
+    want && /^[[:space:]]*(--- |=== |FAIL$|PASS$)/ {
+      if (!shown) printf "%s: (no message)\n", name
+      want = 0
+    }
     want && NF > 0 {
       line = $0; sub(/^[[:space:]]+/, "", line)
-      if (line == "FAIL") line = "(no message)"
-      printf "%s: %s\n", name, substr(line, 1, 300); want = 0; next
+      printf "%s: %s\n", name, substr(line, 1, 300); want--; shown = 1; next
     }
     /^FAIL[[:space:]]+[^[:space:]]+[[:space:]]/ {
       if (!named) printf "package %s: %s\n", $2, (/\[build failed\]/ && ($2 in builderr)) ? builderr[$2] : first
