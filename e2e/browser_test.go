@@ -114,6 +114,12 @@ func TestHistoryScreenInBrowser(t *testing.T) {
 		// WordPress writes it into its pages, through nginx as a proxy.
 		proxy, _ := url.Parse(f.url)
 		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}}
+		t.Cleanup(func() {
+			if t.Failed() {
+				b, _ := os.ReadFile(f.log)
+				t.Logf("the history requests nginx's sidecar logged:\n%s", historyRequests(string(b)))
+			}
+		})
 		historyFlow(t, fs, client, strings.TrimPrefix(f.url, "http://"), 20, 22)
 		lines := f.accessLines(t, "/wp-json/wpsidecar/v1/history")
 		if len(lines) == 0 || lines[0]["served_by"] != "sidecar" {
@@ -148,6 +154,13 @@ func (v typography) with(kv ...string) typography {
 // with client; size0 and size1 are the body font's sizes before and after
 // that save, distinct in each run.
 func historyFlow(t *testing.T, fs *wptest.Site, client *http.Client, proxy string, size0, size1 int) {
+	t.Cleanup(func() {
+		// A step that waits in vain says only what it waited for: which
+		// requests the screen made, and how they were answered, say why.
+		if t.Failed() {
+			t.Logf("the history requests the site's sidecar logged:\n%s", historyRequests(fs.SidecarLog()))
+		}
+	})
 	admin := fs.Users["administrator"]
 	b0 := typography{"font-family": "Inter", "font-weight": "400", "font-size": strconv.Itoa(size0), "line-height": "1.5", "subsets": []any{"latin"}}
 	b1 := b0.with("font-size", strconv.Itoa(size1))
@@ -367,4 +380,21 @@ func waitEntry(t *testing.T, fs *wptest.Site, via string, after typography) int6
 		return id != 0
 	})
 	return id
+}
+
+// historyRequests are the access lines of log (a sidecar's JSON lines) for
+// the history's routes: method, path, status and who answered, a line
+// each.
+func historyRequests(log string) string {
+	var out strings.Builder
+	for _, line := range strings.Split(log, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil || m["message"] != "request" {
+			continue
+		}
+		if p, _ := m["path"].(string); strings.HasPrefix(p, "/wp-json/wpsidecar/v1/history") {
+			fmt.Fprintf(&out, "%v %v %v %v %vms\n", m["method"], p, m["status"], m["served_by"], m["duration_ms"])
+		}
+	}
+	return out.String()
 }
