@@ -146,7 +146,7 @@ func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, prefix st
 	inm := r.Header.Values("If-None-Match")
 	if a := p.lookup(key, at); a != nil {
 		if s.o.Served != nil {
-			s.o.Served(r, a.route)
+			s.o.Served(w, r, a.route)
 		}
 		a.write(w, inm)
 		p.given.Add(1)

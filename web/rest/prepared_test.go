@@ -101,7 +101,7 @@ func newKeptSite(t *testing.T, c *Compression) *keptSite {
 	k.p = NewPrepared(func() (uint64, bool) { return k.version.Load(), k.vouched.Load() })
 	s := &settings{}
 	s.set(SiteREST{Home: "https://example.com"}, nil)
-	served := func(r *http.Request, route string) {
+	served := func(_ http.ResponseWriter, r *http.Request, route string) {
 		k.mu.Lock()
 		k.served = append(k.served, route)
 		k.mu.Unlock()
