@@ -99,6 +99,18 @@ func (s *Scope) find(has func(*Scope) bool) *Scope {
 	return nil
 }
 
+// get is what read gives of the nearest level for which has holds, read
+// with the level's lock held; the zero T when no level does.
+func get[T any](s *Scope, has func(*Scope) bool, read func(*Scope) T) T {
+	var v T
+	if l := s.find(has); l != nil {
+		l.mu.Lock()
+		v = read(l)
+		l.mu.Unlock()
+	}
+	return v
+}
+
 // Identify records who the request is (nil: anonymous) and the read its
 // route had ride along with the lookup (nil: none), for what runs within
 // this level.
@@ -111,27 +123,18 @@ func (s *Scope) Identify(who Identity, ride any) {
 	s.mu.Unlock()
 }
 
-// identity is the nearest level that was identified, or nil.
-func (s *Scope) identity() *Scope {
-	return s.find(func(l *Scope) bool { return l.identified })
-}
+func identified(l *Scope) bool { return l.identified }
 
 // Who is the user the request was identified as; nil when anonymous or
 // not identified.
 func (s *Scope) Who() Identity {
-	if l := s.identity(); l != nil {
-		return l.who // set once, before the level was handed on
-	}
-	return nil
+	return get(s, identified, func(l *Scope) Identity { return l.who })
 }
 
 // Ride is the read that rode along with the request's identification;
 // nil without one.
 func (s *Scope) Ride() any {
-	if l := s.identity(); l != nil {
-		return l.ride
-	}
-	return nil
+	return get(s, identified, func(l *Scope) any { return l.ride })
 }
 
 // Keep says that the answer built within this level may be kept and
@@ -148,9 +151,7 @@ func (s *Scope) Keep() {
 }
 
 // keeper is the nearest level that keeps its answer, or nil.
-func (s *Scope) keeper() *Scope {
-	return s.find(func(l *Scope) bool { return l.keeping })
-}
+func (s *Scope) keeper() *Scope { return s.find(keeping) }
 
 // Allow says that the answer depends on nothing but the request and what
 // the change feed vouches for: the rows read through the store's memo,
@@ -186,27 +187,18 @@ func (s *Scope) Until(t time.Time) {
 	}
 }
 
+func keeping(l *Scope) bool { return l.keeping }
+
 // Allowed tells whether the answer may be kept as far as is known now.
 func (s *Scope) Allowed() bool {
-	k := s.keeper()
-	if k == nil {
-		return false
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.allowed && !k.refused
+	return get(s, keeping, func(k *Scope) bool { return k.allowed && !k.refused })
 }
 
 // Holds tells whether the answer may be kept at now, and until when
 // (zero: no time of its own).
 func (s *Scope) Holds(now time.Time) (bool, time.Time) {
-	k := s.keeper()
-	if k == nil {
-		return false, time.Time{}
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.allowed && !k.refused && (k.until.IsZero() || now.Before(k.until)), k.until
+	until := get(s, keeping, func(k *Scope) time.Time { return k.until })
+	return s.Allowed() && (until.IsZero() || now.Before(until)), until
 }
 
 // ReadAfter has the reads made within this level see the commit set (the
@@ -223,10 +215,7 @@ func (s *Scope) ReadAfter(set GTIDSet) {
 // ReadsAfter is the commit the reads within this level must see; nil:
 // none.
 func (s *Scope) ReadsAfter() GTIDSet {
-	if l := s.find(func(l *Scope) bool { return l.readAfter != nil }); l != nil {
-		return l.readAfter
-	}
-	return nil
+	return get(s, func(l *Scope) bool { return l.readAfter != nil }, func(l *Scope) GTIDSet { return l.readAfter })
 }
 
 // NoteWrites has the writes made within this level note their commit
@@ -240,10 +229,10 @@ func (s *Scope) NoteWrites() {
 	s.mu.Unlock()
 }
 
+func noting(l *Scope) bool { return l.noting }
+
 // noter is the nearest level whose writes are noted, or nil.
-func (s *Scope) noter() *Scope {
-	return s.find(func(l *Scope) bool { return l.noting })
-}
+func (s *Scope) noter() *Scope { return s.find(noting) }
 
 // NotesWrites tells whether a write made within this level is to note its
 // commit: a writer asks before it looks the commit up.
@@ -262,11 +251,5 @@ func (s *Scope) Noted(gtid string) {
 // Receipt is the commit of the last write noted within this level's
 // noting level ("" when none, or the primary writes no binary log).
 func (s *Scope) Receipt() string {
-	n := s.noter()
-	if n == nil {
-		return ""
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.receipt
+	return get(s, noting, func(n *Scope) string { return n.receipt })
 }
