@@ -54,12 +54,13 @@ func RideFrom(ctx context.Context) Ride {
 // dispatches (rest_authentication_errors): bad credentials, a bad nonce or
 // a throttled client fail at once; otherwise the user (nil when anonymous)
 // is recorded in a level of the request's scope made for what comes next
-// (wpsidecar.Scope.Identify), for Permit and the handler. When the request's nonce
-// verified, the answer carries a fresh X-WP-Nonce, whatever comes next
-// (a rest_forbidden included), as WordPress sends one. Failures without a
-// status of their own (bad credentials) take unauthStatus: 401 for
-// fieldmgr, 403 for themeopts. ride, when not nil, declares the request's
-// ride-along read (nil: none); the handler finds it with RideFrom.
+// (wpsidecar.Scope.Identify), for Permit and the handler. When the
+// request's nonce verified, the answer carries a fresh X-WP-Nonce,
+// whatever comes next (a rest_forbidden included), as WordPress sends
+// one. Failures without a status of their own (bad credentials) take
+// unauthStatus: 401 for fieldmgr, 403 for themeopts. ride, when not nil,
+// declares the request's ride-along read (nil: none); the handler finds
+// it with RideFrom.
 func (a *Authenticator) Identify(unauthStatus int, ride func(*http.Request) Ride) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
