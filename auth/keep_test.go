@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
 // TestIdentify_KeepUntil: an answer to a request Identify let in may be
@@ -60,9 +60,10 @@ func TestIdentify_KeepUntil(t *testing.T) {
 		{"a cookie without a nonce: anonymous", func(r *http.Request) { r.Header.Set("Cookie", cookie) }, 200, time.Time{}},
 		{"a wrong password", func(r *http.Request) { r.SetBasicAuth("bench", "wrong") }, 401, time.Time{}},
 	} {
-		k := &wpjson.Keep{}
+		ctx, k := wpsidecar.WithScope(context.Background())
+		k.Keep()
 		k.Allow()
-		req := httptest.NewRequestWithContext(wpjson.WithKeep(context.Background(), k), http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/wp-json/fieldmgr/v1/field-groups", nil)
 		tc.set(req)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)

@@ -11,8 +11,6 @@ import (
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
-type identityKey struct{}
-
 // A Ride is a read a route declares to ride along with the user lookup of
 // its authentication, as a second statement in the same round trip: a
 // route that reads one thing costs one database round trip with
@@ -24,17 +22,15 @@ type Ride interface {
 	Piggyback() *store.Piggyback
 }
 
-// identity is what Identify found: the user (nil when anonymous) and the
-// route's ride-along read.
-type identity struct {
-	user *User
-	ride Ride
-}
+// Identity is the user's id and login, as the request's scope names who
+// it is (wpsidecar.Identity).
+func (u *User) Identity() (int64, string) { return u.ID, u.Login }
 
-// UserFrom is the authenticated user a request carries, or nil.
+// UserFrom is the authenticated user a request carries (Identify put it
+// in the request's scope), or nil.
 func UserFrom(ctx context.Context) *User {
-	id, _ := ctx.Value(identityKey{}).(identity)
-	return id.user
+	u, _ := wpsidecar.ScopeOf(ctx).Who().(*User)
+	return u
 }
 
 // AuthorOf is who a request's writes are by, for the history: its user
@@ -50,19 +46,21 @@ func AuthorOf(r *http.Request) wpsidecar.Author {
 // RideFrom is the ride-along read the request's route declared (nil
 // without one), as the route gave it.
 func RideFrom(ctx context.Context) Ride {
-	id, _ := ctx.Value(identityKey{}).(identity)
-	return id.ride
+	r, _ := wpsidecar.ScopeOf(ctx).Ride().(Ride)
+	return r
 }
 
 // Identify authenticates every request as WordPress does before it
 // dispatches (rest_authentication_errors): bad credentials, a bad nonce or
 // a throttled client fail at once; otherwise the user (nil when anonymous)
-// rides in the request's context for Permit. When the request's nonce
-// verified, the answer carries a fresh X-WP-Nonce, whatever comes next
-// (a rest_forbidden included), as WordPress sends one. Failures without a
-// status of their own (bad credentials) take unauthStatus: 401 for
-// fieldmgr, 403 for themeopts. ride, when not nil, declares the request's
-// ride-along read (nil: none); the handler finds it with RideFrom.
+// is recorded in a level of the request's scope made for what comes next
+// (wpsidecar.Scope.Identify), for Permit and the handler. When the
+// request's nonce verified, the answer carries a fresh X-WP-Nonce,
+// whatever comes next (a rest_forbidden included), as WordPress sends
+// one. Failures without a status of their own (bad credentials) take
+// unauthStatus: 401 for fieldmgr, 403 for themeopts. ride, when not nil,
+// declares the request's ride-along read (nil: none); the handler finds
+// it with RideFrom.
 func (a *Authenticator) Identify(unauthStatus int, ride func(*http.Request) Ride) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -93,15 +91,24 @@ func (a *Authenticator) Identify(unauthStatus int, ride func(*http.Request) Ride
 				wpjson.Render(w, r, err)
 				return
 			}
-			keep := wpjson.KeepOf(r.Context())
+			ctx, scope := wpsidecar.WithScope(r.Context())
 			if u != nil && !u.until.IsZero() {
-				keep.Until(u.until)
+				scope.Until(u.until) // what authenticated holds only so long: so does a kept answer
 			}
 			if fresh.value != "" {
 				w.Header().Set("X-WP-Nonce", fresh.value)
-				keep.Until(fresh.until)
+				scope.Until(fresh.until)
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, identity{user: u, ride: read})))
+			var who wpsidecar.Identity // a nil *User is no one, not a typed nil
+			if u != nil {
+				who = u
+			}
+			var ride any
+			if read != nil {
+				ride = read
+			}
+			scope.Identify(who, ride)
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

@@ -62,11 +62,30 @@ func scanGroup(s interface{ Scan(...any) error }) (fieldgroup.Group, error) {
 	return g, err
 }
 
+// GroupList is every group in creation order, as one read of the table
+// found them, and that read's version: a number no other read of a list
+// has (within the process). The memo hands out the same GroupList,
+// version and all, for as long as it keeps it, and a read that replaces
+// it gets a new version; so two lists of the same version are the same
+// list, and an answer made from one may be given for the other
+// (fieldmgr's rendered list). Version 0 is no read's: never the same as
+// another. Groups is never modified.
+type GroupList struct {
+	Groups  []fieldgroup.Group
+	Version uint64
+}
+
 // List returns every group in creation order.
 func (f *FieldGroups) List(ctx context.Context) ([]fieldgroup.Group, error) {
-	var out []fieldgroup.Group
+	l, err := f.Listed(ctx)
+	return l.Groups, err
+}
+
+// Listed is List with its version (GroupList).
+func (f *FieldGroups) Listed(ctx context.Context) (GroupList, error) {
+	var out GroupList
 	if err := f.db.readAlone(ctx, f.ListPiggyback(&out)); err != nil {
-		return nil, fmt.Errorf("store: field groups: %w", err)
+		return GroupList{}, fmt.Errorf("store: field groups: %w", err)
 	}
 	return out, nil
 }
@@ -269,13 +288,19 @@ func (f *FieldGroups) lockedGet(ctx context.Context, tx *sql.Tx, key string) (fi
 // failed commit may still have committed).
 func (f *FieldGroups) forget() { f.db.memo.Forget(Changed{Tables: []string{f.table}}) }
 
-// ListPiggyback is List as a ride-along read (see Piggyback): the groups
-// land in *dst.
-func (f *FieldGroups) ListPiggyback(dst *[]fieldgroup.Group) *Piggyback {
+// ListPiggyback is Listed as a ride-along read (see Piggyback): the
+// groups and their version land in *dst.
+func (f *FieldGroups) ListPiggyback(dst *GroupList) *Piggyback {
 	return &Piggyback{kind: kindTable, key: "list\x00" + f.table,
 		query: "SELECT " + groupColumns + " FROM `" + f.table + "` ORDER BY id",
-		read:  func(rows *sql.Rows) (any, error) { return scanGroups(rows) },
-		take:  func(v any) { *dst = v.([]fieldgroup.Group) }}
+		read: func(rows *sql.Rows) (any, error) {
+			groups, err := scanGroups(rows)
+			if err != nil {
+				return nil, err
+			}
+			return GroupList{Groups: groups, Version: f.db.listReads.Add(1)}, nil
+		},
+		take: func(v any) { *dst = v.(GroupList) }}
 }
 
 // groupRow is one group, or not found.

@@ -3,42 +3,22 @@ package store
 import (
 	"context"
 	"database/sql"
-	"sync"
 	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // Read-your-writes across instances: a write notes its commit's GTID in
-// the request's Receipt, the answer hands it to the client, and a later
-// read that brings it back (ReadAfter) is answered by a replica only once
-// that replica has applied it.
-
-type receiptKey struct{}
-
-// Receipt is the GTID of the last write a request committed ("" when
-// none, or the primary writes no binary log).
-type Receipt struct {
-	mu   sync.Mutex
-	gtid string
-}
-
-// Receipt has the writes made with the returned context note their
-// commit; gtid tells it once they are done.
-func (db *DB) Receipt(ctx context.Context) (_ context.Context, gtid func() string) {
-	r := &Receipt{}
-	return context.WithValue(ctx, receiptKey{}, r), r.GTID
-}
-
-// GTID is the noted commit.
-func (r *Receipt) GTID() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.gtid
-}
+// the request's scope (wpsidecar.Scope.Noted) where the scope asks for it
+// (NoteWrites: package rest's readYourWrites), the answer hands it to the
+// client, and a later read that brings it back (ReadAfter, recorded in
+// the scope) is answered by a replica only once that replica has applied
+// it.
 
 // onPrimary runs write on a connection of the primary of its own and,
-// when it succeeds, notes the commit it made (see Receipt).
+// when it succeeds, notes the commit it made where ctx's scope asks for it.
 func (db *DB) onPrimary(ctx context.Context, write func(*sql.Conn) error) error {
 	done, err := db.turn(ctx)
 	if err != nil {
@@ -57,10 +37,11 @@ func (db *DB) onPrimary(ctx context.Context, write func(*sql.Conn) error) error 
 	return nil
 }
 
-// note records the commit conn just made, when ctx asks for it.
+// note records the commit conn just made in ctx's scope, when the scope
+// asks for it (wpsidecar.Scope.NotesWrites): only then is it looked up.
 func (db *DB) note(ctx context.Context, conn *sql.Conn) {
-	r, _ := ctx.Value(receiptKey{}).(*Receipt)
-	if r == nil {
+	scope := wpsidecar.ScopeOf(ctx)
+	if !scope.NotesWrites() {
 		return
 	}
 	q := "SELECT @@GLOBAL.gtid_executed" // MySQL: a superset of this commit, as good to wait for
@@ -71,9 +52,7 @@ func (db *DB) note(ctx context.Context, conn *sql.Conn) {
 	if err := conn.QueryRowContext(ctx, q).Scan(&g); err != nil || !g.Valid {
 		return
 	}
-	r.mu.Lock()
-	r.gtid = g.String
-	r.mu.Unlock()
+	scope.Noted(g.String)
 }
 
 // flavorOf is the primary's flavor, read once; "" while it cannot be read.
@@ -90,21 +69,27 @@ func (db *DB) flavorOf(ctx context.Context) string {
 	return f
 }
 
-type readAfterKey struct{}
-
-// ReadAfter has the reads made with the returned context see the commit
-// gtid (a client brought it back from a write's answer): a replica is read
-// only once it has applied it, else the primary. A value that is not a
-// GTID set of the primary's flavor changes nothing.
-func (db *DB) ReadAfter(ctx context.Context, gtid string) context.Context {
+// ReadAfter is the commit gtid names (a client brought it back from a
+// write's answer), for the request's scope to read after
+// (wpsidecar.Scope.ReadAfter): a replica is read only once it has applied
+// it, else the primary. nil — nothing to wait for — without replicas, and
+// for a value that is not a GTID set of the primary's flavor.
+func (db *DB) ReadAfter(ctx context.Context, gtid string) wpsidecar.GTIDSet {
 	if gtid == "" || len(gtid) > 1024 || len(db.replicas) == 0 {
-		return ctx
+		return nil
 	}
 	set, err := parseGTIDSet(db.flavorOf(ctx), gtid)
 	if err != nil || set == nil {
-		return ctx
+		return nil
 	}
-	return context.WithValue(ctx, readAfterKey{}, set)
+	return set
+}
+
+// readAfterOf is the commit ctx's scope reads after, as ReadAfter parsed
+// it; nil when none.
+func readAfterOf(ctx context.Context) *gtidSet {
+	set, _ := wpsidecar.ScopeOf(ctx).ReadsAfter().(*gtidSet)
+	return set
 }
 
 // readAfterWait bounds how long a read waits for a replica to apply the

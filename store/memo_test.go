@@ -69,6 +69,15 @@ func TestMemo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// listVersion is the version of the list read now (store.GroupList):
+	// the same while the memo keeps the list, another once it is read again.
+	listVersion := func() uint64 {
+		l, err := groups.Listed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Version
+	}
 	check := func(step, got, want string) {
 		t.Helper()
 		if got != want {
@@ -79,6 +88,7 @@ func TestMemo(t *testing.T) {
 	check("user read", user(), "h1/s1")
 	check("option read", option(), "v1")
 	check("groups read", group(), "T1/T1")
+	read := listVersion()
 	behindItsBack("UPDATE wp_users SET user_pass = 'h2' WHERE ID = ?", id)
 	behindItsBack("UPDATE wp_usermeta SET meta_value = 's2' WHERE user_id = ?", id)
 	behindItsBack("UPDATE wp_options SET option_value = 'v2' WHERE option_name = 'opts'")
@@ -89,6 +99,9 @@ func TestMemo(t *testing.T) {
 	}
 	check("option kept", option(), "v1")
 	check("groups kept", group(), "T1/T1")
+	if v := listVersion(); v != read {
+		t.Errorf("the kept list's version moved: %d, read as %d", v, read)
+	}
 
 	memo.Forget(store.Changed{Options: []string{"unrelated"}})
 	check("option kept after another's change", option(), "v1")
@@ -102,6 +115,9 @@ func TestMemo(t *testing.T) {
 	check("groups kept after other tables' writes", group(), "T1/T1")
 	memo.Forget(store.Changed{Tables: []string{"wp_fieldmgr_groups"}})
 	check("groups forgotten", group(), "T2/T2")
+	if v := listVersion(); v == read || v == 0 {
+		t.Errorf("the list read again after it was forgotten kept its version %d", v)
+	}
 
 	// The sidecar's own writes forget what they wrote.
 	if err := db.ModifyOption(ctx, "opts", wp61, nil, func(string, bool) (string, error) { return "v3", nil }); err != nil {
@@ -142,7 +158,10 @@ func TestMemo(t *testing.T) {
 	serving.Store(false)
 	behindItsBack("UPDATE wp_options SET option_value = 'v5' WHERE option_name = 'opts'")
 	check("not serving", option(), "v5")
-	if s := memo.Stats(); s.Hits == 0 || s.Misses == 0 || s.Bypassed != 1 {
+	if a, b := listVersion(), listVersion(); a == b {
+		t.Errorf("two reads of the list while the memo does not serve: version %d both", a)
+	}
+	if s := memo.Stats(); s.Hits == 0 || s.Misses == 0 || s.Bypassed != 3 {
 		t.Errorf("stats %+v", s)
 	}
 }

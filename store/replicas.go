@@ -33,9 +33,9 @@ func (db *DB) pick(ctx context.Context, memo, readAfter bool) *sql.DB {
 	if memo || len(db.replicas) == 0 {
 		return db.sql
 	}
-	if want, ok := ctx.Value(readAfterKey{}).(*gtidSet); ok && !readAfter {
+	if want := readAfterOf(ctx); want != nil && !readAfter {
 		db.readAfterRefused.Add(1)
-	} else if ok {
+	} else if want != nil {
 		if r := db.readAfter(ctx, want); r != nil {
 			return r
 		}

@@ -99,7 +99,8 @@ func TestReplicas(t *testing.T) {
 	if primary.Flavor() == "mysql" {
 		newer = serverUUID(t, tdb.SQL) + ":999999999"
 	}
-	forged := db.ReadAfter(context.Background(), newer)
+	forged, scope := wpsidecar.WithScope(context.Background())
+	scope.ReadAfter(db.ReadAfter(forged, newer))
 	for range 3 {
 		if _, err := db.UserForAuth(forged, "replica_user", false, nil); err != nil {
 			t.Fatalf("an unproven lookup with a GTID: %v (it should read the replica as any other)", err)

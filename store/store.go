@@ -129,6 +129,9 @@ type pools struct {
 	replicas     []*replica
 	maxLag       time.Duration
 	next         atomic.Uint32 // round robin over healthy replicas
+	// listReads numbers the reads of a namespace's list (GroupList's
+	// version), shared by every site's view: no two reads share one.
+	listReads atomic.Uint64
 	// readAfterRefused counts user lookups of unproven requests whose GTID
 	// to read after was not waited for.
 	readAfterRefused atomic.Uint64

@@ -160,7 +160,7 @@ func TestPiggyback(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var list []fieldgroup.Group
+	var list store.GroupList
 	pb := groups.ListPiggyback(&list)
 	// The table does not exist yet: the lookup still works, the ride-along reports it.
 	if u, err := db.UserForAuth(ctx, "rider", false, pb); err != nil || u.Login != "rider" {
@@ -179,7 +179,7 @@ func TestPiggyback(t *testing.T) {
 	if _, err := db.UserForAuth(ctx, "rider", false, pb); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := pb.Done(); !done || err != nil || len(list) != 1 || list[0].Key != "g1" {
+	if done, err := pb.Done(); !done || err != nil || len(list.Groups) != 1 || list.Groups[0].Key != "g1" || list.Version == 0 {
 		t.Errorf("ride-along: done=%v err=%v list=%+v", done, err, list)
 	}
 	var g fieldgroup.Group

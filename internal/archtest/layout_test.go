@@ -31,8 +31,8 @@ var layout = []struct {
 	{"web/fieldmgr", "`fieldmgr/v1`'s handlers: routes, authentication, bodies, answers; a rule's refusal rendered as the contract's error", []string{"", "auth", "domain/cachetag", "domain/fieldgroup", "internal/phpserial", "web/httpcond", "store", "web/wpjson"}, false},
 	{"web/themeopts", "`themeopts/v1`'s handlers, likewise", []string{"", "auth", "domain/cachetag", "internal/phpserial", "web/httpcond", "store", "domain/themeopt", "web/wpjson"}, false},
 	{"web/historyapi", "`wpsidecar/v1`'s handlers: the history list and reverting an entry, over the namespaces' units", []string{"", "auth", "domain/history", "store", "web/wpjson"}, false},
-	{"web/public", "the site owner's public routes, answered without credentials", []string{"domain/cachetag", "web/httpcond", "domain/publicroute", "web/wpjson"}, false},
-	{"web/rest", "WordPress's REST server in front of a site's namespaces: REST routing (`rest_route`, case, `_method`), the checks before a route, the global parameters (`_fields`, `_envelope`, `_jsonp`, `_pretty`), read-your-writes, a network site's cache tags; the answer's one writer chain", []string{"domain/cachetag", "internal/contentcoding", "web/wpjson"}, false},
+	{"web/public", "the site owner's public routes, answered without credentials", []string{"", "domain/cachetag", "web/httpcond", "domain/publicroute", "web/wpjson"}, false},
+	{"web/rest", "WordPress's REST server in front of a site's namespaces: REST routing (`rest_route`, case, `_method`), the checks before a route, the global parameters (`_fields`, `_envelope`, `_jsonp`, `_pretty`), read-your-writes, a network site's cache tags; the answer's one writer chain", []string{"", "domain/cachetag", "internal/contentcoding", "web/wpjson"}, false},
 	{"web/httpcond", "ETags, `If-None-Match`, `If-Match`", []string{"internal/contentcoding", "web/wpjson"}, false},
 	{"cli/exportdir", "a site's namespaces as files: the manifest, the tree written within DIR, bounded reads, an import's plan and applying it, over each namespace's `Kind` (the field groups' and the theme options' are here, with their own rules)", []string{"", "domain/fieldgroup", "internal/regularfile", "internal/phpserial", "store", "domain/themeopt"}, false},
 	{"auth", "WordPress's authentication: cookies, nonces, passwords, application passwords, capabilities, throttling, the companion plugin's policy", []string{"", "internal/phpserial", "store", "web/wpjson", "auth/wplogin"}, false},
@@ -48,13 +48,13 @@ var layout = []struct {
 	{"internal/reload", "configuration files followed while running (reloaded on SIGHUP and on change)", []string{"internal/regularfile"}, true},
 	{"internal/regularfile", "the one reader of a file an operator or a site names: a regular file only, within a size, never blocking", nil, true},
 	{"internal/redact", "the masking every printed or logged URL goes through", nil, true},
-	{"web/wpjson", "WordPress's REST wire format: the one error type and its renderer, REST headers, PHP's JSON-body check", nil, false},
+	{"web/wpjson", "WordPress's REST wire format: the one error type and its renderer, REST headers, PHP's JSON-body check", []string{""}, false},
 	{"domain/cachetag", "cache tags: spelled, escaped and given their site in one place", []string{""}, false},
 	{"internal/contentcoding", "`Accept-Encoding` negotiated (RFC 9110, fuzzed), br, zstd and gzip made once per body in a bounded cache, the entity tags of the codings", nil, false},
 	{"internal/logging", "the log's buffer and the collapser of repeated errors", nil, true},
 	{"auth/wplogin", "WordPress's rules for a login a client types: `sanitize_user`, `is_email`, accents removed as the tables' collation compares", nil, true},
 	{"internal/phpserial", "PHP values: serialize, unserialize, `json_decode`/`json_encode`, the one order-keeping JSON model (fuzzed)", nil, true},
-	{"", "the root package `wpsidecar`: the words everyone shares — the namespaces and their `Unit`, `Item`, `Author`, `Commit`, the sentinel errors", nil, true},
+	{"", "the root package `wpsidecar`: the words everyone shares — the namespaces and their `Unit`, `Item`, `Author`, `Commit`, the sentinel errors, and a request's `Scope` (the one value a request's context carries)", nil, true},
 }
 
 // harness are the packages outside the table: tests, benchmarks and

@@ -128,7 +128,7 @@ func (s *Service) routes() []wpjson.Route {
 // prefetched is what a GET's read brought along with authentication.
 type prefetched struct {
 	pb    *store.Piggyback
-	list  []fieldgroup.Group
+	list  store.GroupList
 	group fieldgroup.Group
 	found bool
 }
@@ -212,12 +212,12 @@ type toggleResult struct {
 
 // handleList is GET /field-groups.
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
-	var list []fieldgroup.Group
+	var list store.GroupList
 	if p := prefetchedFrom(r); p != nil {
 		list = p.list
 	} else {
 		var err error
-		if list, err = s.groups.List(r.Context()); err != nil {
+		if list, err = s.groups.Listed(r.Context()); err != nil {
 			return err
 		}
 	}
@@ -230,26 +230,26 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// renderedList is a list's answer. The store hands out one list for as
-// long as nothing changed when it serves from the change feed's memo, and
-// lists are never modified: the same first element and length is the same
-// answer, and its ETag (a hash of every group) and JSON are made once.
+// renderedList is a list's answer, made once for each version of the
+// list (store.GroupList): the memo hands out the same list, version and
+// all, for as long as nothing changed, so its ETag (a hash of every group)
+// and JSON are made once, not on every request.
 type renderedList struct {
-	first *fieldgroup.Group // held, so that its address is not reused
-	n     int
-	etag  string
-	tags  cachetag.Tags
-	body  []byte
+	version uint64
+	etag    string
+	tags    cachetag.Tags
+	body    []byte
 }
 
-func (s *Service) render(list []fieldgroup.Group) *renderedList {
-	if a := s.listed.Load(); a != nil && len(list) > 0 && a.first == &list[0] && a.n == len(list) {
+// render is list's answer: the last one made when it was made from the
+// same version of the list, else a new one (kept for the next request).
+func (s *Service) render(list store.GroupList) *renderedList {
+	if a := s.listed.Load(); a != nil && list.Version != 0 && a.version == list.Version {
 		return a
 	}
-	etag, tags := listTags("fieldmgr:list", list)
-	a := &renderedList{n: len(list), etag: etag, tags: cachetag.New(tags...), body: listJSON(list)}
-	if len(list) > 0 {
-		a.first = &list[0]
+	etag, tags := listTags("fieldmgr:list", list.Groups)
+	a := &renderedList{version: list.Version, etag: etag, tags: cachetag.New(tags...), body: listJSON(list.Groups)}
+	if list.Version != 0 {
 		s.listed.Store(a)
 	}
 	return a

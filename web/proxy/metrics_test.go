@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/web/rest"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
@@ -23,7 +24,7 @@ type keptNS struct{}
 func (keptNS) Name() string { return "kept/v1" }
 func (keptNS) Register(r *mux.Router) {
 	r.HandleFunc("/kept", func(w http.ResponseWriter, r *http.Request) {
-		wpjson.KeepOf(r.Context()).Allow()
+		wpsidecar.ScopeOf(r.Context()).Allow()
 		wpjson.WriteRaw(w, http.StatusOK, []byte(`"`+strings.Repeat("kept answer ", 170)+`"`))
 	}).Methods(http.MethodGet)
 }

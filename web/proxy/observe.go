@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -56,11 +55,22 @@ type reqInfo struct {
 	body *clientBody
 }
 
-type infoKey struct{}
-
-func infoFrom(ctx context.Context) *reqInfo {
-	i, _ := ctx.Value(infoKey{}).(*reqInfo)
-	return i
+// infoOf is the record of the request w answers: observe's statusWriter
+// is the first writer of every answer, and every writer after it unwraps
+// (as http.ResponseController needs, to reach the connection), so the
+// record is found by unwrapping w. nil when w is not observe's (a handler
+// tested alone).
+func infoOf(w http.ResponseWriter) *reqInfo {
+	for {
+		switch v := w.(type) {
+		case *statusWriter:
+			return v.info
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 // requestIDs makes ids unique within the process and, by a random prefix,
@@ -93,7 +103,7 @@ func (h *Handler) observe(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		info := &reqInfo{servedBy: servedBySidecar, route: routeNone}
 		l := h.log.With().Str(logRequestID, id).Logger()
-		r = r.WithContext(l.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
+		r = r.WithContext(l.WithContext(r.Context()))
 		sw := &statusWriter{ResponseWriter: w, info: info}
 
 		// A slow client may not hold a connection forever sending a body.

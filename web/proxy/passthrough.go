@@ -148,14 +148,21 @@ func newPassthrough(o upstreamOptions) http.Handler {
 			// with ';'); PHP reads them, so the raw query goes as it came.
 			out.URL.RawQuery = in.URL.RawQuery
 		},
-		Transport:    timedTransport{transport},
+		Transport:    timedTransport{transport, nil},
 		BufferPool:   newBufferPool(),
 		ErrorLog:     StdLogger(o.Log),
-		ErrorHandler: upstreamError(o.Log, o.Metrics),
+		ErrorHandler: upstreamError(o.Log, o.Metrics, nil),
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := infoFrom(r.Context())
+		info, pass := infoOf(w), rp
 		if info != nil {
+			// The request's record goes with the proxy that passes it on,
+			// as a value: a copy of the proxy (its fields, shared) whose
+			// transport and error handler write to it.
+			one := *rp
+			one.Transport = timedTransport{transport, info}
+			one.ErrorHandler = upstreamError(o.Log, o.Metrics, info)
+			pass = &one
 			info.servedBy = servedByPHP
 			info.route = routePHP
 			if r.Body != nil && r.Body != http.NoBody {
@@ -169,7 +176,7 @@ func newPassthrough(o upstreamOptions) http.Handler {
 			writePlain(w, http.StatusLoopDetected, "508 Loop Detected: the request came back to the sidecar that passed it on.\n")
 			return
 		}
-		rp.ServeHTTP(w, r)
+		pass.ServeHTTP(w, r)
 	})
 }
 
@@ -246,24 +253,28 @@ func isTrusted(nets []netip.Prefix, remoteAddr string) bool {
 	return false
 }
 
-// timedTransport records how long the upstream took to send its headers.
-type timedTransport struct{ rt http.RoundTripper }
+// timedTransport records in info (when not nil) how long the upstream
+// took to send its headers.
+type timedTransport struct {
+	rt   http.RoundTripper
+	info *reqInfo
+}
 
 func (t timedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	start := time.Now()
 	resp, err := t.rt.RoundTrip(r)
-	if info := infoFrom(r.Context()); info != nil {
-		info.upstream = time.Since(start)
+	if t.info != nil {
+		t.info.upstream = time.Since(start)
 	}
 	return resp, err
 }
 
 // upstreamError answers for PHP when it cannot: 504 when it was too slow,
 // 502 when it could not be reached or broke off. A client that went away is
-// logged, not counted as an upstream failure, and gets no answer.
-func upstreamError(l zerolog.Logger, m *Metrics) func(http.ResponseWriter, *http.Request, error) {
+// logged, not counted as an upstream failure, and gets no answer. info,
+// when not nil, is the request's record.
+func upstreamError(l zerolog.Logger, m *Metrics, info *reqInfo) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
-		info := infoFrom(r.Context())
 		if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
 			if info != nil {
 				info.status, info.clientGone = statusClientClosed, true

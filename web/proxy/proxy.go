@@ -179,8 +179,8 @@ func forwardedAddr(s string) (netip.Addr, bool) {
 }
 
 // served marks r as the sidecar's own, answered on route (rest.Options.Served).
-func served(r *http.Request, route string) {
-	info := infoFrom(r.Context())
+func served(w http.ResponseWriter, _ *http.Request, route string) {
+	info := infoOf(w)
 	if info == nil {
 		return
 	}

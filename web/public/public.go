@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/web/httpcond"
@@ -107,7 +108,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Allow", "GET, HEAD, OPTIONS")
 	cachetag.Set(hd, tags...)
 	// The rows read through the memo and the routes file: nothing else.
-	wpjson.KeepOf(r.Context()).Allow()
+	wpsidecar.ScopeOf(r.Context()).Allow()
 	if httpcond.NotModified(w, r, etag) {
 		return
 	}

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/contentcoding"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
 // Prepared keeps the answers of the sidecar's own GET and HEAD requests
@@ -25,7 +25,8 @@ import (
 // built; the kept status, headers and body are written as they are.
 //
 // An answer is kept only when everything that made it says it may be
-// (wpjson.Keep): its route reads nothing but what the feed vouches for,
+// (wpsidecar.Scope.Keep: a level of the request's scope made for the
+// answer, which its makers report to): its route reads nothing but what the feed vouches for,
 // and its credential holds until a time at most (a cookie's expiry, a
 // nonce's tick). Only a 200 is kept: failures (a wrong password, a
 // throttled client) are worked out every time.
@@ -145,7 +146,7 @@ func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, prefix st
 	inm := r.Header.Values("If-None-Match")
 	if a := p.lookup(key, at); a != nil {
 		if s.o.Served != nil {
-			s.o.Served(r, a.route)
+			s.o.Served(w, r, a.route)
 		}
 		a.write(w, inm)
 		p.given.Add(1)
@@ -155,9 +156,10 @@ func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, prefix st
 	for k := range w.Header() {
 		pre = append(pre, k)
 	}
-	keep := &wpjson.Keep{}
+	ctx, keep := wpsidecar.WithScope(r.Context())
+	keep.Keep()
 	c := &capture{ResponseWriter: w, keep: keep}
-	s.serve(c, r.WithContext(wpjson.WithKeep(r.Context(), keep)), prefix)
+	s.serve(c, r.WithContext(ctx), prefix)
 	if !c.started || c.through {
 		return // not the sidecar's own answer, or one that went out as it came
 	}
@@ -314,10 +316,10 @@ func (a *preparedAnswer) write(w http.ResponseWriter, inm []string) {
 // evaluated as the compression writer would.
 type capture struct {
 	http.ResponseWriter
-	keep    *wpjson.Keep
-	route   string   // the route that answers (served)
-	started bool     // the sidecar's own answer: kept
-	inm     []string // the request's If-None-Match, taken from it at start
+	keep    *wpsidecar.Scope // the level the answer's makers report to
+	route   string           // the route that answers (served)
+	started bool             // the sidecar's own answer: kept
+	inm     []string         // the request's If-None-Match, taken from it at start
 	status  int
 	buf     bytes.Buffer
 	through bool // the head is written: writes go through

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/contentcoding"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
@@ -36,11 +37,11 @@ func (ns *keptNS) Register(r *mux.Router) {
 		return func(w http.ResponseWriter, r *http.Request) {
 			n := ns.builds.Add(1)
 			if keep {
-				wpjson.KeepOf(r.Context()).Allow()
+				wpsidecar.ScopeOf(r.Context()).Allow()
 			}
 			if u := r.Header.Get("X-Until"); u != "" {
 				ns, _ := strconv.ParseInt(u, 10, 64)
-				wpjson.KeepOf(r.Context()).Until(time.Unix(0, ns))
+				wpsidecar.ScopeOf(r.Context()).Until(time.Unix(0, ns))
 			}
 			if ns.during != nil {
 				ns.during()
@@ -58,7 +59,7 @@ func (ns *keptNS) Register(r *mux.Router) {
 	// GET /sized?n=N&piece=P may be kept: N bytes, written P at a time
 	// (at once without P).
 	r.HandleFunc("/sized", func(w http.ResponseWriter, r *http.Request) {
-		wpjson.KeepOf(r.Context()).Allow()
+		wpsidecar.ScopeOf(r.Context()).Allow()
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		piece, _ := strconv.Atoi(r.URL.Query().Get("piece"))
 		body := sizedBody(n)
@@ -100,7 +101,7 @@ func newKeptSite(t *testing.T, c *Compression) *keptSite {
 	k.p = NewPrepared(func() (uint64, bool) { return k.version.Load(), k.vouched.Load() })
 	s := &settings{}
 	s.set(SiteREST{Home: "https://example.com"}, nil)
-	served := func(r *http.Request, route string) {
+	served := func(_ http.ResponseWriter, r *http.Request, route string) {
 		k.mu.Lock()
 		k.served = append(k.served, route)
 		k.mu.Unlock()

@@ -3,18 +3,20 @@ package rest
 import (
 	"context"
 	"net/http"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // Consistency carries a client's writes to its next reads across
 // instances that read replicas (docs/api.md §10): a write's answer names
-// its commit, and a read that brings it back sees it.
+// its commit, and a read that brings it back sees it. The request's scope
+// (wpsidecar.Scope) carries both between here and the store: the commit
+// to read after, and the receipt of the writes.
 type Consistency interface {
-	// Receipt has the writes made with the returned context note their
-	// commit; gtid tells it once they are done ("" when none).
-	Receipt(ctx context.Context) (_ context.Context, gtid func() string)
-	// ReadAfter has the reads made with the returned context see the
-	// commit gtid names (a value that names none changes nothing).
-	ReadAfter(ctx context.Context, gtid string) context.Context
+	// ReadAfter is the commit gtid names, for the reads of a request that
+	// brings it back to wait for; nil when it names none (nothing
+	// changes).
+	ReadAfter(ctx context.Context, gtid string) wpsidecar.GTIDSet
 }
 
 // The commit a write's answer names, and a later request brings back:
@@ -27,13 +29,17 @@ const (
 
 // readYourWrites prepares a request to the sidecar's routes: its reads
 // wait for the commit it names, its writes are noted, and receipt names
-// their commit on the answer's head (nil without Consistency).
+// their commit on the answer's head (nil without Consistency). Both are
+// told to a level of the request's scope made here: only this request,
+// from here on, reads after that commit and notes its writes — not what
+// was started with the request's context before (a site's services built
+// on its first request), nor the requests passed to PHP.
 func (s *Routes) readYourWrites(r *http.Request) (_ *http.Request, receipt func(http.Header)) {
 	c := s.o.Consistency
 	if c == nil {
 		return r, nil
 	}
-	ctx := r.Context()
+	ctx, scope := wpsidecar.WithScope(r.Context())
 	gtid := r.Header.Get(HeaderGTID)
 	if gtid == "" {
 		if ck, err := r.Cookie(CookieGTID); err == nil {
@@ -41,11 +47,13 @@ func (s *Routes) readYourWrites(r *http.Request) (_ *http.Request, receipt func(
 		}
 	}
 	if gtid != "" {
-		ctx = c.ReadAfter(ctx, gtid)
+		if set := c.ReadAfter(ctx, gtid); set != nil {
+			scope.ReadAfter(set)
+		}
 	}
-	ctx, written := c.Receipt(ctx)
+	scope.NoteWrites()
 	return r.WithContext(ctx), func(h http.Header) {
-		if g := written(); g != "" {
+		if g := scope.Receipt(); g != "" {
 			h.Set(HeaderGTID, g)
 			// As http.SetCookie adds it.
 			if v := (&http.Cookie{Name: CookieGTID, Value: g, Path: "/", MaxAge: cookieAge, HttpOnly: true, SameSite: http.SameSiteLaxMode}).String(); v != "" {

@@ -62,8 +62,10 @@ type Options struct {
 	PHP http.Handler
 	// Served, when set, is told of each request the sidecar answers itself
 	// and its route ("GET /wp-json/fieldmgr/v1/field-groups", "GET public";
-	// "" when it has no template), for the access log and the metrics.
-	Served func(r *http.Request, route string)
+	// "" when it has no template), for the access log and the metrics; w
+	// is the writer of its answer, which unwraps (Unwrap) down to the one
+	// the caller of Serve gave.
+	Served func(w http.ResponseWriter, r *http.Request, route string)
 	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
 	// Consistency, when set, carries a client's writes to its next reads
@@ -241,7 +243,7 @@ func (s *Routes) served(w http.ResponseWriter, r *http.Request, route string) {
 		c.route = route
 	}
 	if s.o.Served != nil {
-		s.o.Served(r, route)
+		s.o.Served(w, r, route)
 	}
 }
 

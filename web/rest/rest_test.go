@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +14,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"context"
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
@@ -55,12 +56,20 @@ func (errUnavailable) Error() string     { return "database unavailable" }
 func (errUnavailable) Unavailable() bool { return true }
 
 // testNS is a namespace with one route, GET /things/{id}, a POST that
-// reads its body, and one whose answer carries route headers.
+// reads its body, and one whose answer carries route headers. GET
+// /things/{id} does what the store does with the request's scope: it
+// reads after the commit the scope names (X-Read-After tells which) and
+// notes a write's commit, 0-1-42, where the scope asks for it.
 type testNS struct{}
 
 func (testNS) Name() string { return "test/v1" }
 func (testNS) Register(r *mux.Router) {
 	r.HandleFunc("/things/{id}", func(w http.ResponseWriter, r *http.Request) {
+		scope := wpsidecar.ScopeOf(r.Context())
+		if set := scope.ReadsAfter(); set != nil {
+			w.Header().Set("X-Read-After", set.String())
+		}
+		scope.Noted("0-1-42")
 		wpjson.WriteJSON(w, http.StatusOK, map[string]string{"id": mux.Vars(r)["id"]})
 	}).Methods(http.MethodGet)
 	r.HandleFunc("/things", func(w http.ResponseWriter, r *http.Request) {
@@ -302,21 +311,25 @@ func TestRESTGlobals(t *testing.T) {
 	}
 }
 
-// consistency notes the commit a read asked for and names one for writes.
+// consistency notes the commit a read asked for; "none" names no commit.
 type consistency struct {
 	mu    sync.Mutex
 	after []string
 }
 
-func (c *consistency) Receipt(ctx context.Context) (context.Context, func() string) {
-	return ctx, func() string { return "0-1-42" }
-}
+// gtid is a commit as consistency parses it.
+type gtid string
 
-func (c *consistency) ReadAfter(ctx context.Context, gtid string) context.Context {
+func (g gtid) String() string { return string(g) }
+
+func (c *consistency) ReadAfter(ctx context.Context, g string) wpsidecar.GTIDSet {
 	c.mu.Lock()
-	c.after = append(c.after, gtid)
+	c.after = append(c.after, g)
 	c.mu.Unlock()
-	return ctx
+	if g == "none" {
+		return nil
+	}
+	return gtid(g)
 }
 
 // TestReadYourWrites: an answer names its commit in a header and a
@@ -334,16 +347,41 @@ func TestReadYourWrites(t *testing.T) {
 		req.AddCookie(&http.Cookie{Name: CookieGTID, Value: "0-1-40"})
 		w := httptest.NewRecorder()
 		routes.Serve(w, req, "")
-		if w.Code != 200 || w.Header().Get(HeaderGTID) != "0-1-42" ||
+		if w.Code != 200 || w.Header().Get(HeaderGTID) != "0-1-42" || w.Header().Get("X-Read-After") != "0-1-41" ||
 			w.Header().Get("Set-Cookie") != "wpsidecar_gtid=0-1-42; Path=/; Max-Age=60; HttpOnly; SameSite=Lax" {
 			t.Errorf("%s: %d %v", target, w.Code, w.Header())
 		}
 	}
 	req := httptest.NewRequest(http.MethodGet, "/wp-json/test/v1/things/7", nil)
 	req.AddCookie(&http.Cookie{Name: CookieGTID, Value: "0-1-40"})
-	routes.Serve(httptest.NewRecorder(), req, "")
-	if got := strings.Join(c.after, " "); got != "0-1-41 0-1-41 0-1-40" {
+	w := httptest.NewRecorder()
+	routes.Serve(w, req, "")
+	if got := w.Header().Get("X-Read-After"); got != "0-1-40" {
+		t.Errorf("with the cookie alone, the handler read after %q", got)
+	}
+	req = httptest.NewRequest(http.MethodGet, "/wp-json/test/v1/things/7", nil)
+	req.Header.Set(HeaderGTID, "none")
+	w = httptest.NewRecorder()
+	routes.Serve(w, req, "")
+	if got := w.Header().Get("X-Read-After"); got != "" {
+		t.Errorf("a value that names no commit: the handler read after %q", got)
+	}
+	if got := strings.Join(c.after, " "); got != "0-1-41 0-1-41 0-1-40 none" {
 		t.Errorf("reads waited for %q", got)
+	}
+
+	// Without Consistency nothing is noted nor named: the scope's writes
+	// are noted only where readYourWrites asks.
+	plain, err := New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Namespaces: []Namespace{testNS{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req = httptest.NewRequest(http.MethodGet, "/wp-json/test/v1/things/7", nil)
+	req.Header.Set(HeaderGTID, "0-1-41")
+	w = httptest.NewRecorder()
+	plain.Serve(w, req, "")
+	if w.Code != 200 || w.Header().Get(HeaderGTID) != "" || w.Header().Get("X-Read-After") != "" {
+		t.Errorf("without Consistency: %d %v", w.Code, w.Header())
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"net/http"
 
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // answer serves r with h, one of the site's own handlers (a namespace's
@@ -75,7 +75,7 @@ func (s *Routes) shaped(w http.ResponseWriter, r *http.Request, outer func(http.
 		if buf.status != http.StatusOK {
 			// The envelope answers 200 whatever the route did: a failure
 			// is never given again all the same.
-			wpjson.KeepOf(r.Context()).Refuse()
+			wpsidecar.ScopeOf(r.Context()).Refuse()
 		}
 		g.shape(w, buf)
 	}

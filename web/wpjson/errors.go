@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // The sidecar's own answers, the same on every route.
@@ -93,7 +95,7 @@ func Render(w http.ResponseWriter, r *http.Request, err error) {
 		info.noCache(w.Header(), r, e.Status, e.Code == "rest_cookie_invalid_nonce")
 	}
 	// A failure is never given again, whatever status an envelope gives it.
-	KeepOf(r.Context()).Refuse()
+	wpsidecar.ScopeOf(r.Context()).Refuse()
 	WriteError(w, e)
 }
 

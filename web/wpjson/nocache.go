@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // dbVersion68 is the db_version from which WordPress's no-cache set
@@ -133,7 +135,7 @@ type routeHandler struct {
 
 func (h *routeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.prepared {
-		KeepOf(r.Context()).Allow()
+		wpsidecar.ScopeOf(r.Context()).Allow()
 	}
 	h.info.noCache(w.Header(), r, 0, false)
 	h.next.ServeHTTP(w, r)
