@@ -26,9 +26,9 @@ import (
 //
 // An answer is kept only when everything that made it says it may be
 // (wpsidecar.Scope.Keep: a level of the request's scope made for the
-// answer, which its makers report to): its route reads nothing but what the feed vouches for,
-// and its credential holds until a time at most (a cookie's expiry, a
-// nonce's tick). Only a 200 is kept: failures (a wrong password, a
+// answer, which its makers report to): its route reads nothing but what
+// the feed vouches for, and its credential holds until a time at most (a
+// cookie's expiry, a nonce's tick). Only a 200 is kept: failures (a wrong password, a
 // throttled client) are worked out every time.
 //
 // Every kept answer is dropped at once when the version moves (the memo's
