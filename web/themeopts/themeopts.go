@@ -426,8 +426,8 @@ func (s *Service) write(w http.ResponseWriter, r *http.Request, c *themeopt.Conf
 		out    phpserial.Value
 		stored string
 	)
-	by := auth.AuthorOf(r)
-	err = s.db.ModifyOption(r.Context(), c.OptName, st.DBVersion, &by, func(raw string, found bool) (string, error) {
+	rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff, By: auth.AuthorOf(r)}
+	err = s.db.ModifyOption(r.Context(), c.OptName, st.DBVersion, rec, func(raw string, found bool) (string, error) {
 		if err := pre.Check(optionsETag(raw, found)); err != nil {
 			return "", err
 		}
