@@ -376,7 +376,7 @@ func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 		s.background(p.Run)
 	}
 	if len(s.purgers) > 0 {
-		tell = append(tell, changes.Purges{Purgers: s.purgers, URLs: s.sites.PublicURLs})
+		tell = append(tell, changes.Purges{Purgers: s.purgers, Units: units(nil), URLs: s.sites.PublicURLs})
 	}
 	sender := changes.NewSender(tell, leaderKeep, s.cfg.ChangeInterval+time.Second)
 	s.elect(clog, sender.Lead)

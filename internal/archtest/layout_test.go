@@ -50,7 +50,7 @@ var layout = []struct {
 	{"internal/redact", "the masking every printed or logged URL goes through", nil, true},
 	{"web/wpjson", "WordPress's REST wire format: the one error type and its renderer, REST headers, PHP's JSON-body check", []string{"web/routetable"}, false},
 	{"web/routetable", "a namespace's route table as its handler package lists it: paths, each method's handler and documentation, for `wpjson.Register` to mount and `openapi` to describe; it links no router", nil, false},
-	{"domain/cachetag", "cache tags: spelled, escaped and given their site in one place", []string{""}, false},
+	{"domain/cachetag", "cache tags: spelled, escaped and given their site in one place; it names no namespace (each namespace's handlers name their tags, its unit whether it has a list's)", nil, false},
 	{"internal/contentcoding", "`Accept-Encoding` negotiated (RFC 9110, fuzzed), br, zstd and gzip made once per body in a bounded cache, the entity tags of the codings", nil, false},
 	{"internal/logging", "the log's buffer and the collapser of repeated errors", nil, true},
 	{"auth/wplogin", "WordPress's rules for a login a client types: `sanitize_user`, `is_email`, accents removed as the tables' collation compares", nil, true},

@@ -256,15 +256,18 @@ func (s *Service) render(list []fieldgroup.Group) *renderedList {
 	return a
 }
 
+// nsTag is the namespace's cache tag (cachetag spells the others from it).
+const nsTag = string(wpsidecar.FieldGroups)
+
 // listTags are a list's ETag (kind names what is listed) and cache tags:
 // the namespace, "fieldmgr:list" (any change may change a list: a new
 // group, a toggle) and each group's key.
 func listTags(kind string, list []fieldgroup.Group) (string, []string) {
 	parts := make([]string, 0, 6*len(list))
-	tags := []string{cachetag.FieldGroups, cachetag.FieldGroupList}
+	tags := []string{nsTag, cachetag.List(nsTag)}
 	for _, g := range list {
 		parts = append(parts, g.Key, g.Title, g.Config, g.Status, g.CreatedAt, g.UpdatedAt)
-		tags = append(tags, cachetag.Key(cachetag.FieldGroups, g.Key))
+		tags = append(tags, cachetag.Key(nsTag, g.Key))
 	}
 	return httpcond.ETag(kind, parts...), tags
 }
@@ -358,7 +361,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	cachetag.Set(w.Header(), cachetag.FieldGroups, cachetag.Key(cachetag.FieldGroups, g.Key))
+	cachetag.Set(w.Header(), nsTag, cachetag.Key(nsTag, g.Key))
 	if httpcond.NotModified(w, r, groupETag(g)) {
 		return nil
 	}
@@ -482,7 +485,7 @@ func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) error {
 
 // handleSchemas is GET /field-schemas.
 func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) error {
-	cachetag.Set(w.Header(), cachetag.FieldGroups, cachetag.FieldSchemas)
+	cachetag.Set(w.Header(), nsTag, cachetag.Key(nsTag, "schemas"))
 	if httpcond.NotModified(w, r, schemasETag) {
 		return nil
 	}

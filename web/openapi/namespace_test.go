@@ -20,6 +20,7 @@ type menus struct{}
 func (menus) Namespace() wpsidecar.Namespace       { return "menus" }
 func (menus) Summary() string                      { return "Navigation menus (menus/v1); edit_theme_options." }
 func (menus) ItemsField() string                   { return "keys" }
+func (menus) Listed() bool                         { return true }
 func (menus) HistoryTag() string                   { return "m" }
 func (menus) HistoryCapability() string            { return "edit_theme_options" }
 func (menus) WriteValue(b *bytes.Buffer, v string) { b.WriteString(v) }

@@ -162,6 +162,9 @@ func (s *Service) ride(r *http.Request) auth.Ride {
 	return p
 }
 
+// nsTag is the namespace's cache tag (cachetag spells the others from it).
+const nsTag = string(wpsidecar.ThemeOptions)
+
 // stored is the saved option set as stored: the prefetched row when the
 // request has one of optName (a reload may have changed opt_name since),
 // else a read of its own.
@@ -257,12 +260,12 @@ func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag s
 		return p.body, p.etag, p.tags, nil
 	}
 	picked := phpserial.Value{Kind: phpserial.Array}
-	tags = []string{cachetag.ThemeOptions}
+	tags = []string{nsTag}
 	for _, id := range ids {
 		if v, ok := d.set.Get(id); ok {
 			picked.Entries = append(picked.Entries, phpserial.Entry{Key: phpserial.StrKey(id), Value: v})
 		}
-		tags = append(tags, cachetag.Key(cachetag.ThemeOptions, id))
+		tags = append(tags, cachetag.Key(nsTag, id))
 	}
 	// The tag is of what the answer shows, nothing else: a tag over the
 	// whole row would let anyone test guesses at the values it hides.
@@ -285,13 +288,13 @@ type publicAnswer struct {
 func (s *Service) derive(ctx context.Context, c *themeopt.Config, raw string, found bool) *derivedSet {
 	d := s.last.Load()
 	if d == nil || d.raw != raw || d.found != found {
-		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{cachetag.ThemeOptions}}
+		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{nsTag}}
 		var err error
 		if d.set, err = decodeSet(raw, found); err != nil {
 			zerolog.Ctx(ctx).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
 		}
 		for _, e := range d.set.Entries {
-			d.tags = append(d.tags, cachetag.Key(cachetag.ThemeOptions, e.Key.String()))
+			d.tags = append(d.tags, cachetag.Key(nsTag, e.Key.String()))
 		}
 		d.json = setJSON(d.set)
 		d.head = cachetag.New(d.tags...)
@@ -462,7 +465,7 @@ func put(set *phpserial.Value, key phpserial.Key, v phpserial.Value) {
 // handleConfig is GET /config: the configuration file as it is.
 func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
-	cachetag.Set(w.Header(), cachetag.ThemeOptions, cachetag.ThemeOptionsConfig)
+	cachetag.Set(w.Header(), nsTag, cachetag.Key(nsTag, "config"))
 	if httpcond.NotModified(w, r, s.configETag(c)) {
 		return nil
 	}
