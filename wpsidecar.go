@@ -39,6 +39,11 @@ type Unit interface {
 	// HistoryTag is the letter its history entries' origins carry: an
 	// origin names a transaction, which may change several namespaces.
 	HistoryTag() string
+	// Listed tells whether its answers that list items carry its list's
+	// cache tag (cachetag.List), which a change of any item makes stale:
+	// an item created is in no list's item tags yet. The field groups'
+	// lists do; the theme options are one set, tagged by the namespace.
+	Listed() bool
 	// HistoryCapability is what seeing and reverting its history takes:
 	// reverting writes one of its values back, so it is for those who may
 	// read and write it through its own routes.

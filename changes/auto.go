@@ -10,7 +10,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-// Poller looks once at every site's tables and theme options row and
+// Poller looks once at every site's tables and option rows and
 // reports what changed since its last look: a single site's Detector,
 // or one for each site of a network's map. What it saw is kept from one
 // run of polling to the next, so that a look taken once the feed's
@@ -20,27 +20,20 @@ type Poller struct {
 	sites     *store.NetworkWatcher
 	db        *store.DB
 	tables    []Table
-	optName   func(int64) string
+	options   []OptionRow
 	sub       Subscriber
 	log       zerolog.Logger
 	detectors map[int64]*Detector
 }
 
 // NewPoller is the poller of a single site (sites nil) or of a network's
-// sites, over db; optName names a site's theme options row (nil: none).
-func NewPoller(sites *store.NetworkWatcher, db *store.DB, tables []Table, optName func(int64) string, sub Subscriber, log zerolog.Logger) *Poller {
-	p := &Poller{sites: sites, db: db, tables: tables, optName: optName, sub: sub, log: log, detectors: map[int64]*Detector{}}
+// sites, over db, looking at each of tables and options.
+func NewPoller(sites *store.NetworkWatcher, db *store.DB, tables []Table, options []OptionRow, sub Subscriber, log zerolog.Logger) *Poller {
+	p := &Poller{sites: sites, db: db, tables: tables, options: options, sub: sub, log: log, detectors: map[int64]*Detector{}}
 	if sites == nil {
-		p.single = NewDetector(0, db, tables, p.opt(0), sub, log)
+		p.single = NewDetector(0, db, tables, options, sub, log)
 	}
 	return p
-}
-
-func (p *Poller) opt(id int64) func() string {
-	if p.optName == nil {
-		return nil
-	}
-	return func() string { return p.optName(id) }
 }
 
 // Run polls every interval until ctx ends.
@@ -63,7 +56,7 @@ func (p *Poller) Poll(ctx context.Context) error {
 		seen[ms.ID] = true
 		d := p.detectors[ms.ID]
 		if d == nil {
-			d = NewDetector(ms.ID, p.db.ForSite(ms.ID), p.tables, p.opt(ms.ID), p.sub, p.log.With().Int64("blog_id", ms.ID).Logger())
+			d = NewDetector(ms.ID, p.db.ForSite(ms.ID), p.tables, p.options, p.sub, p.log.With().Int64("blog_id", ms.ID).Logger())
 			p.detectors[ms.ID] = d
 		}
 		errs = append(errs, d.Poll(ctx))

@@ -53,7 +53,7 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 	conn.Net, conn.Addr, conn.User, conn.Passwd = "tcp", srv.Config().Addr, "feed", "feed-pw"
 	optName := func(int64) string { return "themeopts_options" }
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4250, Schema: tdb.Name, Options: "wp_options",
-		OptName: optName, Subscriber: rec, Heartbeat: 100 * time.Millisecond, Log: log, Primary: tdb.Store(t)})
+		OptionRows: themeOpts(optName), Subscriber: rec, Heartbeat: 100 * time.Millisecond, Log: log, Primary: tdb.Store(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestAuto_PurgedThenResumed(t *testing.T) {
 		return modes[len(modes)-1]
 	}
 	var forgot atomic.Int32
-	poller := changes.NewPoller(nil, tdb.Store(t), nil, optName, rec, log)
+	poller := changes.NewPoller(nil, tdb.Store(t), nil, themeOpts(optName), rec, log)
 	a := changes.Auto{Feed: feed, Poller: poller,
 		Forget: func() { forgot.Add(1) },
 		Mode: func(m string, why error) {

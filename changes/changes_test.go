@@ -63,7 +63,7 @@ func TestDetector(t *testing.T) {
 	ctx := context.Background()
 	optName := "themeopts_options"
 	var got []string
-	d := changes.NewDetector(0, db, []changes.Table{fieldGroups("wp_fieldmgr_groups")}, func() string { return optName }, changes.OnCommit(func(c wpsidecar.Commit) {
+	d := changes.NewDetector(0, db, []changes.Table{fieldGroups("wp_fieldmgr_groups")}, themeOpts(func(int64) string { return optName }), changes.OnCommit(func(c wpsidecar.Commit) {
 		if c.Author.Via != wpsidecar.ViaPoll || c.Origin != "" || time.Since(c.When) > time.Minute {
 			t.Errorf("a polled commit: %+v", c)
 		}

@@ -33,7 +33,7 @@ func TestDetectorsAgree(t *testing.T) {
 	var mu sync.Mutex
 	var fed []wpsidecar.Commit
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4245, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
-		OptName: func(int64) string { return "opts" }, Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(),
+		OptionRows: themeOpts(func(int64) string { return "opts" }), Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(),
 		Subscriber: changes.OnCommit(func(c wpsidecar.Commit) { mu.Lock(); fed = append(fed, c); mu.Unlock() })})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestDetectorsAgree(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	var polled []wpsidecar.Commit
-	d := changes.NewDetector(0, db, []changes.Table{fieldGroups("wp_fieldmgr_groups")}, func() string { return "opts" }, changes.OnCommit(func(c wpsidecar.Commit) { polled = append(polled, c) }), zerolog.Nop())
+	d := changes.NewDetector(0, db, []changes.Table{fieldGroups("wp_fieldmgr_groups")}, themeOpts(func(int64) string { return "opts" }), changes.OnCommit(func(c wpsidecar.Commit) { polled = append(polled, c) }), zerolog.Nop())
 	if err := d.Poll(ctx); err != nil { // the baseline
 		t.Fatal(err)
 	}

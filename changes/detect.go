@@ -1,6 +1,6 @@
-// Package changes notices changes to the namespaces' own tables (the
-// field groups', and any a Table describes) and the theme options row,
-// whoever made them (PHP, another sidecar replica, this one), by
+// Package changes notices changes to the namespaces' own tables (any a
+// Table describes) and option rows (any an OptionRow describes), whoever
+// made them (PHP, another sidecar replica, this one), by
 // following the binary log or by polling cheap version signals, and
 // hands each as one event, a wpsidecar.Commit, to its subscribers: the
 // memo, the settings, the history, signed webhooks and CDN purges
@@ -18,7 +18,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -31,13 +30,17 @@ type Detector struct {
 	site    int64 // the blog id on a network; 0 on a single site
 	db      *store.DB
 	tables  []polledTable
-	optName func() string // the theme options row; "" when not served
+	options []polledOption
 	sub     Subscriber
 	log     zerolog.Logger
+}
 
-	optSeen string // the row's name when optRaw was taken
-	optRaw  string // the row as it was then
-	optBase bool
+// polledOption is one namespace's option row of the site, as last seen.
+type polledOption struct {
+	OptionRow
+	name string // the row's name when raw was taken
+	raw  string // the row as it was then
+	base bool   // raw was taken
 }
 
 // polledTable is one namespace's table of the site, and its rows as last
@@ -53,11 +56,14 @@ type seenRow struct{ version, value string }
 
 // NewDetector returns the detector of site (0 on a single site) over db,
 // its view of the database, looking at each of tables (read through
-// their Rows) and at the theme options row optName names (nil: none).
-func NewDetector(site int64, db *store.DB, tables []Table, optName func() string, sub Subscriber, log zerolog.Logger) *Detector {
-	d := &Detector{site: site, db: db, optName: optName, sub: sub, log: log}
+// their Rows) and at each of options (the row each names for site).
+func NewDetector(site int64, db *store.DB, tables []Table, options []OptionRow, sub Subscriber, log zerolog.Logger) *Detector {
+	d := &Detector{site: site, db: db, sub: sub, log: log}
 	for _, t := range tables {
 		d.tables = append(d.tables, polledTable{Table: t})
+	}
+	for _, o := range options {
+		d.options = append(d.options, polledOption{OptionRow: o})
 	}
 	return d
 }
@@ -100,8 +106,8 @@ func (d *Detector) Poll(ctx context.Context) error {
 	for i := range d.tables {
 		errs = append(errs, d.pollTable(ctx, &d.tables[i]))
 	}
-	if d.optName != nil {
-		errs = append(errs, d.pollOptions(ctx))
+	for i := range d.options {
+		errs = append(errs, d.pollOption(ctx, &d.options[i]))
 	}
 	return errors.Join(errs...)
 }
@@ -164,18 +170,24 @@ func (d *Detector) pollTable(ctx context.Context, t *polledTable) error {
 	return nil
 }
 
-func (d *Detector) pollOptions(ctx context.Context) error {
-	name := d.optName()
+// pollOption reads o's row and reports its items that changed since the
+// last look; a row renamed since (a new configuration) is a new baseline.
+func (d *Detector) pollOption(ctx context.Context, o *polledOption) error {
+	name := o.Name(d.site)
+	if name == "" {
+		o.name, o.raw, o.base = "", "", false
+		return nil
+	}
 	raw, err := d.db.RawOption(ctx, name)
 	if err != nil && !errors.Is(err, wpsidecar.ErrNotFound) {
 		return err
 	}
-	if d.optBase && d.optSeen == name {
-		if items := themeopt.Diff(d.optRaw, raw); len(items) > 0 {
-			d.report(wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Object: name, Items: items})
+	if o.base && o.name == name {
+		if items := o.Diff(o.raw, raw); len(items) > 0 {
+			d.report(wpsidecar.Commit{Namespace: o.Namespace, Object: name, Items: items})
 		}
 	}
-	d.optSeen, d.optRaw, d.optBase = name, raw, true
+	o.name, o.raw, o.base = name, raw, true
 	return nil
 }
 

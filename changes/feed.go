@@ -22,7 +22,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -49,10 +48,9 @@ type FeedOptions struct {
 	// Sites are a network's tables of sites and networks ({base}blogs,
 	// {base}site): a transaction that writes one is Touched.Network.
 	Sites []string
-	// OptName answers which option row holds a site's theme options (""
-	// none); nil when theme options are not followed. It is asked as the
-	// log is read, and must be quick.
-	OptName func(site int64) string
+	// OptionRows are the namespaces kept in an option row of each site,
+	// followed through the options table's rows.
+	OptionRows []OptionRow
 	// HistoryTable is the history's table (the site-1 name): a transaction
 	// that wrote it is the sidecar's own, whose history was recorded as it
 	// wrote. Its commits' Author is then Via binlog alone; others' are
@@ -81,8 +79,8 @@ const (
 )
 
 // Feed follows the server's binary log as a replica does and reports each
-// committed change to the namespaces' tables and the theme options row
-// (and to the site settings' options) at once, with no polling.
+// committed change to the namespaces' tables and option rows (and to the
+// site settings' options) at once, with no polling.
 type Feed struct {
 	o        FeedOptions
 	server   *store.BinlogServer
@@ -489,14 +487,14 @@ type writtenRow struct {
 // sitePending is what a transaction changed of one site's namespaces,
 // item by item, row image by row image.
 type sitePending struct {
-	tables  []tablePending // by FeedOptions.Tables' index
-	optName string
-	options []wpsidecar.Item
+	tables  []objectPending // by FeedOptions.Tables' index
+	options []objectPending // by FeedOptions.OptionRows' index
 }
 
-// tablePending is what a transaction changed of one site's table of a
-// namespace: the table (with the site's prefix) and its items.
-type tablePending struct {
+// objectPending is what a transaction changed of one site's table or
+// option row of a namespace: the table (with the site's prefix) or the
+// option's name, and its items.
+type objectPending struct {
 	object string
 	items  []wpsidecar.Item
 }
@@ -506,7 +504,7 @@ func (f *Feed) site(tx *pending, id int64) *sitePending {
 		tx.sites = map[int64]*sitePending{}
 	}
 	if tx.sites[id] == nil {
-		tx.sites[id] = &sitePending{tables: make([]tablePending, len(f.o.Tables))}
+		tx.sites[id] = &sitePending{tables: make([]objectPending, len(f.o.Tables)), options: make([]objectPending, len(f.o.OptionRows))}
 	}
 	return tx.sites[id]
 }
@@ -625,23 +623,31 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 				tx.touched.Options[siteID] = append(tx.touched.Options[siteID], name)
 			}
 		}
-		optName := ""
-		if f.o.OptName != nil {
-			optName = f.o.OptName(siteID)
+		f.collectOptions(tx, siteID, e.Rows, et, col)
+	}
+}
+
+// collectOptions notes the items of the followed option rows a rows event
+// of site's options table changed. col is a row image's text column.
+func (f *Feed) collectOptions(tx *pending, siteID int64, rows [][]any, et replication.EventType, col func([]any, string) string) {
+	for ri, r := range f.o.OptionRows {
+		optName := r.Name(siteID)
+		if optName == "" {
+			continue
 		}
-		for i := 0; i < len(e.Rows); i += step(et) {
-			if name := col(e.Rows[i], "option_name"); name == "" || name != optName {
+		for i := 0; i < len(rows); i += step(et) {
+			if col(rows[i], "option_name") != optName {
 				continue
 			}
-			before, after := "", col(e.Rows[i], "option_value")
-			if isUpdate(et) && i+1 < len(e.Rows) {
-				before, after = after, col(e.Rows[i+1], "option_value")
+			before, after := "", col(rows[i], "option_value")
+			if isUpdate(et) && i+1 < len(rows) {
+				before, after = after, col(rows[i+1], "option_value")
 			} else if deleted(et) {
 				before, after = after, ""
 			}
-			site := f.site(tx, siteID)
-			site.optName = optName
-			site.options = append(site.options, themeopt.Diff(before, after)...)
+			p := &f.site(tx, siteID).options[ri]
+			p.object = optName
+			p.items = append(p.items, r.Diff(before, after)...)
 		}
 	}
 }
@@ -775,7 +781,9 @@ func (f *Feed) report(q queued) {
 		for i, t := range site.tables {
 			commits = append(commits, wpsidecar.Commit{Site: id, Namespace: f.o.Tables[i].Namespace, Object: t.object, Items: t.items})
 		}
-		commits = append(commits, wpsidecar.Commit{Site: id, Namespace: wpsidecar.ThemeOptions, Object: site.optName, Items: site.options})
+		for i, o := range site.options {
+			commits = append(commits, wpsidecar.Commit{Site: id, Namespace: f.o.OptionRows[i].Namespace, Object: o.object, Items: o.items})
+		}
 		for _, c := range commits {
 			if len(c.Items) == 0 {
 				continue

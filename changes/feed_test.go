@@ -71,7 +71,7 @@ func TestFeed(t *testing.T) {
 	go func() { refresh.Run(ctx); close(refreshed) }()
 	defer func() { cancel(); <-refreshed }()
 	feed, err := changes.NewFeed(changes.FeedOptions{Conn: conn, ServerID: 4242, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
-		OptName: func(int64) string { return "themeopts_options" }, Subscriber: changes.Subscribers{rec, refresh},
+		OptionRows: themeOpts(func(int64) string { return "themeopts_options" }), Subscriber: changes.Subscribers{rec, refresh},
 		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -335,12 +335,12 @@ func TestFeed_NetworkSites(t *testing.T) {
 	record := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
 	runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4243, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
 		BasePrefix: "wp_",
-		OptName: func(site int64) string {
+		OptionRows: themeOpts(func(site int64) string {
 			if site == 30 {
 				return "site30_options"
 			}
 			return "themeopts_options"
-		},
+		}),
 		Subscriber: subscriber{
 			touched: func(tc changes.Touched) {
 				for site, names := range tc.Options {
@@ -478,7 +478,7 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 		return *p
 	}
 	feed, stop := runFeed(t, changes.FeedOptions{Conn: conn, ServerID: 4244, Schema: tdb.Name, Options: "wp_options", Tables: []changes.Table{fieldGroups("wp_fieldmgr_groups")},
-		OptName: func(int64) string { return "opts" }, HistoryTable: "wp_wpsidecar_history",
+		OptionRows: themeOpts(func(int64) string { return "opts" }), HistoryTable: "wp_wpsidecar_history",
 		Subscriber: changes.OnCommit(func(c wpsidecar.Commit) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -44,28 +44,32 @@ func (p *Purge) merge(q Purge) {
 
 // Purges subscribe to commits and queue, in each purger, what a commit
 // makes stale: the namespace's tag (answers whose tags overflowed carry
-// only it), each changed key's or id's tag (and for field groups every
-// list's), all named as the commit's site names them; and the URLs that
+// only it), each changed key's or id's tag (and every list's, for a
+// namespace whose unit is Listed: the field groups'), all named as the commit's site names them; and the URLs that
 // show what changed (URLs: the site's public routes, under its home; nil
 // leaves them out).
 type Purges struct {
 	Purgers []*Purger
-	URLs    func(wpsidecar.Commit) []*url.URL
+	// Units are the namespaces served: whether a namespace is Listed.
+	Units wpsidecar.Units
+	URLs  func(wpsidecar.Commit) []*url.URL
 }
 
 // Touched is nothing to purge.
 func (Purges) Touched(Touched) {}
 
 func (p Purges) Commit(c wpsidecar.Commit) {
-	x := PurgeOf(c, p.URLs)
+	x := PurgeOf(c, p.Units, p.URLs)
 	for _, q := range p.Purgers {
 		q.Purge(x)
 	}
 }
 
-// PurgeOf is what c makes stale (see Purges).
-func PurgeOf(c wpsidecar.Commit, urls func(wpsidecar.Commit) []*url.URL) Purge {
-	x := Purge{Tags: cachetag.Stale(c.Site, string(c.Namespace), keys(c))}
+// PurgeOf is what c makes stale (see Purges), its namespace's list
+// included when its unit among units is Listed.
+func PurgeOf(c wpsidecar.Commit, units wpsidecar.Units, urls func(wpsidecar.Commit) []*url.URL) Purge {
+	u := units.Find(c.Namespace)
+	x := Purge{Tags: cachetag.Stale(c.Site, string(c.Namespace), u != nil && u.Listed(), keys(c))}
 	if urls != nil {
 		x.URLs = urls(c)
 	}

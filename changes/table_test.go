@@ -15,11 +15,18 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/store"
 )
+
+// themeOpts are the theme options kept in the row name names for a site,
+// as cmd describes them.
+func themeOpts(name func(site int64) string) []changes.OptionRow {
+	return []changes.OptionRow{{Namespace: wpsidecar.ThemeOptions, Name: name, Diff: themeopt.Diff}}
+}
 
 // fieldGroups is the field groups' table named name, as cmd describes it.
 func fieldGroups(name string) changes.Table {

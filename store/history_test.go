@@ -12,6 +12,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/history"
+	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -57,7 +58,8 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	// An option set: two ids added, then one changed and one removed.
 	set := func(v string) {
 		t.Helper()
-		if err := db.ModifyOption(ctx, "opts", wp71, &by, func(string, bool) (string, error) { return v, nil }); err != nil {
+		rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff, By: by}
+		if err := db.ModifyOption(ctx, "opts", wp71, rec, func(string, bool) (string, error) { return v, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

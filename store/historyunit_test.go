@@ -22,6 +22,7 @@ type menuUnit struct{}
 func (menuUnit) Namespace() wpsidecar.Namespace { return menus }
 func (menuUnit) Summary() string                { return "Menus (menus/v1); edit_theme_options." }
 func (menuUnit) ItemsField() string             { return "menus" }
+func (menuUnit) Listed() bool                   { return true }
 func (menuUnit) HistoryTag() string             { return "m" }
 func (menuUnit) HistoryCapability() string      { return "edit_theme_options" }
 func (menuUnit) WriteValue(b *bytes.Buffer, v string) {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/history"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 )
 
@@ -112,13 +111,13 @@ func (db *DB) RawOption(ctx context.Context, name string) (string, error) {
 // transaction runs in READ COMMITTED so that reading a missing row takes no
 // gap lock: of two creators, the second waits on the first's insert, fails
 // with a duplicate key and is retried, finding the row the first made
-// (retries pause a short random while). When by is not nil the row is the
-// theme options set and its ids' changes are recorded in the history, by
-// that author.
-func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by *wpsidecar.Author, modify func(value string, found bool) (string, error)) error {
+// (retries pause a short random while). When rec is not nil the row is a
+// namespace's and the items its Diff finds changed are recorded in the
+// history, in the write's transaction.
+func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, rec *Recorded, modify func(value string, found bool) (string, error)) error {
 	var err error
 	for attempt := 1; attempt <= 20; attempt++ {
-		err = db.modifyOption(ctx, name, dbVersion, by, modify)
+		err = db.modifyOption(ctx, name, dbVersion, rec, modify)
 		if !retryable(err) {
 			break
 		}
@@ -131,13 +130,23 @@ func (db *DB) ModifyOption(ctx context.Context, name string, dbVersion int64, by
 	return err
 }
 
-func (db *DB) modifyOption(ctx context.Context, name string, dbVersion int64, by *wpsidecar.Author, modify func(string, bool) (string, error)) error {
-	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, dbVersion, by, modify) })
+// Recorded is what a write of an option row that holds a namespace
+// (ModifyOption) records in the history: the caller, which knows the
+// namespace, names it and gives its rules' diff of two of the row's values
+// as stored ("" where there was no row), so that the store knows none.
+type Recorded struct {
+	Namespace wpsidecar.Namespace
+	Diff      func(before, after string) []wpsidecar.Item
+	By        wpsidecar.Author
 }
 
-func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, dbVersion int64, by *wpsidecar.Author, modify func(string, bool) (string, error)) error {
+func (db *DB) modifyOption(ctx context.Context, name string, dbVersion int64, rec *Recorded, modify func(string, bool) (string, error)) error {
+	return db.onPrimary(ctx, func(conn *sql.Conn) error { return db.modifyOptionOn(ctx, conn, name, dbVersion, rec, modify) })
+}
+
+func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, dbVersion int64, rec *Recorded, modify func(string, bool) (string, error)) error {
 	var hist *History
-	if by != nil {
+	if rec != nil {
 		if hist = db.History(); hist != nil {
 			if err := hist.ensure(ctx, conn); err != nil {
 				return err
@@ -177,7 +186,7 @@ func (db *DB) modifyOptionOn(ctx context.Context, conn *sql.Conn, name string, d
 		return fmt.Errorf("store: option %q: %w", name, classify(err))
 	}
 	if hist != nil {
-		if err := hist.record(ctx, tx, wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Object: name, Items: themeopt.Diff(current, next), Author: *by}); err != nil {
+		if err := hist.record(ctx, tx, wpsidecar.Commit{Namespace: rec.Namespace, Object: name, Items: rec.Diff(current, next), Author: rec.By}); err != nil {
 			return err
 		}
 	}
@@ -206,17 +215,24 @@ func retryable(err error) bool {
 	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1062)
 }
 
-// ThemeOptionsReverter writes a theme option's history entry back into
-// the options row e.Object, through ModifyOption (with rv.DBVersion): the
-// id's value as it was, or no id when the entry added it.
-type ThemeOptionsReverter struct{}
+// OptionArrayReverter writes a history entry back into the options row
+// e.Object, through ModifyOption (with rv.DBVersion), for a namespace kept
+// as one serialized array in an option row, an item an entry of it by its
+// key (the theme options'): the entry's value as it was, or no entry when
+// the history's entry added it. Namespace and Diff record the revert as
+// any write of the row.
+type OptionArrayReverter struct {
+	Namespace wpsidecar.Namespace
+	Diff      func(before, after string) []wpsidecar.Item
+}
 
 // errNothing: a forced revert finds nothing to do.
 var errNothing = errors.New("nothing to revert")
 
 // Revert writes e's "before" back; see Reverter.
-func (ThemeOptionsReverter) Revert(ctx context.Context, db *DB, e history.Entry, rv Revert) error {
-	err := db.ModifyOption(ctx, e.Object, rv.DBVersion, &rv.By, func(raw string, found bool) (string, error) {
+func (r OptionArrayReverter) Revert(ctx context.Context, db *DB, e history.Entry, rv Revert) error {
+	rec := &Recorded{Namespace: r.Namespace, Diff: r.Diff, By: rv.By}
+	err := db.ModifyOption(ctx, e.Object, rv.DBVersion, rec, func(raw string, found bool) (string, error) {
 		set := phpserial.Value{Kind: phpserial.Array}
 		if found {
 			v, err := phpserial.MaybeUnserialize(raw)

@@ -342,8 +342,10 @@ function wpsidecar_history_render() {
 			<label for="wpsidecar-filter-namespace"><?php esc_html_e( 'Type', 'wpsidecar' ); ?></label>
 			<select id="wpsidecar-filter-namespace" name="namespace">
 				<option value=""><?php esc_html_e( 'All', 'wpsidecar' ); ?></option>
+				<?php /* wpsidecar namespaces: begin (generated: go test ./cmd/wpsidecar -run TestNamespaceLists -update) */ ?>
 				<option value="fieldmgr"><?php esc_html_e( 'Field groups', 'wpsidecar' ); ?></option>
 				<option value="themeopts"><?php esc_html_e( 'Theme options', 'wpsidecar' ); ?></option>
+				<?php /* wpsidecar namespaces: end */ ?>
 			</select>
 			<label for="wpsidecar-filter-key"><?php esc_html_e( 'Item (exact key)', 'wpsidecar' ); ?></label>
 			<input type="text" id="wpsidecar-filter-key" name="key" class="regular-text" spellcheck="false" autocomplete="off">

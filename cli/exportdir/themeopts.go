@@ -259,8 +259,8 @@ func (k ThemeOptions) step(option, want, seen string, seenFound, conflict bool) 
 		// Its autoload is what the site's update_option would leave
 		// (w.DBVersion: store.ModifyOption).
 		Write: func(ctx context.Context, w Writing) error {
-			by := w.By
-			return k.DB.ModifyOption(ctx, option, w.DBVersion, &by, func(raw string, found bool) (string, error) {
+			rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff, By: w.By}
+			return k.DB.ModifyOption(ctx, option, w.DBVersion, rec, func(raw string, found bool) (string, error) {
 				if !w.Force && (found != seenFound || raw != seen) {
 					return "", fmt.Errorf("%s %s: %w", wpsidecar.ThemeOptions, option, ErrConflict)
 				}

@@ -12,20 +12,15 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/web/site"
 )
 
 // changeFeed is the binlog feed of --change-feed binlog or auto, and why
 // it does not follow (nil: it can). With binlog, a feed the server cannot
 // feed is nil; with auto it is kept, to be checked again (changes.Auto),
-// unless it cannot be made at all. It follows every site's tables (a
-// site's theme options row when themeopts) and tells sub what each
-// transaction did.
-func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, sites site.Index, themeopts bool, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
-	o := changes.FeedOptions{Tables: tables(cfg), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
-	if themeopts {
-		o.OptName = sites.OptName
-	}
+// unless it cannot be made at all. It follows every site's tables and
+// option rows (rows) and tells sub what each transaction did.
+func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, rows []changes.OptionRow, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
+	o := changes.FeedOptions{Tables: tables(cfg), OptionRows: rows, Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
 	feed, err := changes.PrepareFeed(feedConfig(cfg), o)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(ctx, cfg.DB.Timeout)

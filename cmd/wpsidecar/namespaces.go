@@ -38,7 +38,7 @@ func units(themeopts func() *themeopt.Config) wpsidecar.Units {
 func historyUnits() []store.HistoryUnit {
 	return []store.HistoryUnit{
 		{Unit: fieldgroup.Unit{}, Reverter: store.FieldGroupsReverter{}},
-		{Unit: themeopt.Unit{}, Reverter: store.ThemeOptionsReverter{}},
+		{Unit: themeopt.Unit{}, Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff}},
 	}
 }
 
@@ -63,6 +63,15 @@ func tables(cfg *config.Config) []changes.Table {
 		Key: fieldgroup.KeyColumn, ID: fieldgroup.IDColumn, Value: fieldgroup.RowValue,
 		Rows: func(db *store.DB) (changes.TableRows, error) { return db.FieldGroups(db.Table(groups)) },
 	}}
+}
+
+// optionRows are the namespaces kept in an option row of each site, as
+// change detection follows them: the theme options' (when served).
+func optionRows(sites site.Index, themeopts bool) []changes.OptionRow {
+	if !themeopts {
+		return nil
+	}
+	return []changes.OptionRow{{Namespace: wpsidecar.ThemeOptions, Name: sites.OptName, Diff: themeopt.Diff}}
 }
 
 // kinds are the namespaces as export and import handle them: the theme

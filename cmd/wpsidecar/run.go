@@ -288,13 +288,10 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		if detect {
 			subs = append(subs, s.senders(clog))
 		}
+		rows := optionRows(s.sites, s.topts.Any())
 		var p *changes.Poller // nil: nothing to poll for
 		if detect {
-			var optName func(int64) string
-			if s.topts.Any() {
-				optName = s.sites.OptName
-			}
-			p = changes.NewPoller(s.siteMap, db, tables(cfg), optName, subs, clog)
+			p = changes.NewPoller(s.siteMap, db, tables(cfg), rows, subs, clog)
 		}
 		poll := func(ctx context.Context) {
 			s.feedMode.Store(changes.ModePoll)
@@ -307,7 +304,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			s.background(poll)
 		default:
 			var why error
-			if s.feed, why = changeFeed(ctx, cfg, db, s.sites, s.topts.Any(), subs, clog); s.feed == nil {
+			if s.feed, why = changeFeed(ctx, cfg, db, rows, subs, clog); s.feed == nil {
 				s.setFeedMode(changes.ModePoll, why)
 				s.background(poll)
 				break
@@ -379,7 +376,7 @@ func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 		s.background(p.Run)
 	}
 	if len(s.purgers) > 0 {
-		tell = append(tell, changes.Purges{Purgers: s.purgers, URLs: s.sites.PublicURLs})
+		tell = append(tell, changes.Purges{Purgers: s.purgers, Units: units(nil), URLs: s.sites.PublicURLs})
 	}
 	sender := changes.NewSender(tell, leaderKeep, s.cfg.ChangeInterval+time.Second)
 	s.elect(clog, sender.Lead)

@@ -9,32 +9,28 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/wpsidecar/wpsidecar"
 )
 
-// The namespaces' tags, by their names. Every answer names its
-// namespace's tag first: it covers the others when the list is cut short.
-const (
-	FieldGroups  = string(wpsidecar.FieldGroups)
-	ThemeOptions = string(wpsidecar.ThemeOptions)
-	// FieldGroupList is every answer that lists groups: a change of any
-	// group makes it stale.
-	FieldGroupList     = FieldGroups + ":list"
-	FieldSchemas       = FieldGroups + ":schemas"
-	ThemeOptionsConfig = ThemeOptions + ":config"
-)
+// A namespace's tag is its name (wpsidecar.Namespace): every answer names
+// it first, and it covers the others when the list is cut short. The
+// namespaces' handlers name their own tags with this package's spelling;
+// it names no namespace.
 
-// Key is the tag of one stored entity of a namespace: a group's key, an
-// option's id.
+// Key is the tag of one stored entity of a namespace (a group's key, an
+// option's id), or of another of its answers (the field types' schemas).
 func Key(namespace, key string) string { return namespace + ":" + key }
 
-// Stale are the tags a change of keys in namespace makes stale, escaped and
-// named as site blogID's answers name them (0: a single site).
-func Stale(blogID int64, namespace string, keys []string) []string {
+// List is the tag of every answer that lists namespace's items, for a
+// namespace whose unit is Listed: a change of any item makes it stale.
+func List(namespace string) string { return Key(namespace, "list") }
+
+// Stale are the tags a change of keys in namespace makes stale (its List
+// too when listed), escaped and named as site blogID's answers name them
+// (0: a single site).
+func Stale(blogID int64, namespace string, listed bool, keys []string) []string {
 	tags := []string{namespace}
-	if namespace == FieldGroups {
-		tags = append(tags, FieldGroupList)
+	if listed {
+		tags = append(tags, List(namespace))
 	}
 	for _, k := range keys {
 		tags = append(tags, Key(namespace, k))

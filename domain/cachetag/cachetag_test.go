@@ -7,15 +7,21 @@ import (
 	"testing"
 )
 
+// The tests' namespaces, as their handlers name their tags.
+const (
+	fieldGroups  = "fieldmgr"
+	themeOptions = "themeopts"
+)
+
 func TestSet(t *testing.T) {
 	h := http.Header{}
-	Set(h, ThemeOptions, Key(ThemeOptions, "a b,c"), Key(ThemeOptions, "é"))
+	Set(h, themeOptions, Key(themeOptions, "a b,c"), Key(themeOptions, "é"))
 	if h.Get("Cache-Tag") != "themeopts,themeopts:a%20b%2Cc,themeopts:%C3%A9" || h.Get("Surrogate-Key") != "themeopts themeopts:a%20b%2Cc themeopts:%C3%A9" {
 		t.Errorf("tags: %v", h)
 	}
-	many := []string{FieldGroups}
+	many := []string{fieldGroups}
 	for i := 0; i < 1000; i++ {
-		many = append(many, Key(FieldGroups, "group_with_a_long_key_"+strings.Repeat("x", i%26)))
+		many = append(many, Key(fieldGroups, "group_with_a_long_key_"+strings.Repeat("x", i%26)))
 	}
 	Set(h, many...)
 	if h.Get("Cache-Tag") != "fieldmgr" || h.Get("Surrogate-Key") != "fieldmgr" {
@@ -28,24 +34,25 @@ func TestStale(t *testing.T) {
 	tests := []struct {
 		site      int64
 		namespace string
+		listed    bool
 		keys      []string
 		want      []string
 	}{
-		{0, ThemeOptions, []string{"a b"}, []string{"themeopts", "themeopts:a%20b"}},
-		{2, ThemeOptions, []string{"logo"}, []string{"site2:themeopts", "site2:themeopts:logo"}},
-		{3, FieldGroups, []string{"g"}, []string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}},
-		{0, FieldGroups, nil, []string{"fieldmgr", "fieldmgr:list"}},
+		{0, themeOptions, false, []string{"a b"}, []string{"themeopts", "themeopts:a%20b"}},
+		{2, themeOptions, false, []string{"logo"}, []string{"site2:themeopts", "site2:themeopts:logo"}},
+		{3, fieldGroups, true, []string{"g"}, []string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}},
+		{0, fieldGroups, true, nil, []string{"fieldmgr", "fieldmgr:list"}},
 	}
 	for _, tt := range tests {
-		if got := Stale(tt.site, tt.namespace, tt.keys); !slices.Equal(got, tt.want) {
-			t.Errorf("Stale(%d, %s, %q) = %q, want %q", tt.site, tt.namespace, tt.keys, got, tt.want)
+		if got := Stale(tt.site, tt.namespace, tt.listed, tt.keys); !slices.Equal(got, tt.want) {
+			t.Errorf("Stale(%d, %s, %v, %q) = %q, want %q", tt.site, tt.namespace, tt.listed, tt.keys, got, tt.want)
 		}
 		// Each stale tag is one an answer of the site carries.
 		h := http.Header{}
 		Set(h, append([]string{tt.namespace}, keysOf(tt.namespace, tt.keys)...)...)
 		Prefix(h, SitePrefix(tt.site))
 		for _, tag := range tt.want {
-			if tag != SitePrefix(tt.site)+FieldGroupList && !slices.Contains(strings.Split(h.Get("Cache-Tag"), ","), tag) {
+			if tag != SitePrefix(tt.site)+List(tt.namespace) && !slices.Contains(strings.Split(h.Get("Cache-Tag"), ","), tag) {
 				t.Errorf("site %d: stale tag %s is on no answer (%s)", tt.site, tag, h.Get("Cache-Tag"))
 			}
 		}

@@ -25,19 +25,19 @@ var layout = []struct {
 	{"cmd/wpsidecar", "`main` and `run`: the wiring. The only reader of the settings: builds each package's options from them, subscribes what a change does, starts and waits for every goroutine, serves, shuts down in order", []string{"*"}, false},
 	{"cli/command", "the subcommands, one table of them (`export`, `import`, `history`, `revert`, `openapi`, `probe`), each taking the server's settings as an options struct", []string{"", "cli/exportdir", "domain/history", "internal/regularfile", "domain/multisite", "store/objcache", "web/openapi", "domain/publicroute", "internal/reload", "store", "domain/themeopt"}, false},
 	{"web/site", "one site's services (settings, authenticator, the namespaces' handlers, public routes) and a network of them: a request's site, services built on a site's first request and let go when it leaves", []string{"", "auth", "domain/cachetag", "changes", "domain/multisite", "web/proxy", "web/fieldmgr", "web/historyapi", "web/public", "web/themeopts", "domain/publicroute", "internal/reload", "web/rest", "store", "domain/themeopt"}, false},
-	{"changes", "change detection (the binlog feed, the poller) over the tables cmd describes (`Table`: a namespace kept in a table of its own) and the theme options row: each change one `wpsidecar.Commit` handed to one `Subscriber`; the subscribers (memo, settings and site-map refresh off the feed's goroutine, history, webhooks, CDN purges); the leader", []string{"", "domain/cachetag", "internal/phpserial", "internal/redact", "store", "domain/themeopt"}, false},
+	{"changes", "change detection (the binlog feed, the poller) over the tables and option rows cmd describes (`Table`: a namespace kept in a table of its own; `OptionRow`: one kept in an option row, with its diff), naming no namespace: each change one `wpsidecar.Commit` handed to one `Subscriber`; the subscribers (memo, settings and site-map refresh off the feed's goroutine, history, webhooks, CDN purges); the leader", []string{"", "domain/cachetag", "internal/phpserial", "internal/redact", "store"}, false},
 	{"web/proxy", "the reverse proxy: a request's site, pass-through to PHP, request ids, access log, metrics, admin listener", []string{"web/rest", "web/wpjson"}, false},
-	{"web/openapi", "the OpenAPI 3.1 description, from what its caller hands it of each namespace (route table, unit, schemas) and the parts they share (errors, the history, public routes)", []string{"", "domain/publicroute", "web/wpjson"}, false},
-	{"web/fieldmgr", "`fieldmgr/v1`'s handlers: routes, authentication, bodies, answers; a rule's refusal rendered as the contract's error", []string{"", "auth", "domain/cachetag", "domain/fieldgroup", "internal/phpserial", "web/httpcond", "store", "web/wpjson"}, false},
-	{"web/themeopts", "`themeopts/v1`'s handlers, likewise", []string{"", "auth", "domain/cachetag", "internal/phpserial", "web/httpcond", "store", "domain/themeopt", "web/wpjson"}, false},
-	{"web/historyapi", "`wpsidecar/v1`'s handlers: the history list and reverting an entry, over the namespaces' units", []string{"", "auth", "domain/history", "store", "web/wpjson"}, false},
+	{"web/openapi", "the OpenAPI 3.1 description, from what its caller hands it of each namespace (route table, unit, schemas) and the parts they share (errors, the history, public routes); it links no router", []string{"", "domain/publicroute", "web/routetable"}, false},
+	{"web/fieldmgr", "`fieldmgr/v1`'s handlers: routes, authentication, bodies, answers; a rule's refusal rendered as the contract's error", []string{"", "auth", "domain/cachetag", "domain/fieldgroup", "internal/phpserial", "web/httpcond", "store", "web/routetable", "web/wpjson"}, false},
+	{"web/themeopts", "`themeopts/v1`'s handlers, likewise", []string{"", "auth", "domain/cachetag", "internal/phpserial", "web/httpcond", "store", "domain/themeopt", "web/routetable", "web/wpjson"}, false},
+	{"web/historyapi", "`wpsidecar/v1`'s handlers: the history list and reverting an entry, over the namespaces' units", []string{"", "auth", "domain/history", "store", "web/routetable", "web/wpjson"}, false},
 	{"web/public", "the site owner's public routes, answered without credentials", []string{"", "domain/cachetag", "web/httpcond", "domain/publicroute", "web/wpjson"}, false},
 	{"web/rest", "WordPress's REST server in front of a site's namespaces: REST routing (`rest_route`, case, `_method`), the checks before a route, the global parameters (`_fields`, `_envelope`, `_jsonp`, `_pretty`), read-your-writes, a network site's cache tags; the answer's one writer chain", []string{"", "domain/cachetag", "internal/contentcoding", "web/wpjson"}, false},
 	{"web/httpcond", "ETags, `If-None-Match`, `If-Match`", []string{"internal/contentcoding", "web/wpjson"}, false},
 	{"cli/exportdir", "a site's namespaces as files: the manifest, the tree written within DIR, bounded reads, an import's plan and applying it, over each namespace's `Kind` (the field groups' and the theme options' are here, with their own rules)", []string{"", "domain/fieldgroup", "internal/regularfile", "internal/phpserial", "store", "domain/themeopt"}, false},
 	{"auth", "WordPress's authentication: cookies, nonces, passwords, application passwords, capabilities, throttling, the companion plugin's policy", []string{"", "internal/phpserial", "store", "web/wpjson", "auth/wplogin"}, false},
 	{"domain/publicroute", "the public routes file without HTTP: routes, selectors, cache lifetimes, CORS origins, validated", []string{"", "domain/fieldgroup", "internal/phpserial", "domain/themeopt"}, true},
-	{"store", "all SQL: the pool, replicas, options, users, field groups, the history and its one recorder, the settings snapshot, a network's site map, the binlog server's position and columns", []string{"", "domain/fieldgroup", "domain/history", "domain/multisite", "internal/phpserial", "domain/themeopt", "auth/wplogin"}, false},
+	{"store", "all SQL: the pool, replicas, options (an option row's write recorded in the history by the caller's namespace and diff: `Recorded`, `OptionArrayReverter`), users, field groups, the history and its one recorder, the settings snapshot, a network's site map, the binlog server's position and columns", []string{"", "domain/fieldgroup", "domain/history", "domain/multisite", "internal/phpserial", "auth/wplogin"}, false},
 	{"domain/history", "the history's rules without HTTP: an entry and a filter, the list's parameters validated as WordPress does, an entry's JSON; what differs by namespace is its unit's", []string{"", "internal/phpserial"}, true},
 	{"domain/fieldgroup", "the field groups' model and rules: a group validated, the field types and their schemas, a config as JSON, a group's diff", []string{"", "internal/phpserial"}, true},
 	{"domain/themeopt", "the theme options' model and rules: the configuration file, a value checked against its field, the value schemas, the diff of two saved sets", []string{"", "internal/phpserial"}, true},
@@ -48,8 +48,9 @@ var layout = []struct {
 	{"internal/reload", "configuration files followed while running (reloaded on SIGHUP and on change)", []string{"internal/regularfile"}, true},
 	{"internal/regularfile", "the one reader of a file an operator or a site names: a regular file only, within a size, never blocking", nil, true},
 	{"internal/redact", "the masking every printed or logged URL goes through", nil, true},
-	{"web/wpjson", "WordPress's REST wire format: the one error type and its renderer, REST headers, PHP's JSON-body check", []string{""}, false},
-	{"domain/cachetag", "cache tags: spelled, escaped and given their site in one place", []string{""}, false},
+	{"web/wpjson", "WordPress's REST wire format: the one error type and its renderer, REST headers, PHP's JSON-body check", []string{"", "web/routetable"}, false},
+	{"web/routetable", "a namespace's route table as its handler package lists it: paths, each method's handler and documentation, for `wpjson.Register` to mount and `openapi` to describe; it links no router", nil, false},
+	{"domain/cachetag", "cache tags: spelled, escaped and given their site in one place; it names no namespace (each namespace's handlers name their tags, its unit whether it has a list's)", nil, false},
 	{"internal/contentcoding", "`Accept-Encoding` negotiated (RFC 9110, fuzzed), br, zstd and gzip made once per body in a bounded cache, the entity tags of the codings", nil, false},
 	{"internal/logging", "the log's buffer and the collapser of repeated errors", nil, true},
 	{"auth/wplogin", "WordPress's rules for a login a client types: `sanitize_user`, `is_email`, accents removed as the tables' collation compares", nil, true},
@@ -173,6 +174,21 @@ func rel(path string) string {
 		return ""
 	}
 	return strings.TrimPrefix(path, module+"/")
+}
+
+// routerFree are the packages that link no router, even indirectly: the
+// OpenAPI description reads the route tables and mounts none.
+var routerFree = []string{"web/openapi", "web/routetable"}
+
+// TestRouterFree: no package of routerFree reaches a router.
+func TestRouterFree(t *testing.T) {
+	for _, pkg := range routerFree {
+		for _, dep := range goList(t, "-deps", pkg) {
+			if dep == "github.com/gorilla/mux" {
+				t.Errorf("%s reaches %s (it links no router)", name(pkg), dep)
+			}
+		}
+	}
 }
 
 // TestRootFolders: the root shows the layers — at most a dozen folders at

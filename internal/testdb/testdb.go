@@ -20,6 +20,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -170,7 +171,7 @@ func (db *DB) StoreOptions() store.Options {
 func HistoryUnits() []store.HistoryUnit {
 	return []store.HistoryUnit{
 		{Unit: fieldgroup.Unit{}, Reverter: store.FieldGroupsReverter{}},
-		{Unit: themeopt.Unit{}, Reverter: store.ThemeOptionsReverter{}},
+		{Unit: themeopt.Unit{}, Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff}},
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/httpcond"
+	"github.com/wpsidecar/wpsidecar/web/routetable"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
@@ -89,37 +90,37 @@ func loggedIn(r *http.Request) bool { return auth.UserFrom(r.Context()) != nil }
 
 // Routes are the namespace's routes with their documentation, for the
 // OpenAPI description (their handlers are not for serving).
-func Routes() []wpjson.Route { return (&Service{}).routes() }
+func Routes() []routetable.Route { return (&Service{}).routes() }
 
 // routes is the route table: paths, methods, handlers, and what each
 // answers (docs/api.md §2).
-func (s *Service) routes() []wpjson.Route {
-	invalid := wpjson.ErrorDoc{Status: http.StatusBadRequest, Bare: true}
-	notFound := wpjson.ErrorDoc{Status: http.StatusNotFound, Bare: true}
-	body := []wpjson.ErrorDoc{{Status: http.StatusUnsupportedMediaType, Bare: true}, {Status: http.StatusRequestEntityTooLarge, Bare: true}, {Status: http.StatusBadRequest, Code: "rest_invalid_json"}}
-	return []wpjson.Route{
-		{Name: "list", Path: "/field-groups", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodGet, Fn: s.handleList, Doc: wpjson.Operation{ID: "listFieldGroups", Summary: "List field groups",
+func (s *Service) routes() []routetable.Route {
+	invalid := routetable.ErrorDoc{Status: http.StatusBadRequest, Bare: true}
+	notFound := routetable.ErrorDoc{Status: http.StatusNotFound, Bare: true}
+	body := []routetable.ErrorDoc{{Status: http.StatusUnsupportedMediaType, Bare: true}, {Status: http.StatusRequestEntityTooLarge, Bare: true}, {Status: http.StatusBadRequest, Code: "rest_invalid_json"}}
+	return []routetable.Route{
+		{Name: "list", Path: "/field-groups", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleList, Doc: routetable.Operation{ID: "listFieldGroups", Summary: "List field groups",
 				Description: "Every field group, oldest first.", Answer: "FieldGroupList", Read: true}, Prepared: true},
-			{Method: http.MethodPost, Fn: s.handleCreate, Doc: wpjson.Operation{ID: "createFieldGroup", Summary: "Create a field group",
+			{Method: http.MethodPost, Fn: s.handleCreate, Doc: routetable.Operation{ID: "createFieldGroup", Summary: "Create a field group",
 				Description: "A new group; its key must be free in any letter case.", Body: "FieldGroupCreate", Answer: "Created", Status: http.StatusCreated,
-				Errors: append([]wpjson.ErrorDoc{invalid}, body...)}},
+				Errors: append([]routetable.ErrorDoc{invalid}, body...)}},
 		}},
-		{Name: "group", Path: "/field-groups/{id}", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodGet, Fn: s.handleGet, Doc: wpjson.Operation{ID: "getFieldGroup", Summary: "Get a field group",
-				Description: "The group with this key.", Answer: "FieldGroup", Read: true, Errors: []wpjson.ErrorDoc{notFound}}, Prepared: true},
-			{Method: http.MethodPut, Fn: s.handleUpdate, Doc: wpjson.Operation{ID: "updateFieldGroup", Summary: "Update a field group",
+		{Name: "group", Path: "/field-groups/{id}", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleGet, Doc: routetable.Operation{ID: "getFieldGroup", Summary: "Get a field group",
+				Description: "The group with this key.", Answer: "FieldGroup", Read: true, Errors: []routetable.ErrorDoc{notFound}}, Prepared: true},
+			{Method: http.MethodPut, Fn: s.handleUpdate, Doc: routetable.Operation{ID: "updateFieldGroup", Summary: "Update a field group",
 				Description: "Changes the title, the config or both; what is left out keeps its value.", Body: "FieldGroupUpdate", Answer: "Done", Write: true,
-				Errors: append([]wpjson.ErrorDoc{invalid, notFound}, body...)}},
-			{Method: http.MethodDelete, Fn: s.handleDelete, Doc: wpjson.Operation{ID: "deleteFieldGroup", Summary: "Delete a field group",
-				Answer: "Done", Write: true, Errors: []wpjson.ErrorDoc{notFound}}},
+				Errors: append([]routetable.ErrorDoc{invalid, notFound}, body...)}},
+			{Method: http.MethodDelete, Fn: s.handleDelete, Doc: routetable.Operation{ID: "deleteFieldGroup", Summary: "Delete a field group",
+				Answer: "Done", Write: true, Errors: []routetable.ErrorDoc{notFound}}},
 		}},
-		{Path: "/field-groups/{id}/toggle", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodPost, Fn: s.handleToggle, Doc: wpjson.Operation{ID: "toggleFieldGroup", Summary: "Activate or deactivate a field group",
-				Description: "Flips the group's status and says which it made.", Answer: "Toggled", Write: true, Errors: []wpjson.ErrorDoc{notFound}}},
+		{Path: "/field-groups/{id}/toggle", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodPost, Fn: s.handleToggle, Doc: routetable.Operation{ID: "toggleFieldGroup", Summary: "Activate or deactivate a field group",
+				Description: "Flips the group's status and says which it made.", Answer: "Toggled", Write: true, Errors: []routetable.ErrorDoc{notFound}}},
 		}},
-		{Path: "/field-schemas", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodGet, Fn: s.handleSchemas, Doc: wpjson.Operation{ID: "getFieldSchemas", Summary: "List the field types",
+		{Path: "/field-schemas", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleSchemas, Doc: routetable.Operation{ID: "getFieldSchemas", Summary: "List the field types",
 				Description: "Each field type with its label and the settings it allows.", Answer: "FieldSchemas", Read: true}, Prepared: true},
 		}},
 	}
@@ -255,15 +256,18 @@ func (s *Service) render(list store.GroupList) *renderedList {
 	return a
 }
 
+// nsTag is the namespace's cache tag (cachetag spells the others from it).
+const nsTag = string(wpsidecar.FieldGroups)
+
 // listTags are a list's ETag (kind names what is listed) and cache tags:
 // the namespace, "fieldmgr:list" (any change may change a list: a new
 // group, a toggle) and each group's key.
 func listTags(kind string, list []fieldgroup.Group) (string, []string) {
 	parts := make([]string, 0, 6*len(list))
-	tags := []string{cachetag.FieldGroups, cachetag.FieldGroupList}
+	tags := []string{nsTag, cachetag.List(nsTag)}
 	for _, g := range list {
 		parts = append(parts, g.Key, g.Title, g.Config, g.Status, g.CreatedAt, g.UpdatedAt)
-		tags = append(tags, cachetag.Key(cachetag.FieldGroups, g.Key))
+		tags = append(tags, cachetag.Key(nsTag, g.Key))
 	}
 	return httpcond.ETag(kind, parts...), tags
 }
@@ -357,7 +361,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	cachetag.Set(w.Header(), cachetag.FieldGroups, cachetag.Key(cachetag.FieldGroups, g.Key))
+	cachetag.Set(w.Header(), nsTag, cachetag.Key(nsTag, g.Key))
 	if httpcond.NotModified(w, r, groupETag(g)) {
 		return nil
 	}
@@ -481,7 +485,7 @@ func (s *Service) handleToggle(w http.ResponseWriter, r *http.Request) error {
 
 // handleSchemas is GET /field-schemas.
 func (s *Service) handleSchemas(w http.ResponseWriter, r *http.Request) error {
-	cachetag.Set(w.Header(), cachetag.FieldGroups, cachetag.FieldSchemas)
+	cachetag.Set(w.Header(), nsTag, cachetag.Key(nsTag, "schemas"))
 	if httpcond.NotModified(w, r, schemasETag) {
 		return nil
 	}

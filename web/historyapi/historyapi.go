@@ -20,6 +20,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/domain/history"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/routetable"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
@@ -66,27 +67,27 @@ func (s *Service) permitted(r *http.Request, namespace string) bool {
 
 // Routes are the namespace's routes with their documentation, for the
 // OpenAPI description (their handlers are not for serving).
-func Routes() []wpjson.Route { return (&Service{}).routes() }
+func Routes() []routetable.Route { return (&Service{}).routes() }
 
-func (s *Service) routes() []wpjson.Route {
-	invalid := wpjson.ErrorDoc{Status: http.StatusBadRequest, Code: "rest_invalid_param"}
-	notFound := wpjson.ErrorDoc{Status: http.StatusNotFound, Code: "wpsidecar_history_not_found"}
-	off := wpjson.ErrorDoc{Status: http.StatusNotFound, Code: "wpsidecar_history_off"}
-	return []wpjson.Route{
-		{Path: "/history", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodGet, Fn: s.handleList, Doc: wpjson.Operation{ID: "listHistory", Summary: "List the history of field groups and theme options",
+func (s *Service) routes() []routetable.Route {
+	invalid := routetable.ErrorDoc{Status: http.StatusBadRequest, Code: "rest_invalid_param"}
+	notFound := routetable.ErrorDoc{Status: http.StatusNotFound, Code: "wpsidecar_history_not_found"}
+	off := routetable.ErrorDoc{Status: http.StatusNotFound, Code: "wpsidecar_history_off"}
+	return []routetable.Route{
+		{Path: "/history", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleList, Doc: routetable.Operation{ID: "listHistory", Summary: "List the history of field groups and theme options",
 				Description: "Changes newest first: the sidecar's writes, and with the binlog feed every other writer's. Filters namespace, key, since; paginated with page and per_page (X-WP-Total, X-WP-TotalPages).",
-				Answer:      "HistoryList", Paginated: true, Query: []wpjson.ParamDoc{
+				Answer:      "HistoryList", Paginated: true, Query: []routetable.ParamDoc{
 					{Name: "namespace", Type: "string", Description: "fieldmgr or themeopts"}, {Name: "key", Type: "string", Description: "a group's key or an option id"},
 					{Name: "since", Type: "string", Description: "entries from this date on (RFC 3339; without a zone, GMT)"},
 					{Name: "page", Type: "integer", Description: "from 1"}, {Name: "per_page", Type: "integer", Description: "1-100, 10 unless given"}},
-				Errors: []wpjson.ErrorDoc{invalid, {Status: http.StatusBadRequest, Code: "rest_history_invalid_page_number"}, off}}},
+				Errors: []routetable.ErrorDoc{invalid, {Status: http.StatusBadRequest, Code: "rest_history_invalid_page_number"}, off}}},
 		}},
-		{Path: "/history/{entry:[0-9]+}/revert", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodPost, Fn: s.handleRevert, Doc: wpjson.Operation{ID: "revertHistory", Summary: "Revert a change",
+		{Path: "/history/{entry:[0-9]+}/revert", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodPost, Fn: s.handleRevert, Doc: routetable.Operation{ID: "revertHistory", Summary: "Revert a change",
 				Description: "Writes the entry's before back (recorded in turn). 412 when the value is no longer the entry's after, unless ?force=true.",
-				Answer:      "Reverted", Query: []wpjson.ParamDoc{{Name: "force", Type: "boolean", Description: "revert even when the value changed since the entry"}},
-				Errors: []wpjson.ErrorDoc{notFound, off, {Status: http.StatusPreconditionFailed, Code: "wpsidecar_history_changed"},
+				Answer:      "Reverted", Query: []routetable.ParamDoc{{Name: "force", Type: "boolean", Description: "revert even when the value changed since the entry"}},
+				Errors: []routetable.ErrorDoc{notFound, off, {Status: http.StatusPreconditionFailed, Code: "wpsidecar_history_changed"},
 					{Status: http.StatusConflict, Code: "wpsidecar_history_unrevertable"}, {Status: http.StatusBadRequest, Code: "rest_invalid_param"}}}},
 		}},
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/web/routetable"
 )
 
 // menus is a third namespace, known only to this test: menus/v1, menus by
@@ -20,6 +20,7 @@ type menus struct{}
 func (menus) Namespace() wpsidecar.Namespace       { return "menus" }
 func (menus) Summary() string                      { return "Navigation menus (menus/v1); edit_theme_options." }
 func (menus) ItemsField() string                   { return "keys" }
+func (menus) Listed() bool                         { return true }
 func (menus) HistoryTag() string                   { return "m" }
 func (menus) HistoryCapability() string            { return "edit_theme_options" }
 func (menus) WriteValue(b *bytes.Buffer, v string) { b.WriteString(v) }
@@ -29,9 +30,9 @@ var menuSchema = obj{"type": "object", "required": []string{"key", "title", "ite
 func menusNamespace() Namespace {
 	return Namespace{
 		Name: "menus/v1",
-		Routes: []wpjson.Route{{Path: "/menus/{key:[a-z_]{1,64}}", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet,
-			Doc: wpjson.Operation{ID: "getMenu", Summary: "A menu", Answer: "Menu", Read: true,
-				Errors: []wpjson.ErrorDoc{{Status: http.StatusNotFound, Bare: true}}}}}}},
+		Routes: []routetable.Route{{Path: "/menus/{key:[a-z_]{1,64}}", Handlers: []routetable.MethodHandler{{Method: http.MethodGet,
+			Doc: routetable.Operation{ID: "getMenu", Summary: "A menu", Answer: "Menu", Read: true,
+				Errors: []routetable.ErrorDoc{{Status: http.StatusNotFound, Bare: true}}}}}}},
 		Unit:       menus{},
 		Holds:      "menus",
 		Schemas:    obj{"Menu": menuSchema},

@@ -16,7 +16,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/web/routetable"
 )
 
 // Site is what a site's own description knows beyond the code: nil parts
@@ -34,7 +34,7 @@ type Namespace struct {
 	Name string
 	// Routes is its route table, as its handler package lists it (the
 	// handlers are not called).
-	Routes []wpjson.Route
+	Routes []routetable.Route
 	// Unit is the namespace of the site's data it serves: its tag's
 	// description, its entries in the history. Nil for the sidecar's own
 	// namespace (wpsidecar/v1), which is the history of the others.
@@ -148,7 +148,7 @@ func join(words []string) string {
 
 // hasBareErrors tells whether a namespace answers errors of its own bare
 // shape ({"error": message}) besides WordPress's.
-func hasBareErrors(routes []wpjson.Route) bool {
+func hasBareErrors(routes []routetable.Route) bool {
 	for _, rt := range routes {
 		for _, h := range rt.Handlers {
 			for _, e := range h.Doc.Errors {
@@ -240,7 +240,7 @@ func pathParams(path string) (string, []string) {
 // globals are the parameters every route takes (docs/api.md §7).
 var globals = []string{"_fields", "_envelope", "_jsonp", "_pretty", "_method"}
 
-func operation(tag, method string, d wpjson.Operation) obj {
+func operation(tag, method string, d routetable.Operation) obj {
 	status := d.Status
 	if status == 0 {
 		status = http.StatusOK
@@ -264,7 +264,7 @@ func operation(tag, method string, d wpjson.Operation) obj {
 	if d.Read {
 		responses["304"] = obj{"description": "Not modified: If-None-Match names the current ETag.", "headers": obj{"ETag": ref("headers", "ETag")}}
 	}
-	errs := map[int][]wpjson.ErrorDoc{}
+	errs := map[int][]routetable.ErrorDoc{}
 	for _, e := range d.Errors {
 		errs[e.Status] = append(errs[e.Status], e)
 	}
@@ -272,7 +272,7 @@ func operation(tag, method string, d wpjson.Operation) obj {
 		errs[e.Status] = append(errs[e.Status], e)
 	}
 	if d.Write {
-		errs[http.StatusPreconditionFailed] = append(errs[http.StatusPreconditionFailed], wpjson.ErrorDoc{Status: http.StatusPreconditionFailed, Code: "wpsidecar_precondition_failed"})
+		errs[http.StatusPreconditionFailed] = append(errs[http.StatusPreconditionFailed], routetable.ErrorDoc{Status: http.StatusPreconditionFailed, Code: "wpsidecar_precondition_failed"})
 	}
 	for st, list := range errs {
 		responses[strconv.Itoa(st)] = errorResponse(st, list)
@@ -300,7 +300,7 @@ func operation(tag, method string, d wpjson.Operation) obj {
 	return op
 }
 
-func describe(d wpjson.Operation) string {
+func describe(d routetable.Operation) string {
 	if d.Description == "" {
 		return d.Summary + "."
 	}
@@ -310,7 +310,7 @@ func describe(d wpjson.Operation) string {
 // common are the answers every operation may give: authentication (a bad
 // credential, a missing capability, a bad nonce, too many failures) and a
 // database that is down.
-var common = []wpjson.ErrorDoc{
+var common = []routetable.ErrorDoc{
 	{Status: http.StatusUnauthorized, Code: "rest_forbidden"}, {Status: http.StatusUnauthorized, Code: "invalid_username"},
 	{Status: http.StatusUnauthorized, Code: "invalid_email"}, {Status: http.StatusUnauthorized, Code: "incorrect_password"},
 	{Status: http.StatusForbidden, Code: "rest_forbidden"}, {Status: http.StatusForbidden, Code: "rest_cookie_invalid_nonce"},
@@ -319,7 +319,7 @@ var common = []wpjson.ErrorDoc{
 
 // errorResponse is the answer of a status: WordPress's error shape with
 // the codes it uses, or the namespace's bare shape, or either.
-func errorResponse(status int, list []wpjson.ErrorDoc) obj {
+func errorResponse(status int, list []routetable.ErrorDoc) obj {
 	var codes []string
 	bare := false
 	for _, e := range list {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/wpsidecar/wpsidecar/web/routetable"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
@@ -20,7 +21,7 @@ func (oldSiteNS) Register(r *mux.Router) {
 		DBVersion: func() (int64, error) { return 53496, nil },
 		LoggedIn:  func(r *http.Request) bool { return r.Header.Get("Authorization") != "" },
 		Permitted: func(*http.Request) bool { return true },
-	}, []wpjson.Route{{Path: "/thing", Handlers: []wpjson.MethodHandler{{Method: http.MethodGet, Prepared: true,
+	}, []routetable.Route{{Path: "/thing", Handlers: []routetable.MethodHandler{{Method: http.MethodGet, Prepared: true,
 		Fn: func(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Etag", `"t1"`)
 			wpjson.WriteRaw(w, http.StatusOK, sizedBody(2000))

@@ -12,8 +12,10 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
+	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/reload"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -51,7 +53,7 @@ func TestPurgeOf(t *testing.T) {
 		{"site 3, never served", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 3}, nil,
 			[]string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}, nil},
 	} {
-		p := changes.PurgeOf(c.change, c.s.PublicURLs)
+		p := changes.PurgeOf(c.change, wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}}, c.s.PublicURLs)
 		var urls []string
 		for _, u := range p.URLs {
 			urls = append(urls, u.String())

@@ -25,6 +25,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/httpcond"
+	"github.com/wpsidecar/wpsidecar/web/routetable"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
@@ -94,38 +95,38 @@ func loggedIn(r *http.Request) bool { return auth.UserFrom(r.Context()) != nil }
 
 // Routes are the namespace's routes with their documentation, for the
 // OpenAPI description (their handlers are not for serving).
-func Routes() []wpjson.Route { return (&Service{}).routes() }
+func Routes() []routetable.Route { return (&Service{}).routes() }
 
 // routes is the route table: paths, methods, handlers, and what each
 // answers (docs/api.md §3).
-func (s *Service) routes() []wpjson.Route {
-	body := []wpjson.ErrorDoc{{Status: http.StatusBadRequest, Code: "rest_invalid_json"}, {Status: http.StatusBadRequest, Code: "themeopts_invalid_body"},
+func (s *Service) routes() []routetable.Route {
+	body := []routetable.ErrorDoc{{Status: http.StatusBadRequest, Code: "rest_invalid_json"}, {Status: http.StatusBadRequest, Code: "themeopts_invalid_body"},
 		{Status: http.StatusUnsupportedMediaType, Code: "themeopts_unsupported_media_type"}, {Status: http.StatusRequestEntityTooLarge, Code: wpjson.ErrTooLarge.Code}}
-	corrupt := wpjson.ErrorDoc{Status: http.StatusInternalServerError, Code: "themeopts_corrupt_option"}
-	return []wpjson.Route{
-		{Path: "/options", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodGet, Fn: s.handleGet, Doc: wpjson.Operation{ID: "getThemeOptions", Summary: "Get the saved theme options",
+	corrupt := routetable.ErrorDoc{Status: http.StatusInternalServerError, Code: "themeopts_corrupt_option"}
+	return []routetable.Route{
+		{Path: "/options", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleGet, Doc: routetable.Operation{ID: "getThemeOptions", Summary: "Get the saved theme options",
 				Description: "The saved set, in stored order; {} when nothing is saved. ?section= picks one section's ids.", Answer: "ThemeOptions", Read: true}, Prepared: true},
-			{Method: http.MethodPost, Fn: s.handleSave, Doc: wpjson.Operation{ID: "saveThemeOptions", Summary: "Save theme options",
+			{Method: http.MethodPost, Fn: s.handleSave, Doc: routetable.Operation{ID: "saveThemeOptions", Summary: "Save theme options",
 				Description: "Saves the ids given; every id must be a configured field and every value fit its type, else nothing is written.",
 				Body:        "ThemeOptions", Answer: "ThemeOptionsSaved", Write: true,
-				Errors: append([]wpjson.ErrorDoc{{Status: http.StatusBadRequest, Code: "themeopts_invalid_option"}, corrupt}, body...)}},
+				Errors: append([]routetable.ErrorDoc{{Status: http.StatusBadRequest, Code: "themeopts_invalid_option"}, corrupt}, body...)}},
 		}},
-		{Path: "/options/reset", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodPost, Fn: s.handleReset, Doc: wpjson.Operation{ID: "resetThemeOptions", Summary: "Reset every option to its default",
-				Answer: "ThemeOptionsSaved", Write: true, Errors: []wpjson.ErrorDoc{corrupt}}},
+		{Path: "/options/reset", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodPost, Fn: s.handleReset, Doc: routetable.Operation{ID: "resetThemeOptions", Summary: "Reset every option to its default",
+				Answer: "ThemeOptionsSaved", Write: true, Errors: []routetable.ErrorDoc{corrupt}}},
 		}},
-		{Path: "/options/reset-section", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodPost, Fn: s.handleResetSection, Doc: wpjson.Operation{ID: "resetThemeOptionsSection", Summary: "Reset one section to its defaults",
+		{Path: "/options/reset-section", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodPost, Fn: s.handleResetSection, Doc: routetable.Operation{ID: "resetThemeOptionsSection", Summary: "Reset one section to its defaults",
 				Body: "SectionReset", Answer: "ThemeOptionsSectionReset", Write: true,
-				Errors: append([]wpjson.ErrorDoc{{Status: http.StatusBadRequest, Code: "themeopts_missing_section"}, {Status: http.StatusNotFound, Code: "themeopts_unknown_section"}, corrupt}, body...)}},
+				Errors: append([]routetable.ErrorDoc{{Status: http.StatusBadRequest, Code: "themeopts_missing_section"}, {Status: http.StatusNotFound, Code: "themeopts_unknown_section"}, corrupt}, body...)}},
 		}},
-		{Path: "/config", Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodGet, Fn: s.handleConfig, Doc: wpjson.Operation{ID: "getThemeOptionsConfig", Summary: "Get the theme options configuration",
+		{Path: "/config", Handlers: []routetable.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleConfig, Doc: routetable.Operation{ID: "getThemeOptionsConfig", Summary: "Get the theme options configuration",
 				Description: "The configuration file as it is.", Answer: "ThemeOptionsConfig", Read: true}, Prepared: true},
 		}},
-		{Path: "/dev-panel", When: func() bool { return s.Config().DevMode }, Handlers: []wpjson.MethodHandler{
-			{Method: http.MethodGet, Fn: s.handleDevPanel, Doc: wpjson.Operation{ID: "getThemeOptionsDevPanel", Summary: "Inspect every field (developer mode)",
+		{Path: "/dev-panel", When: func() bool { return s.Config().DevMode }, Handlers: []routetable.MethodHandler{
+			{Method: http.MethodGet, Fn: s.handleDevPanel, Doc: routetable.Operation{ID: "getThemeOptionsDevPanel", Summary: "Inspect every field (developer mode)",
 				Description: "Every field with its default, value and state, and statistics; 404 rest_no_route unless dev_mode is on.", Answer: "DevPanel", Read: true}},
 		}},
 	}
@@ -160,6 +161,9 @@ func (s *Service) ride(r *http.Request) auth.Ride {
 	p.pb = s.db.OptionPiggyback(p.name, &p.raw, &p.found)
 	return p
 }
+
+// nsTag is the namespace's cache tag (cachetag spells the others from it).
+const nsTag = string(wpsidecar.ThemeOptions)
 
 // stored is the saved option set as stored: the prefetched row when the
 // request has one of optName (a reload may have changed opt_name since),
@@ -256,12 +260,12 @@ func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag s
 		return p.body, p.etag, p.tags, nil
 	}
 	picked := phpserial.Value{Kind: phpserial.Array}
-	tags = []string{cachetag.ThemeOptions}
+	tags = []string{nsTag}
 	for _, id := range ids {
 		if v, ok := d.set.Get(id); ok {
 			picked.Entries = append(picked.Entries, phpserial.Entry{Key: phpserial.StrKey(id), Value: v})
 		}
-		tags = append(tags, cachetag.Key(cachetag.ThemeOptions, id))
+		tags = append(tags, cachetag.Key(nsTag, id))
 	}
 	// The tag is of what the answer shows, nothing else: a tag over the
 	// whole row would let anyone test guesses at the values it hides.
@@ -284,13 +288,13 @@ type publicAnswer struct {
 func (s *Service) derive(ctx context.Context, c *themeopt.Config, raw string, found bool) *derivedSet {
 	d := s.last.Load()
 	if d == nil || d.raw != raw || d.found != found {
-		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{cachetag.ThemeOptions}}
+		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{nsTag}}
 		var err error
 		if d.set, err = decodeSet(raw, found); err != nil {
 			zerolog.Ctx(ctx).Warn().Str("option", c.OptName).Msg("saved theme options are corrupt; answered as empty")
 		}
 		for _, e := range d.set.Entries {
-			d.tags = append(d.tags, cachetag.Key(cachetag.ThemeOptions, e.Key.String()))
+			d.tags = append(d.tags, cachetag.Key(nsTag, e.Key.String()))
 		}
 		d.json = setJSON(d.set)
 		d.head = cachetag.New(d.tags...)
@@ -426,8 +430,8 @@ func (s *Service) write(w http.ResponseWriter, r *http.Request, c *themeopt.Conf
 		out    phpserial.Value
 		stored string
 	)
-	by := auth.AuthorOf(r)
-	err = s.db.ModifyOption(r.Context(), c.OptName, st.DBVersion, &by, func(raw string, found bool) (string, error) {
+	rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff, By: auth.AuthorOf(r)}
+	err = s.db.ModifyOption(r.Context(), c.OptName, st.DBVersion, rec, func(raw string, found bool) (string, error) {
 		if err := pre.Check(optionsETag(raw, found)); err != nil {
 			return "", err
 		}
@@ -461,7 +465,7 @@ func put(set *phpserial.Value, key phpserial.Key, v phpserial.Value) {
 // handleConfig is GET /config: the configuration file as it is.
 func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) error {
 	c := s.Config()
-	cachetag.Set(w.Header(), cachetag.ThemeOptions, cachetag.ThemeOptionsConfig)
+	cachetag.Set(w.Header(), nsTag, cachetag.Key(nsTag, "config"))
 	if httpcond.NotModified(w, r, s.configETag(c)) {
 		return nil
 	}

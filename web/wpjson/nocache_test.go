@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/wpsidecar/wpsidecar/web/routetable"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
@@ -129,7 +130,7 @@ func site(version int64) http.Handler {
 		DBVersion: func() (int64, error) { return version, nil },
 		LoggedIn:  func(r *http.Request) bool { return r.Context().Value(userKey{}) != nil },
 		Permitted: func(r *http.Request) bool { return r.Context().Value(userKey{}) == "admin" },
-	}, []wpjson.Route{{Path: "/t/v1/things", Handlers: []wpjson.MethodHandler{
+	}, []routetable.Route{{Path: "/t/v1/things", Handlers: []routetable.MethodHandler{
 		{Method: http.MethodGet, Fn: func(w http.ResponseWriter, r *http.Request) error {
 			if r.URL.Query().Get("missing") != "" {
 				return &wpjson.Error{Status: 404, Code: "t_missing", Message: "missing"}
@@ -207,7 +208,7 @@ func TestNoCacheAsWordPress(t *testing.T) {
 func TestNoCache_WithoutSite(t *testing.T) {
 	r := mux.NewRouter()
 	wpjson.Register(r, wpjson.RouteInfo{Namespace: "t/v1", Home: func() (string, error) { return "http://example.test", nil },
-		Permitted: func(*http.Request) bool { return false }}, []wpjson.Route{{Path: "/t/v1/x", Handlers: []wpjson.MethodHandler{
+		Permitted: func(*http.Request) bool { return false }}, []routetable.Route{{Path: "/t/v1/x", Handlers: []routetable.MethodHandler{
 		{Method: http.MethodGet, Fn: func(http.ResponseWriter, *http.Request) error {
 			return &wpjson.Error{Status: 401, Code: "rest_forbidden"}
 		}}}}})

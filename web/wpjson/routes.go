@@ -5,67 +5,9 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+
+	"github.com/wpsidecar/wpsidecar/web/routetable"
 )
-
-// Route is one REST route: its path inside the namespace and its handlers
-// in WordPress's registration order.
-type Route struct {
-	// Name names the route for the namespace's own middleware
-	// (mux.CurrentRoute(r).GetName()); optional.
-	Name     string
-	Path     string
-	Handlers []MethodHandler
-	// When, if set, must hold for the route to exist on a request; when it
-	// does not, the request goes on to whatever else matches (PHP).
-	When func() bool
-}
-
-// MethodHandler handles one method of a route.
-type MethodHandler struct {
-	Method string
-	Fn     HandlerFunc
-	Doc    Operation
-	// Prepared: the answer depends on nothing but the request and what
-	// the change feed vouches for (Keep.Allow), so that it may be kept
-	// and given again (package rest's prepared answers). A route that
-	// reads anything else (a table the memo does not keep, the clock)
-	// leaves it false.
-	Prepared bool
-}
-
-// Operation documents a method of a route for the OpenAPI description
-// (package openapi): what it does, what it takes, what it answers.
-type Operation struct {
-	ID, Summary, Description string
-	// Body and Answer name the schemas (components/schemas) of the JSON
-	// request body ("" for none) and of the success answer.
-	Body, Answer string
-	Status       int // the success status; 0 is 200
-	// Errors are the answers of this operation's own, besides those every
-	// operation may give (authentication, throttling, the database).
-	Errors []ErrorDoc
-	// Read: answers carry ETag (If-None-Match → 304) and cache tags.
-	// Write: If-Match is honoured (412).
-	Read, Write bool
-	// Query are the operation's own query parameters; Paginated answers
-	// carry X-WP-Total and X-WP-TotalPages.
-	Query     []ParamDoc
-	Paginated bool
-}
-
-// ParamDoc is a query parameter: its name, JSON Schema type ("string",
-// "integer", "boolean"), and what it does.
-type ParamDoc struct {
-	Name, Type, Description string
-}
-
-// ErrorDoc is an error answer an operation gives: its status and code, or
-// Bare for the namespace's own {"error": message} shape.
-type ErrorDoc struct {
-	Status int
-	Code   string
-	Bare   bool
-}
 
 // RouteInfo is what an OPTIONS answer needs to know of its namespace.
 type RouteInfo struct {
@@ -93,7 +35,7 @@ type RouteInfo struct {
 // every answer carries Allow with the route's methods and the no-cache
 // headers when WordPress would send them, and OPTIONS describes the route
 // (rest_handle_options_request).
-func Register(r *mux.Router, info RouteInfo, routes []Route) {
+func Register(r *mux.Router, info RouteInfo, routes []routetable.Route) {
 	for _, rt := range routes {
 		var methods []string
 		for _, h := range rt.Handlers {
@@ -106,7 +48,7 @@ func Register(r *mux.Router, info RouteInfo, routes []Route) {
 				if h.Method == http.MethodGet {
 					ms = append(ms, http.MethodHead)
 				}
-				route := r.Handle(path, &routeHandler{info: info, prepared: h.Prepared, next: withAllow(allow, translate(info.Errors, h.Fn))}).Methods(ms...)
+				route := r.Handle(path, &routeHandler{info: info, prepared: h.Prepared, next: withAllow(allow, translate(info.Errors, HandlerFunc(h.Fn)))}).Methods(ms...)
 				if rt.Name != "" {
 					route.Name(rt.Name)
 				}
