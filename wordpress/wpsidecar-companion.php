@@ -1038,8 +1038,8 @@ function wpsidecar_history_script() {
 		revert.opener = opener;
 		revert.focusTo = opener;
 		clearNotices();
+		clearAttempt();
 		setBusy( false );
-		byId( 'wpsidecar-revert-state' ).replaceChildren();
 		confirmButton.hidden = false;
 		cancelButton.textContent = __( 'Cancel', 'wpsidecar' );
 		const name = itemName( entry );
@@ -1069,7 +1069,14 @@ function wpsidecar_history_script() {
 			event.preventDefault();
 		}
 	} );
+	// A dialog's close event comes after close() returns, as a task of its
+	// own: by then the dialog may be open again for another entry (Cancel,
+	// then at once another Revert), and that opening's state is not this
+	// closing's to clear.
 	dialog.addEventListener( 'close', () => {
+		if ( dialog.open ) {
+			return;
+		}
 		const target = revert.focusTo;
 		revert.entry = null;
 		revert.focusTo = null;
@@ -1161,12 +1168,17 @@ function wpsidecar_history_script() {
 
 	// What one attempt showed (its error, the value now, the force button)
 	// goes with the dialog: no hidden notice is left behind.
-	dialog.addEventListener( 'close', () => {
+	function clearAttempt() {
 		const force = byId( 'wpsidecar-revert-force' );
 		if ( force ) {
 			force.remove();
 		}
 		byId( 'wpsidecar-revert-state' ).replaceChildren();
+	}
+	dialog.addEventListener( 'close', () => {
+		if ( ! dialog.open ) { // open again: see the first close listener
+			clearAttempt();
+		}
 	} );
 
 	quiet( load() );
