@@ -45,7 +45,7 @@ var alternation = regexp.MustCompile(`\((?:[a-z][a-z0-9_-]*\|)+[a-z][a-z0-9_-]*\
 func TestNamespaceLists(t *testing.T) {
 	var routes []string // every namespace, the sidecar's own included
 	var options strings.Builder
-	for _, ns := range api(&config.Config{})(nil) {
+	for _, ns := range apiUnder(&config.Config{}, nil) {
 		first, _, _ := strings.Cut(ns.Name, "/")
 		routes = append(routes, regexp.QuoteMeta(first))
 		if ns.Unit != nil { // the site's data: a type of history entry

@@ -40,14 +40,24 @@ func units(cfg *config.Config) func(func() *themeopt.Config) wpsidecar.Units {
 	}
 }
 
-// api is what the OpenAPI description shows under a theme options
+// api is what the openapi command describes: the modules under the
+// theme options configuration the settings name.
+func api(cfg *config.Config) func() ([]openapi.Namespace, error) {
+	return func() ([]openapi.Namespace, error) {
+		opts, err := command.ReadConfig(cfg.ThemeoptsConfig, "themeopts-config", themeopt.ParseConfig)
+		if err != nil {
+			return nil, err
+		}
+		return apiUnder(cfg, opts), nil
+	}
+}
+
+// apiUnder is what the OpenAPI description shows under a theme options
 // configuration (nil: none): the modules, then the sidecar's own (the
 // history).
-func api(cfg *config.Config) func(*themeopt.Config) []openapi.Namespace {
-	return func(opts *themeopt.Config) []openapi.Namespace {
-		mods := modules(cfg, themeopts.Configs{Current: func() *themeopt.Config { return opts }})
-		return append(module.API(mods), openapi.Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes()})
-	}
+func apiUnder(cfg *config.Config, opts *themeopt.Config) []openapi.Namespace {
+	mods := modules(cfg, themeopts.Configs{Current: func() *themeopt.Config { return opts }})
+	return append(module.API(mods), openapi.Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes()})
 }
 
 // kinds are the namespaces as export and import handle them: the theme

@@ -468,7 +468,7 @@ func (s *sidecar) openapi() []byte {
 	if s.deps.Public != nil {
 		site.Public = s.deps.Public.Current()
 	}
-	return openapi.Document(api(s.cfg)(s.main.Themeopts()), site)
+	return openapi.Document(apiUnder(s.cfg, s.main.Themeopts()), site)
 }
 
 // status is what /readyz says besides readiness.
@@ -705,7 +705,7 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 		}
 		nop := zerolog.Nop()
 		o := command.Options{DB: dbOptions(cfg), Network: networkConstants(cfg),
-			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api(cfg), Units: units(cfg)(nil), Kinds: kinds(cfg)}
+			PublicRoutes: cfg.PublicRoutes, API: api(cfg), Units: units(cfg)(nil), Kinds: kinds(cfg)}
 		if cfg.ObjectCache == "redis" {
 			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
 				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))
