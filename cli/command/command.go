@@ -23,7 +23,6 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
@@ -37,13 +36,13 @@ type Options struct {
 	// Network is how wp-config.php declares a multisite network
 	// (DB.Multisite: there is one).
 	Network multisite.Constants
-	// ThemeoptsConfig and PublicRoutes are the files whose options and
-	// routes openapi describes ("": none).
-	ThemeoptsConfig, PublicRoutes string
-	// API are the namespaces openapi describes under a theme options
-	// configuration (nil: none), with their routes: the handlers' route
-	// tables, which this package does not import.
-	API func(*themeopt.Config) []openapi.Namespace
+	// PublicRoutes is the file whose routes openapi describes ("": none).
+	PublicRoutes string
+	// API are the namespaces openapi describes, with their routes (the
+	// handlers' route tables, which this package does not import), under
+	// the configuration files the settings name, which cmd reads (with
+	// ReadConfig) as it hands them to the namespaces' modules.
+	API func() ([]openapi.Namespace, error)
 	// Units are the namespaces, as the history's list shows them.
 	Units wpsidecar.Units
 	// Kinds opens, once per command, what export and import work on: the

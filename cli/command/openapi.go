@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/regularfile"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
 )
@@ -20,24 +19,23 @@ const maxConfigBytes = 8 << 20
 // answer.
 func (c *cmd) openAPI(_ context.Context, _ []string) error {
 	var site openapi.Site
-	opts, err := readConfig(c.o.ThemeoptsConfig, "themeopts-config", themeopt.ParseConfig)
-	if err != nil {
-		return err
-	}
-	if site.Public, err = readConfig(c.o.PublicRoutes, "public-routes", publicroute.ParseConfig); err != nil {
-		return err
-	}
 	var api []openapi.Namespace
+	var err error
 	if c.o.API != nil {
-		api = c.o.API(opts)
+		if api, err = c.o.API(); err != nil {
+			return err
+		}
+	}
+	if site.Public, err = ReadConfig(c.o.PublicRoutes, "public-routes", publicroute.ParseConfig); err != nil {
+		return err
 	}
 	_, err = c.out.Write(openapi.Document(api, site))
 	return err
 }
 
-// readConfig reads and parses the configuration file at path, named by
-// its setting; no path, no configuration (nil).
-func readConfig[T any](path, setting string, parse func([]byte) (*T, error)) (*T, error) {
+// ReadConfig reads and parses the configuration file at path for
+// openapi, named by its setting; no path, no configuration (nil).
+func ReadConfig[T any](path, setting string, parse func([]byte) (*T, error)) (*T, error) {
 	if path == "" {
 		return nil, nil
 	}

@@ -38,7 +38,7 @@ func settings(stderr io.Writer) command.Settings {
 				Timeout: cfg.DB.Timeout, History: !cfg.History.Off, HistoryUnits: testdb.HistoryUnits()},
 			Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
 				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
-			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes,
+			PublicRoutes: cfg.PublicRoutes,
 			Kinds: func() (command.KindsOf, error) {
 				t, _, err := site.OpenThemeopts(site.ThemeoptsFiles{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
 				if err != nil {

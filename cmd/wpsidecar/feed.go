@@ -12,15 +12,17 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/module"
+	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // changeFeed is the binlog feed of --change-feed binlog or auto, and why
 // it does not follow (nil: it can). With binlog, a feed the server cannot
 // feed is nil; with auto it is kept, to be checked again (changes.Auto),
 // unless it cannot be made at all. It follows every site's tables and
-// option rows (rows) and tells sub what each transaction did.
-func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, rows []changes.OptionRow, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
-	o := changes.FeedOptions{Tables: tables(cfg), OptionRows: rows, Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
+// option rows (the modules') and tells sub what each transaction did.
+func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, mods []module.Module, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
+	o := changes.FeedOptions{Tables: module.Tables(mods), OptionRows: module.OptionRows(mods), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
 	feed, err := changes.PrepareFeed(feedConfig(cfg), o)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(ctx, cfg.DB.Timeout)
@@ -58,7 +60,7 @@ func (s *sidecar) setFeedMode(mode string, why error) {
 // server can feed the sidecar, or what to change; with change-feed auto,
 // what the sidecar would do (a server that cannot feed it is no error).
 func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
-	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: tables(cfg), Log: zerolog.Nop()})
+	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: module.Tables(modules(cfg, themeopts.Configs{})), Log: zerolog.Nop()})
 	switch {
 	case err != nil && cfg.ChangeFeed == changes.ModeBinlog:
 		fmt.Fprintf(out, "# change-feed binlog: %v; the sidecar would poll instead\n", err)

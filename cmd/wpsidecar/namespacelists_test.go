@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/wpsidecar/wpsidecar/config"
 )
 
 var updateLists = flag.Bool("update", false, "rewrite the recipes' and the companion plugin's namespace lists from the namespaces cmd serves")
@@ -43,7 +45,7 @@ var alternation = regexp.MustCompile(`\((?:[a-z][a-z0-9_-]*\|)+[a-z][a-z0-9_-]*\
 func TestNamespaceLists(t *testing.T) {
 	var routes []string // every namespace, the sidecar's own included
 	var options strings.Builder
-	for _, ns := range api(nil) {
+	for _, ns := range apiUnder(&config.Config{}, nil) {
 		first, _, _ := strings.Cut(ns.Name, "/")
 		routes = append(routes, regexp.QuoteMeta(first))
 		if ns.Unit != nil { // the site's data: a type of history entry

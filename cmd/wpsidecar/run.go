@@ -37,10 +37,12 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/redact"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
+	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
 	"github.com/wpsidecar/wpsidecar/web/proxy"
 	"github.com/wpsidecar/wpsidecar/web/rest"
 	"github.com/wpsidecar/wpsidecar/web/site"
+	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // run reads the configuration, builds everything, serves until ctx ends and
@@ -218,7 +220,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		s.reloads = append(s.reloads, pubFile.Reload)
 		s.background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
 	}
-	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Themeopts: topts, Public: pubFile, Units: units,
+	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Themeopts: topts, Public: pubFile, Units: units(cfg),
 		Auth: auth.Options{
 			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
@@ -288,10 +290,14 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		if detect {
 			subs = append(subs, s.senders(clog))
 		}
-		rows := optionRows(s.sites, s.topts.Any())
+		var rows themeopts.Configs // the option rows followed
+		if s.topts.Any() {
+			rows.OptName = s.sites.OptName
+		}
+		mods := modules(cfg, rows)
 		var p *changes.Poller // nil: nothing to poll for
 		if detect {
-			p = changes.NewPoller(s.siteMap, db, tables(cfg), rows, subs, clog)
+			p = changes.NewPoller(s.siteMap, db, module.Tables(mods), module.OptionRows(mods), subs, clog)
 		}
 		poll := func(ctx context.Context) {
 			s.feedMode.Store(changes.ModePoll)
@@ -304,7 +310,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			s.background(poll)
 		default:
 			var why error
-			if s.feed, why = changeFeed(ctx, cfg, db, rows, subs, clog); s.feed == nil {
+			if s.feed, why = changeFeed(ctx, cfg, db, mods, subs, clog); s.feed == nil {
 				s.setFeedMode(changes.ModePoll, why)
 				s.background(poll)
 				break
@@ -366,7 +372,7 @@ func (s *sidecar) settingsOf(id int64) *store.SettingsWatcher {
 func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 	var tell changes.Subscribers
 	if len(s.cfg.WebhookURLs) > 0 {
-		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: units(nil), Log: clog})
+		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: units(s.cfg)(nil), Log: clog})
 		s.drains = append(s.drains, notifier)
 		s.background(notifier.Run)
 		tell = append(tell, notifier)
@@ -376,7 +382,7 @@ func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 		s.background(p.Run)
 	}
 	if len(s.purgers) > 0 {
-		tell = append(tell, changes.Purges{Purgers: s.purgers, Units: units(nil), URLs: s.sites.PublicURLs})
+		tell = append(tell, changes.Purges{Purgers: s.purgers, Units: units(s.cfg)(nil), URLs: s.sites.PublicURLs})
 	}
 	sender := changes.NewSender(tell, leaderKeep, s.cfg.ChangeInterval+time.Second)
 	s.elect(clog, sender.Lead)
@@ -462,7 +468,7 @@ func (s *sidecar) openapi() []byte {
 	if s.deps.Public != nil {
 		site.Public = s.deps.Public.Current()
 	}
-	return openapi.Document(api(s.main.Themeopts()), site)
+	return openapi.Document(apiUnder(s.cfg, s.main.Themeopts()), site)
 }
 
 // status is what /readyz says besides readiness.
@@ -699,7 +705,7 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 		}
 		nop := zerolog.Nop()
 		o := command.Options{DB: dbOptions(cfg), Network: networkConstants(cfg),
-			ThemeoptsConfig: cfg.ThemeoptsConfig, PublicRoutes: cfg.PublicRoutes, API: api, Units: units(nil), Kinds: kinds(cfg)}
+			PublicRoutes: cfg.PublicRoutes, API: api(cfg), Units: units(cfg)(nil), Kinds: kinds(cfg)}
 		if cfg.ObjectCache == "redis" {
 			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
 				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))
@@ -714,5 +720,5 @@ func dbOptions(cfg *config.Config) store.Options {
 	network, addr := cfg.DB.Address()
 	return store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name, Charset: cfg.DB.Charset,
 		Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite, Timeout: cfg.DB.Timeout, History: !cfg.History.Off,
-		HistoryUnits: historyUnits()}
+		HistoryUnits: module.HistoryUnits(modules(cfg, themeopts.Configs{}))}
 }

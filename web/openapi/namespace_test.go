@@ -1,4 +1,4 @@
-package openapi
+package openapi_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
+	. "github.com/wpsidecar/wpsidecar/web/openapi"
 	"github.com/wpsidecar/wpsidecar/web/routetable"
 )
 
@@ -24,6 +25,9 @@ func (menus) Listed() bool                         { return true }
 func (menus) HistoryTag() string                   { return "m" }
 func (menus) HistoryCapability() string            { return "edit_theme_options" }
 func (menus) WriteValue(b *bytes.Buffer, v string) { b.WriteString(v) }
+
+// obj is a JSON object, as the package spells one.
+type obj = map[string]any
 
 var menuSchema = obj{"type": "object", "required": []string{"key", "title", "items"}}
 

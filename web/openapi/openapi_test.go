@@ -1,4 +1,4 @@
-package openapi
+package openapi_test
 
 import (
 	"bytes"
@@ -10,25 +10,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
+	"github.com/wpsidecar/wpsidecar/web/module"
+	. "github.com/wpsidecar/wpsidecar/web/openapi"
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/openapi.json from the code")
 
-// api are the namespaces as the sidecar describes them (cmd/wpsidecar)
-// under a theme options configuration (nil: none).
+// api are the namespaces as the sidecar describes them (cmd/wpsidecar:
+// their modules, then the history) under a theme options configuration
+// (nil: none). An external test: the modules import this package.
 func api(opts *themeopt.Config) []Namespace {
-	fgSchemas, fgParams := fieldgroup.OpenAPI()
-	return []Namespace{
-		{Name: "fieldmgr/v1", Routes: fieldmgr.Routes(), Unit: fieldgroup.Unit{}, Holds: "field groups", Schemas: fgSchemas, PathParams: fgParams},
-		{Name: "themeopts/v1", Routes: themeopts.Routes(), Unit: themeopt.Unit{}, Holds: "theme options", Schemas: themeopt.OpenAPISchemas(opts)},
-		{Name: "wpsidecar/v1", Routes: historyapi.Routes()},
-	}
+	mods := []module.Module{fieldmgr.Module("", ""), themeopts.Module(themeopts.Configs{Current: func() *themeopt.Config { return opts }})}
+	return append(module.API(mods), Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes()})
 }
 
 // TestDocument_UpToDate: docs/openapi.json is what the code generates.

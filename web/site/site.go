@@ -307,6 +307,15 @@ func (t *Themeopts) Of(s *multisite.Site) *reload.File[themeopt.Config] {
 	return t.all
 }
 
+// Current is the configuration in force of a site (nil: none), as Of
+// finds it.
+func (t *Themeopts) Current(s *multisite.Site) *themeopt.Config {
+	if f := t.Of(s); f != nil {
+		return f.Current()
+	}
+	return nil
+}
+
 // openThemeoptsFile reads a theme options configuration file, for one site or
 // several (the sites of a network that share it).
 func openThemeoptsFile(path string, log zerolog.Logger) (*reload.File[themeopt.Config], error) {

@@ -1,0 +1,52 @@
+package themeopts
+
+import (
+	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/cli/exportdir"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/module"
+	"github.com/wpsidecar/wpsidecar/web/openapi"
+)
+
+// Configs are where the theme options' module finds the configurations
+// in force (they are reloaded while running); a nil field: none.
+type Configs struct {
+	// Current is the one in force of the site the module is built for
+	// (its unit's capability; the main site's: what OpenAPI describes).
+	Current func() *themeopt.Config
+	// Of is a site's, as export and import see it.
+	Of func(ms *multisite.Site) *themeopt.Config
+	// OptName is the option row site keeps its options in ("": none);
+	// nil when no site is served any.
+	OptName func(site int64) string
+}
+
+// Module is the theme options as the shared layers handle them: kept in
+// an option row of each site, under the configurations c.
+func Module(c Configs) module.Module {
+	m := module.Module{
+		Unit:     themeopt.Unit{Config: c.Current},
+		Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff},
+		API: func() openapi.Namespace {
+			var opts *themeopt.Config
+			if c.Current != nil {
+				opts = c.Current()
+			}
+			return openapi.Namespace{Name: "themeopts/v1", Routes: Routes(), Unit: themeopt.Unit{}, Holds: "theme options", Schemas: themeopt.OpenAPISchemas(opts)}
+		},
+		Kind: func(view *store.DB, ms *multisite.Site) (exportdir.Kind, error) {
+			var opts *themeopt.Config
+			if c.Of != nil {
+				opts = c.Of(ms)
+			}
+			return exportdir.ThemeOptions{DB: view, Config: opts}, nil
+		},
+	}
+	if c.OptName != nil {
+		m.OptionRow = &changes.OptionRow{Namespace: wpsidecar.ThemeOptions, Name: c.OptName, Diff: themeopt.Diff}
+	}
+	return m
+}
