@@ -13,7 +13,6 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
 // The toy namespace kept in an option row, which no code outside this
@@ -87,36 +86,7 @@ func TestOptionRows_AThirdNamespace(t *testing.T) {
 	if err := d.Poll(ctx); err != nil { // the baseline
 		t.Fatal(err)
 	}
-	var want []string
-	step := func(q []string, commits ...string) {
-		t.Helper()
-		for _, s := range q {
-			if _, err := tdb.SQL.Exec(s); err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-		}
-		want = append(want, commits...)
-		testwait.For(t, q[len(q)-1], func() bool { mu.Lock(); defer mu.Unlock(); return len(fed) >= len(want) })
-		mu.Lock()
-		got := slices.Clone(fed)
-		mu.Unlock()
-		if !slices.Equal(got, want) {
-			t.Fatalf("after %q: fed %q, want %q", q, got, want)
-		}
-		var site1 []string
-		for _, c := range commits {
-			if strings.HasPrefix(c, "1 ") {
-				site1 = append(site1, c)
-			}
-		}
-		polled = nil
-		if err := d.Poll(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(polled, site1) {
-			t.Errorf("after %q: polled %q, want %q", q, polled, site1)
-		}
-	}
+	step := (&feedThenPoll{t: t, db: tdb.SQL, mu: &mu, fed: &fed, polled: &polled, d: d}).step
 	step([]string{"INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('my_notes', 'a=1\nb=2', 'no')"},
 		"1 notes my_notes: a -→1; b -→2")
 	// One transaction, both option rows of site 1 and site 2's notes.

@@ -153,37 +153,7 @@ func TestTables_AThirdNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var want []string
-	step := func(q []string, commits ...string) {
-		t.Helper()
-		for _, s := range q {
-			if _, err := tdb.SQL.Exec(s); err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-		}
-		want = append(want, commits...)
-		testwait.For(t, q[len(q)-1], func() bool { mu.Lock(); defer mu.Unlock(); return len(fed) >= len(want) })
-		mu.Lock()
-		got := slices.Clone(fed)
-		mu.Unlock()
-		if !slices.Equal(got, want) {
-			t.Fatalf("after %q: fed %q, want %q", q, got, want)
-		}
-		// The poller sees site 1's changes alike.
-		var site1 []string
-		for _, c := range commits {
-			if strings.HasPrefix(c, "1 ") {
-				site1 = append(site1, c)
-			}
-		}
-		polled = nil
-		if err := d.Poll(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(polled, site1) {
-			t.Errorf("after %q: polled %q, want %q", q, polled, site1)
-		}
-	}
+	step := (&feedThenPoll{t: t, db: tdb.SQL, mu: &mu, fed: &fed, polled: &polled, d: d}).step
 	g := `{"title":"G","status":"active","config":"{}"}`
 	step([]string{"INSERT INTO wp_menus (menu_key, title, items, updated_at) VALUES ('main', 'Main', '[1]', NOW())"},
 		"1 menus wp_menus: main -→"+menuValue("Main", "[1]"))
@@ -215,5 +185,51 @@ func TestTables_AThirdNamespace(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"namespace":"menus"`) {
 		t.Errorf("no log line names the menus:\n%s", logs.String())
+	}
+}
+
+// feedThenPoll checks a test's steps against both detectors: each step
+// runs its statements, waits for the feed to have reported the commits
+// every step so far wants and compares them, then polls d and compares
+// what it reports with site 1's commits of the step.
+type feedThenPoll struct {
+	t      *testing.T
+	db     *sql.DB
+	mu     *sync.Mutex
+	fed    *[]string // the feed's commits so far, under mu
+	polled *[]string // d's commits of its last poll
+	d      *changes.Detector
+	want   []string
+}
+
+func (s *feedThenPoll) step(q []string, commits ...string) {
+	t := s.t
+	t.Helper()
+	for _, stmt := range q {
+		if _, err := s.db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	s.want = append(s.want, commits...)
+	testwait.For(t, q[len(q)-1], func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(*s.fed) >= len(s.want) })
+	s.mu.Lock()
+	got := slices.Clone(*s.fed)
+	s.mu.Unlock()
+	if !slices.Equal(got, s.want) {
+		t.Fatalf("after %q: fed %q, want %q", q, got, s.want)
+	}
+	// The poller sees site 1's changes alike.
+	var site1 []string
+	for _, c := range commits {
+		if strings.HasPrefix(c, "1 ") {
+			site1 = append(site1, c)
+		}
+	}
+	*s.polled = nil
+	if err := s.d.Poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(*s.polled, site1) {
+		t.Errorf("after %q: polled %q, want %q", q, *s.polled, site1)
 	}
 }
