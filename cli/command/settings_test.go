@@ -15,7 +15,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/web/site"
+	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // settings reads a command's settings from its flags alone, as
@@ -40,7 +40,7 @@ func settings(stderr io.Writer) command.Settings {
 				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
 			PublicRoutes: cfg.PublicRoutes,
 			Kinds: func() (command.KindsOf, error) {
-				t, _, err := site.OpenThemeopts(site.ThemeoptsFiles{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
+				t, _, err := themeopts.Open(themeopts.Paths{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
 				if err != nil {
 					return nil, err
 				}
