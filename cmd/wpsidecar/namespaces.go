@@ -22,8 +22,8 @@ import (
 // packages. Every list the shared parts are handed (the history's units
 // and reverters, the tables and option rows change detection follows,
 // OpenAPI, export and import, each site's handlers) is derived from it
-// with package module. t is where the theme
-// options' configurations are found (zero: none).
+// with package module. t is where the theme options' configurations are
+// found (zero: none).
 func modules(cfg *config.Config, t themeopts.Configs) []module.Module {
 	return []module.Module{
 		fieldmgr.Module(cfg.FieldmgrTable, groupsTable(cfg)),

@@ -2,22 +2,26 @@ package site
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/reload"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/module"
 )
 
 // TestPurgeOf: a commit's purge names its site's tags as the site's
@@ -60,5 +64,68 @@ func TestPurgeOf(t *testing.T) {
 		if !slices.Equal(p.Tags, c.tags) || !slices.Equal(urls, c.urls) {
 			t.Errorf("%s: tags %q urls %q, want %q %q", c.name, p.Tags, urls, c.tags, c.urls)
 		}
+	}
+}
+
+// toyNamespace is a namespace site has never heard of: what it serves of
+// one is whatever the module's Site builds.
+type toyNamespace struct{ name string }
+
+func (n toyNamespace) Name() string         { return n.name }
+func (toyNamespace) Register(r *mux.Router) {}
+
+// TestBuildRangesOverModules: a site's namespaces are the modules'
+// handlers, in their order, before its history's; a module without
+// handlers (Site nil, or none served on the site) adds none; each is
+// built for the site's place; a module that cannot be built fails the
+// site.
+func TestBuildRangesOverModules(t *testing.T) {
+	db := testdb.New(t).Store(t)
+	place := &multisite.Site{ID: 2, Domain: "example.test", Path: "/two/"}
+	served := func(name string) module.Module {
+		return module.Module{Unit: fieldgroup.Unit{}, Site: func(d module.SiteDeps) (module.Served, error) {
+			if d.Site != place || d.DB == nil || d.Authn == nil || d.Settings == nil {
+				t.Errorf("%s: built with %+v", name, d)
+			}
+			return module.Served{Handlers: toyNamespace{name}}, nil
+		}}
+	}
+	none := module.Module{Unit: themeopt.Unit{}, Site: func(module.SiteDeps) (module.Served, error) { return module.Served{}, nil }}
+	failing := module.Module{Unit: themeopt.Unit{}, Site: func(module.SiteDeps) (module.Served, error) { return module.Served{}, errors.New("no table") }}
+	for _, c := range []struct {
+		name    string
+		mods    []module.Module
+		want    []string
+		wantErr bool
+	}{
+		{"none", nil, []string{"wpsidecar/v1"}, false},
+		{"in order", []module.Module{served("b/v1"), {Unit: fieldgroup.Unit{}}, none, served("a/v1")}, []string{"b/v1", "a/v1", "wpsidecar/v1"}, false},
+		{"failing", []module.Module{served("a/v1"), failing}, nil, true},
+	} {
+		d := &Deps{Options: Options{SettingsRefresh: time.Hour}, Logger: zerolog.Nop(), Background: func(func(context.Context)) {},
+			Modules: func(p *multisite.Site) []module.Module {
+				if p != place {
+					t.Errorf("%s: modules for %+v", c.name, p)
+				}
+				return c.mods
+			}}
+		s, err := d.Build(context.Background(), 0, db, place)
+		if c.wantErr {
+			if err == nil {
+				t.Errorf("%s: built", c.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got []string
+		for _, n := range s.Options().Namespaces {
+			got = append(got, n.Name())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: namespaces %q, want %q", c.name, got, c.want)
+		}
+		s.stop()
 	}
 }
