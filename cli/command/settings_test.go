@@ -15,6 +15,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
@@ -50,7 +51,7 @@ func settings(stderr io.Writer) command.Settings {
 					if f := t.Of(ms); f != nil {
 						opts = f.Current()
 					}
-					return []exportdir.Kind{exportdir.FieldGroups{Table: g}, exportdir.ThemeOptions{DB: view, Config: opts}}, err
+					return []exportdir.Kind{fieldmgr.Kind{Table: g}, themeopts.Kind{DB: view, Config: opts}}, err
 				}, nil
 			},
 		}, pos, nil

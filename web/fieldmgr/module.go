@@ -38,7 +38,7 @@ func Module(table, groups string) module.Module {
 			if err != nil {
 				return nil, err
 			}
-			return exportdir.FieldGroups{Table: g}, nil
+			return Kind{Table: g}, nil
 		},
 		Site: func(d module.SiteDeps) (module.Served, error) {
 			g, err := d.DB.FieldGroups(d.DB.Table(groups))

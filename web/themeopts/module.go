@@ -47,7 +47,7 @@ func Module(c Configs) module.Module {
 			if c.Of != nil {
 				opts = c.Of(ms)
 			}
-			return exportdir.ThemeOptions{DB: view, Config: opts}, nil
+			return Kind{DB: view, Config: opts}, nil
 		},
 	}
 	m.Site = func(d module.SiteDeps) (module.Served, error) {
