@@ -15,7 +15,8 @@ import (
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/web/site"
+	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // settings reads a command's settings from its flags alone, as
@@ -40,7 +41,7 @@ func settings(stderr io.Writer) command.Settings {
 				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
 			PublicRoutes: cfg.PublicRoutes,
 			Kinds: func() (command.KindsOf, error) {
-				t, _, err := site.OpenThemeopts(site.ThemeoptsFiles{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
+				t, _, err := themeopts.Open(themeopts.Paths{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
 				if err != nil {
 					return nil, err
 				}
@@ -50,7 +51,7 @@ func settings(stderr io.Writer) command.Settings {
 					if f := t.Of(ms); f != nil {
 						opts = f.Current()
 					}
-					return []exportdir.Kind{exportdir.FieldGroups{Table: g}, exportdir.ThemeOptions{DB: view, Config: opts}}, err
+					return []exportdir.Kind{fieldmgr.Kind{Table: g}, themeopts.Kind{DB: view, Config: opts}}, err
 				}, nil
 			},
 		}, pos, nil

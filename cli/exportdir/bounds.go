@@ -26,7 +26,7 @@ const (
 	MaxFileBytes = 32 << 20
 	// MaxDirBytes bounds all the files one directory's import reads.
 	MaxDirBytes = 256 << 20
-	// MaxFiles bounds the .json files of fieldmgr/ or themeopts/.
+	// MaxFiles bounds the .json files of a namespace's folder.
 	MaxFiles = 100_000
 	// MaxValueBytes bounds a PHP value (a serialized config, an options
 	// row) as serialize() would write it with its references expanded.
@@ -37,28 +37,33 @@ const (
 // them).
 var maxFiles, maxDirBytes int64 = MaxFiles, MaxDirBytes
 
-// errTooLarge: a PHP value over MaxValueBytes once its references are
+// ErrTooLarge: a PHP value over MaxValueBytes once its references are
 // expanded.
-var errTooLarge = fmt.Errorf("over %d MiB with its references expanded", MaxValueBytes>>20)
+var ErrTooLarge = fmt.Errorf("over %d MiB with its references expanded", MaxValueBytes>>20)
 
-// budget walks PHP values within MaxValueBytes (shared by every value it
-// walks), noticing objects and ctx's end.
-type budget struct {
+// Budget walks PHP values within MaxValueBytes (shared by every value it
+// walks), noticing objects and ctx's end: what a kind's import checks a
+// value read from a file with.
+type Budget struct {
 	ctx    context.Context
 	left   int64
 	nodes  int
 	object string // the class of the first object seen ("" none)
 }
 
-func newBudget(ctx context.Context) *budget { return &budget{ctx: ctx, left: MaxValueBytes} }
+// NewBudget is a budget of MaxValueBytes, until ctx ends.
+func NewBudget(ctx context.Context) *Budget { return &Budget{ctx: ctx, left: MaxValueBytes} }
 
-// walk visits v and everything in it: errTooLarge past the budget, ctx's
+// Object is the class of the first object the walks saw ("" none).
+func (b *Budget) Object() string { return b.object }
+
+// Walk visits v and everything in it: ErrTooLarge past the budget, ctx's
 // error once it ends. Each value costs at least what serialize() writes
 // for it, so the walk is bounded whatever the references.
-func (b *budget) walk(v phpserial.Value) error {
+func (b *Budget) Walk(v phpserial.Value) error {
 	b.left -= int64(8 + len(v.Str) + len(v.Class) + len(v.FloatText))
 	if b.left < 0 {
-		return errTooLarge
+		return ErrTooLarge
 	}
 	if b.nodes++; b.nodes%4096 == 0 {
 		if err := b.ctx.Err(); err != nil {
@@ -74,36 +79,36 @@ func (b *budget) walk(v phpserial.Value) error {
 	}
 	for _, e := range v.Entries {
 		b.left -= int64(8 + len(e.Key.Str))
-		if err := b.walk(e.Value); err != nil {
+		if err := b.Walk(e.Value); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// objectIn is the class of the first object (O:, C:, or an enum case) in
+// ObjectIn is the class of the first object (O:, C:, or an enum case) in
 // v, "" when none; v is within the budget already.
-func objectIn(v phpserial.Value) string {
-	b := &budget{ctx: context.Background(), left: math.MaxInt64}
-	b.walk(v)
+func ObjectIn(v phpserial.Value) string {
+	b := &Budget{ctx: context.Background(), left: math.MaxInt64}
+	b.Walk(v)
 	return b.object
 }
 
-// nonFinite names the first number in a JSON config that PHP's
+// NonFinite names the first number in a JSON config that PHP's
 // json_decode reads as INF, as the REST routes name it (config.a.b[0]).
-func nonFinite(v phpserial.Value, at string) (string, bool) {
+func NonFinite(v phpserial.Value, at string) (string, bool) {
 	switch v.Kind {
 	case phpserial.Float:
 		return at, math.IsInf(v.Float, 0) || math.IsNaN(v.Float)
 	case phpserial.Object:
 		for _, e := range v.Entries {
-			if p, bad := nonFinite(e.Value, at+"."+e.Key.String()); bad {
+			if p, bad := NonFinite(e.Value, at+"."+e.Key.String()); bad {
 				return p, true
 			}
 		}
 	case phpserial.Array:
 		for i, e := range v.Entries {
-			if p, bad := nonFinite(e.Value, fmt.Sprintf("%s[%d]", at, i)); bad {
+			if p, bad := NonFinite(e.Value, fmt.Sprintf("%s[%d]", at, i)); bad {
 				return p, true
 			}
 		}

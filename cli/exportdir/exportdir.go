@@ -7,9 +7,9 @@
 // What is the same for every namespace is here: the manifest, writing the
 // tree atomically and confined to DIR, reading it bounded, a plan's lines
 // and conflicts, applying it in order. What a namespace's items are as
-// files, how they are checked, planned and written is its Kind's: the
-// field groups' (fieldgroups.go) and the theme options' (themeopts.go)
-// are two; another namespace gives its own, from any package.
+// files, how they are checked, planned and written is its Kind's, which
+// its handler package provides (fieldmgr.Kind, themeopts.Kind, handed
+// through its module): this package names no namespace.
 package exportdir
 
 import (

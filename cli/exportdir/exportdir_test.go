@@ -13,6 +13,8 @@ import (
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
+	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // optsConfig is the theme options configuration of the test site: ids 3,
@@ -42,7 +44,7 @@ type site struct {
 
 // kinds are the site's two namespaces as export and import handle them.
 func (s site) kinds() []exportdir.Kind {
-	return []exportdir.Kind{exportdir.FieldGroups{Table: s.Groups}, exportdir.ThemeOptions{DB: s.DB, Config: s.Themeopts}}
+	return []exportdir.Kind{fieldmgr.Kind{Table: s.Groups}, themeopts.Kind{DB: s.DB, Config: s.Themeopts}}
 }
 
 func setup(t *testing.T) (site, *testdb.DB) {

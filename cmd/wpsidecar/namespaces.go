@@ -8,22 +8,22 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cli/command"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
 	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
-	"github.com/wpsidecar/wpsidecar/web/site"
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // modules are the namespaces served, one line each, provided by their
 // handler packages: the one place that names them besides their own
-// packages (and site, which builds each site's handlers). Every list the
-// shared parts are handed (the history's units and reverters, the
-// tables and option rows change detection follows, OpenAPI, export and
-// import) is derived from it with package module. t is where the theme
-// options' configurations are found (zero: none).
+// packages. Every list the shared parts are handed (the history's units
+// and reverters, the tables and option rows change detection follows,
+// OpenAPI, export and import, each site's handlers) is derived from it
+// with package module. t is where the theme options' configurations are
+// found (zero: none).
 func modules(cfg *config.Config, t themeopts.Configs) []module.Module {
 	return []module.Module{
 		fieldmgr.Module(cfg.FieldmgrTable, groupsTable(cfg)),
@@ -31,13 +31,18 @@ func modules(cfg *config.Config, t themeopts.Configs) []module.Module {
 	}
 }
 
-// units are the namespaces as the shared parts see them (the history,
-// webhooks), under a site's theme options configuration in force (nil:
-// none).
-func units(cfg *config.Config) func(func() *themeopt.Config) wpsidecar.Units {
-	return func(c func() *themeopt.Config) wpsidecar.Units {
-		return module.Units(modules(cfg, themeopts.Configs{Current: c}))
-	}
+// units are the namespaces as the shared parts see them (webhooks,
+// purges, the commands), under no theme options configuration (each
+// site's history has its own, under the site's: siteModules).
+func units(cfg *config.Config) wpsidecar.Units {
+	return module.Units(modules(cfg, themeopts.Configs{}))
+}
+
+// siteModules are the modules a site's services are built from: under
+// the site's theme options configurations (its place on a network; nil
+// on a single site), found among the files t.
+func siteModules(cfg *config.Config, t *themeopts.Files) func(place *multisite.Site) []module.Module {
+	return func(place *multisite.Site) []module.Module { return modules(cfg, t.Site(place)) }
 }
 
 // api is what the openapi command describes: the modules under the
@@ -65,7 +70,7 @@ func apiUnder(cfg *config.Config, opts *themeopt.Config) []openapi.Namespace {
 // serve them), then each site's kinds over its view of the database.
 func kinds(cfg *config.Config) func() (command.KindsOf, error) {
 	return func() (command.KindsOf, error) {
-		topts, _, err := site.OpenThemeopts(themeoptsFiles(cfg), zerolog.Nop(), func(func(context.Context)) {})
+		topts, _, err := themeopts.Open(themeoptsFiles(cfg), zerolog.Nop(), func(func(context.Context)) {})
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
 	"github.com/wpsidecar/wpsidecar/web/site"
+	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // What of the configuration each package is handed: only cmd (and
@@ -17,7 +18,7 @@ import (
 // siteOptions are what every site's services are built with.
 func siteOptions(cfg *config.Config) site.Options {
 	return site.Options{HomeURL: cfg.HomeURL, SiteURL: cfg.SiteURL, SettingsRefresh: cfg.SettingsRefresh,
-		DBTimeout: cfg.DB.Timeout, GroupsTable: groupsTable(cfg)}
+		DBTimeout: cfg.DB.Timeout}
 }
 
 // groupsTable is the field-group table's name after the table prefix,
@@ -28,10 +29,10 @@ func groupsTable(cfg *config.Config) string {
 }
 
 // themeoptsFiles are the theme options configuration files.
-func themeoptsFiles(cfg *config.Config) site.ThemeoptsFiles {
-	f := site.ThemeoptsFiles{All: cfg.ThemeoptsConfig}
+func themeoptsFiles(cfg *config.Config) themeopts.Paths {
+	f := themeopts.Paths{All: cfg.ThemeoptsConfig}
 	for _, s := range cfg.ThemeoptsSites {
-		f.Sites = append(f.Sites, site.ThemeoptsSite{Site: s.Site, File: s.File})
+		f.Sites = append(f.Sites, themeopts.SitePath{Site: s.Site, File: s.File})
 	}
 	return f
 }

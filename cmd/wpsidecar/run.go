@@ -121,7 +121,7 @@ type sidecar struct {
 	authObserve    func(event, scope string)
 	authCollectors []prometheus.Collector
 	deps           *site.Deps
-	topts          *site.Themeopts
+	topts          *themeopts.Files
 	main           *site.Site
 	sites          site.Index
 	siteMap        *store.NetworkWatcher // on a network
@@ -207,7 +207,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		s.drains = append(s.drains, reporter)
 		s.background(reporter.Run)
 	}
-	topts, reloads, err := site.OpenThemeopts(themeoptsFiles(cfg), logger, s.background)
+	topts, reloads, err := themeopts.Open(themeoptsFiles(cfg), logger, s.background)
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		s.reloads = append(s.reloads, pubFile.Reload)
 		s.background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
 	}
-	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Themeopts: topts, Public: pubFile, Units: units(cfg),
+	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Public: pubFile, Modules: siteModules(cfg, topts), Reloaded: topts.OnReload,
 		Auth: auth.Options{
 			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
@@ -234,7 +234,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 	if cfg.Multisite {
 		mainID, mainSite = 1, &multisite.Site{ID: 1, Domain: cfg.Network.Domain, Path: cfg.Network.Path}
 	}
-	if s.main, err = s.deps.Build(ctx, mainID, s.db, topts.Of(mainSite)); err != nil {
+	if s.main, err = s.deps.Build(ctx, mainID, s.db, mainSite); err != nil {
 		return err
 	}
 	s.sites = site.Index{Main: s.main}
@@ -292,7 +292,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		}
 		var rows themeopts.Configs // the option rows followed
 		if s.topts.Any() {
-			rows.OptName = s.sites.OptName
+			rows.OptName = s.topts.OptName(s.sites.Place)
 		}
 		mods := modules(cfg, rows)
 		var p *changes.Poller // nil: nothing to poll for
@@ -372,7 +372,7 @@ func (s *sidecar) settingsOf(id int64) *store.SettingsWatcher {
 func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 	var tell changes.Subscribers
 	if len(s.cfg.WebhookURLs) > 0 {
-		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: units(s.cfg)(nil), Log: clog})
+		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: units(s.cfg), Log: clog})
 		s.drains = append(s.drains, notifier)
 		s.background(notifier.Run)
 		tell = append(tell, notifier)
@@ -382,7 +382,7 @@ func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 		s.background(p.Run)
 	}
 	if len(s.purgers) > 0 {
-		tell = append(tell, changes.Purges{Purgers: s.purgers, Units: units(s.cfg)(nil), URLs: s.sites.PublicURLs})
+		tell = append(tell, changes.Purges{Purgers: s.purgers, Units: units(s.cfg), URLs: s.sites.PublicURLs})
 	}
 	sender := changes.NewSender(tell, leaderKeep, s.cfg.ChangeInterval+time.Second)
 	s.elect(clog, sender.Lead)
@@ -468,7 +468,7 @@ func (s *sidecar) openapi() []byte {
 	if s.deps.Public != nil {
 		site.Public = s.deps.Public.Current()
 	}
-	return openapi.Document(apiUnder(s.cfg, s.main.Themeopts()), site)
+	return openapi.Document(apiUnder(s.cfg, s.topts.Current(s.main.Place())), site)
 }
 
 // status is what /readyz says besides readiness.
@@ -705,7 +705,7 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 		}
 		nop := zerolog.Nop()
 		o := command.Options{DB: dbOptions(cfg), Network: networkConstants(cfg),
-			PublicRoutes: cfg.PublicRoutes, API: api(cfg), Units: units(cfg)(nil), Kinds: kinds(cfg)}
+			PublicRoutes: cfg.PublicRoutes, API: api(cfg), Units: units(cfg), Kinds: kinds(cfg)}
 		if cfg.ObjectCache == "redis" {
 			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
 				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))

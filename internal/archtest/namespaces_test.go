@@ -20,8 +20,6 @@ var namespacePackages = []string{"domain/fieldgroup", "domain/themeopt", "web/fi
 // no longer does fails too, so the list only shrinks.
 var namespaceNamers = map[string]string{
 	"store":              "the field groups' SQL (store/fieldgroups.go): all SQL lives in store",
-	"cli/exportdir":      "the two namespaces' export kinds, beside the shared code",
-	"web/site":           "builds each site's handlers by name, and reads the theme options configuration files",
 	"domain/publicroute": "a public route shows field groups or theme option ids: the file's format",
 	"internal/testdb":    "the tests' harness: the store's history units",
 }

@@ -1,11 +1,16 @@
 package fieldmgr
 
 import (
+	"context"
+
+	"github.com/rs/zerolog"
+
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
@@ -13,7 +18,8 @@ import (
 
 // Module is the field groups as the shared layers handle them, kept in
 // table (site 1's, with the table prefix); groups is its name after the
-// prefix, which each site's view of the database prefixes.
+// prefix, which each site's view of the database prefixes (and each
+// site's handlers are built over).
 func Module(table, groups string) module.Module {
 	return module.Module{
 		Unit:     fieldgroup.Unit{},
@@ -32,7 +38,21 @@ func Module(table, groups string) module.Module {
 			if err != nil {
 				return nil, err
 			}
-			return exportdir.FieldGroups{Table: g}, nil
+			return Kind{Table: g}, nil
+		},
+		Site: func(d module.SiteDeps) (module.Served, error) {
+			g, err := d.DB.FieldGroups(d.DB.Table(groups))
+			if err != nil {
+				return module.Served{}, err
+			}
+			f := New(d.Authn, g, d.Settings, d.Log.With().Str("component", "fieldmgr").Logger())
+			return module.Served{
+				Handlers: f,
+				PublicGroups: func(ctx context.Context, s publicroute.Selector) ([]byte, string, []string, error) {
+					return f.Public(ctx, Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
+				},
+				Log: func(ev *zerolog.Event) *zerolog.Event { return ev.Str("fieldmgr_table", g.Table()) },
+			}, nil
 		},
 	}
 }

@@ -2,7 +2,8 @@
 // alike is handed it: one value per namespace, provided by its handler
 // package (fieldmgr.Module, themeopts.Module) and listed once by cmd,
 // from which cmd derives what change detection, the store's history,
-// OpenAPI, export and import are given. It names no namespace.
+// OpenAPI, export and import are given, and from which site builds each
+// site's handlers. It names no namespace.
 package module
 
 import (
@@ -33,6 +34,9 @@ type Module struct {
 	// Kind is its export and import over a site's view of the database
 	// (ms: the site's place on a network; nil on a single site).
 	Kind func(view *store.DB, ms *multisite.Site) (exportdir.Kind, error)
+	// Site builds its handlers for one site (package site ranges over
+	// the modules, naming none); nil where no site is served (commands).
+	Site func(SiteDeps) (Served, error)
 }
 
 // Units are the modules' units, in their order.

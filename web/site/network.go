@@ -100,7 +100,7 @@ func (n *Network) site(ctx context.Context, ms *multisite.Site) *networkSite {
 		n.mu.Unlock()
 	}
 	e.once.Do(func() {
-		s, err := n.deps.Build(context.WithoutCancel(ctx), ms.ID, n.db.ForSite(ms.ID), n.deps.Themeopts.Of(ms))
+		s, err := n.deps.Build(context.WithoutCancel(ctx), ms.ID, n.db.ForSite(ms.ID), ms)
 		if err == nil {
 			e.routes, err = s.Routes(n.h)
 		}
@@ -109,8 +109,13 @@ func (n *Network) site(ctx context.Context, ms *multisite.Site) *networkSite {
 			return
 		}
 		e.site.Store(s)
-		n.log.Info().Int64("blog_id", ms.ID).Str("domain", ms.Domain).Str("path", ms.Path).Str("fieldmgr_table", s.groups.Table()).
-			Bool("themeopts", s.opts != nil).Msg("serving a site of the network")
+		ev := n.log.Info().Int64("blog_id", ms.ID).Str("domain", ms.Domain).Str("path", ms.Path)
+		for _, sv := range s.served {
+			if sv.Log != nil {
+				ev = sv.Log(ev)
+			}
+		}
+		ev.Msg("serving a site of the network")
 	})
 	if e.site.Load() == nil {
 		return nil
@@ -159,22 +164,20 @@ func (n *Network) Prune(ctx context.Context, every time.Duration) {
 	}
 }
 
-// optName is site id's theme options row: its services', or, before
-// they are built, its configuration's; "" without one.
-func (n *Network) OptName(id int64) string {
+// Place is site id's place on the network: its services', or, before
+// they are built, the map's; false when the map has no such site.
+func (n *Network) Place(id int64) (*multisite.Site, bool) {
 	if s := n.Built(id); s != nil {
-		return s.OptName()
+		return s.Place(), true
 	}
 	m, err := n.watcher.Current()
 	if err != nil {
-		return ""
+		return nil, false
 	}
 	for i := range m.Sites {
 		if m.Sites[i].ID == id {
-			if f := n.deps.Themeopts.Of(&m.Sites[i]); f != nil {
-				return f.Current().OptName
-			}
+			return &m.Sites[i], true
 		}
 	}
-	return ""
+	return nil, false
 }

@@ -2,12 +2,14 @@ package site
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
@@ -19,6 +21,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/reload"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/module"
 )
 
 // TestPurgeOf: a commit's purge names its site's tags as the site's
@@ -64,42 +67,65 @@ func TestPurgeOf(t *testing.T) {
 	}
 }
 
-// TestThemeoptsFilesOf: a site's own configuration by blog id, domain, or
-// domain and path (any letter case, with or without the trailing slash),
-// else the network's.
-func TestThemeoptsFilesOf(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, opt string) string {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(`{"opt_name":"`+opt+`","sections":[{"id":"s","title":"S","fields":[{"id":"f","type":"text","title":"F"}]}]}`), 0o644)
-		return p
+// toyNamespace is a namespace site has never heard of: what it serves of
+// one is whatever the module's Site builds.
+type toyNamespace struct{ name string }
+
+func (n toyNamespace) Name() string         { return n.name }
+func (toyNamespace) Register(r *mux.Router) {}
+
+// TestBuildRangesOverModules: a site's namespaces are the modules'
+// handlers, in their order, before its history's; a module without
+// handlers (Site nil, or none served on the site) adds none; each is
+// built for the site's place; a module that cannot be built fails the
+// site.
+func TestBuildRangesOverModules(t *testing.T) {
+	db := testdb.New(t).Store(t)
+	place := &multisite.Site{ID: 2, Domain: "example.test", Path: "/two/"}
+	served := func(name string) module.Module {
+		return module.Module{Unit: fieldgroup.Unit{}, Site: func(d module.SiteDeps) (module.Served, error) {
+			if d.Site != place || d.DB == nil || d.Authn == nil || d.Settings == nil {
+				t.Errorf("%s: built with %+v", name, d)
+			}
+			return module.Served{Handlers: toyNamespace{name}}, nil
+		}}
 	}
-	cfg := ThemeoptsFiles{All: write("network.json", "network_opts"), Sites: []ThemeoptsSite{
-		{Site: "3", File: write("three.json", "three_opts")},
-		{Site: "shop.example.test", File: write("shop.json", "shop_opts")},
-		{Site: "example.test/blog/", File: write("blog.json", "blog_opts")},
-	}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	files, reloads, err := OpenThemeopts(cfg, zerolog.Nop(), func(f func(context.Context)) { go f(ctx) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(reloads) != 4 {
-		t.Errorf("%d reloads, want one a file", len(reloads))
-	}
+	none := module.Module{Unit: themeopt.Unit{}, Site: func(module.SiteDeps) (module.Served, error) { return module.Served{}, nil }}
+	failing := module.Module{Unit: themeopt.Unit{}, Site: func(module.SiteDeps) (module.Served, error) { return module.Served{}, errors.New("no table") }}
 	for _, c := range []struct {
-		s    *multisite.Site
-		want string
+		name    string
+		mods    []module.Module
+		want    []string
+		wantErr bool
 	}{
-		{nil, "network_opts"},
-		{&multisite.Site{ID: 3, Domain: "example.test", Path: "/three/"}, "three_opts"},
-		{&multisite.Site{ID: 4, Domain: "Shop.Example.test", Path: "/"}, "shop_opts"},
-		{&multisite.Site{ID: 5, Domain: "example.test", Path: "/Blog/"}, "blog_opts"},
-		{&multisite.Site{ID: 6, Domain: "example.test", Path: "/other/"}, "network_opts"},
+		{"none", nil, []string{"wpsidecar/v1"}, false},
+		{"in order", []module.Module{served("b/v1"), {Unit: fieldgroup.Unit{}}, none, served("a/v1")}, []string{"b/v1", "a/v1", "wpsidecar/v1"}, false},
+		{"failing", []module.Module{served("a/v1"), failing}, nil, true},
 	} {
-		if got := files.Of(c.s).Current().OptName; got != c.want {
-			t.Errorf("%+v: %s, want %s", c.s, got, c.want)
+		d := &Deps{Options: Options{SettingsRefresh: time.Hour}, Logger: zerolog.Nop(), Background: func(func(context.Context)) {},
+			Modules: func(p *multisite.Site) []module.Module {
+				if p != place {
+					t.Errorf("%s: modules for %+v", c.name, p)
+				}
+				return c.mods
+			}}
+		s, err := d.Build(context.Background(), 0, db, place)
+		if c.wantErr {
+			if err == nil {
+				t.Errorf("%s: built", c.name)
+			}
+			continue
 		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got []string
+		for _, n := range s.Options().Namespaces {
+			got = append(got, n.Name())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: namespaces %q, want %q", c.name, got, c.want)
+		}
+		s.stop()
 	}
 }

@@ -1,6 +1,8 @@
 package themeopts
 
 import (
+	"github.com/rs/zerolog"
+
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
@@ -22,6 +24,9 @@ type Configs struct {
 	// OptName is the option row site keeps its options in ("": none);
 	// nil when no site is served any.
 	OptName func(site int64) string
+	// Source is the file the site's handlers answer from; nil: the site
+	// serves no theme options.
+	Source Source
 }
 
 // Module is the theme options as the shared layers handle them: kept in
@@ -42,8 +47,19 @@ func Module(c Configs) module.Module {
 			if c.Of != nil {
 				opts = c.Of(ms)
 			}
-			return exportdir.ThemeOptions{DB: view, Config: opts}, nil
+			return Kind{DB: view, Config: opts}, nil
 		},
+	}
+	m.Site = func(d module.SiteDeps) (module.Served, error) {
+		if c.Source == nil {
+			return module.Served{Log: func(ev *zerolog.Event) *zerolog.Event { return ev.Bool("themeopts", false) }}, nil
+		}
+		s := NewService(d.Authn, d.DB, d.Settings, c.Source, d.Log.With().Str("component", "themeopts").Logger())
+		return module.Served{
+			Handlers:      s,
+			PublicOptions: s.Public,
+			Log:           func(ev *zerolog.Event) *zerolog.Event { return ev.Bool("themeopts", true) },
+		}, nil
 	}
 	if c.OptName != nil {
 		m.OptionRow = &changes.OptionRow{Namespace: wpsidecar.ThemeOptions, Name: c.OptName, Diff: themeopt.Diff}

@@ -1,4 +1,4 @@
-package exportdir
+package fieldmgr
 
 import (
 	"bytes"
@@ -11,20 +11,21 @@ import (
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-// FieldGroups is fieldmgr/v1 as files: DIR/fieldmgr/<key>.json a group.
+// Kind is fieldmgr/v1 as files: DIR/fieldmgr/<key>.json a group.
 // An import checks a group as POST /field-groups checks a body, and
 // --prune deletes the groups without a file.
-type FieldGroups struct {
+type Kind struct {
 	Table *store.FieldGroups
 }
 
-func (FieldGroups) Namespace() wpsidecar.Namespace { return wpsidecar.FieldGroups }
-func (FieldGroups) Noun() string                   { return "field groups" }
+func (Kind) Namespace() wpsidecar.Namespace { return wpsidecar.FieldGroups }
+func (Kind) Noun() string                   { return "field groups" }
 
 // groupFile is DIR/fieldmgr/<key>.json. Config is the stored JSON text as
 // a JSON value, or a string when an older writer stored it PHP-serialized.
@@ -44,12 +45,12 @@ func digest(g fieldgroup.Value) string {
 
 // Export is every group; export.json lists the groups even when there is
 // none, as what the export saw (--prune's conflicts).
-func (k FieldGroups) Export(ctx context.Context) (Exported, error) {
+func (k Kind) Export(ctx context.Context) (exportdir.Exported, error) {
 	list, err := k.Table.List(ctx)
 	if err != nil {
-		return Exported{}, err
+		return exportdir.Exported{}, err
 	}
-	out := Exported{ListNone: true}
+	out := exportdir.Exported{ListNone: true}
 	for _, g := range list {
 		f := groupFile{Key: g.Key, Title: g.Title, Status: g.Status, Exported: digest(g.Value())}
 		if json.Valid([]byte(g.Config)) && strings.HasPrefix(g.Config, "{") {
@@ -57,7 +58,7 @@ func (k FieldGroups) Export(ctx context.Context) (Exported, error) {
 		} else {
 			f.Config, _ = json.Marshal(g.Config)
 		}
-		out.Items = append(out.Items, Item{Name: g.Key, Value: f})
+		out.Items = append(out.Items, exportdir.Item{Name: g.Key, Value: f})
 	}
 	return out, nil
 }
@@ -78,7 +79,7 @@ type groupWant struct {
 
 // groupsWanted are the group files of a directory.
 type groupsWanted struct {
-	k      FieldGroups
+	k      Kind
 	groups []groupWant
 	// found: the directory has a fieldmgr/ (else pruning is refused: it
 	// would delete every group). listed: the groups the export saw (nil
@@ -89,10 +90,10 @@ type groupsWanted struct {
 
 // Read reads the group files; a key in two files (as the table's unique
 // index compares keys: a key is ASCII) is refused.
-func (k FieldGroups) Read(ctx context.Context, d Dir) (Wanted, error) {
+func (k Kind) Read(ctx context.Context, d exportdir.Dir) (exportdir.Wanted, error) {
 	out := groupsWanted{k: k, found: d.Found, listed: d.Listed}
 	seen := map[string]bool{}
-	err := d.Each(func(f File) error {
+	err := d.Each(func(f exportdir.File) error {
 		w, err := readGroup(ctx, f)
 		if err != nil {
 			return err
@@ -109,7 +110,7 @@ func (k FieldGroups) Read(ctx context.Context, d Dir) (Wanted, error) {
 }
 
 // readGroup reads a group file.
-func readGroup(ctx context.Context, file File) (groupWant, error) {
+func readGroup(ctx context.Context, file exportdir.File) (groupWant, error) {
 	p := file.Path
 	var f groupFile
 	if err := file.Decode(&f); err != nil {
@@ -133,13 +134,13 @@ func readGroup(ctx context.Context, file File) (groupWant, error) {
 			w.invalid = "config: a string must be a PHP-serialized array without objects"
 			return w, nil
 		}
-		b := newBudget(ctx)
-		switch err := b.walk(v); {
-		case errors.Is(err, errTooLarge):
+		b := exportdir.NewBudget(ctx)
+		switch err := b.Walk(v); {
+		case errors.Is(err, exportdir.ErrTooLarge):
 			w.invalid = "config: " + err.Error()
 		case err != nil:
 			return w, err
-		case b.object != "":
+		case b.Object() != "":
 			w.invalid = "config: a string must be a PHP-serialized array without objects"
 		}
 		return w, nil
@@ -157,7 +158,7 @@ func readGroup(ctx context.Context, file File) (groupWant, error) {
 	// What the routes refuse of a body besides: a number json_decode
 	// reads as INF (no JSON answer of the group could be written).
 	if v, err := phpserial.FromJSONStrict(f.Config); err == nil {
-		if at, bad := nonFinite(v, "config"); bad {
+		if at, bad := exportdir.NonFinite(v, "config"); bad {
 			w.invalid = at + ": number beyond what a PHP float holds"
 		}
 	}
@@ -177,8 +178,8 @@ type groupStep struct {
 
 // Plan compares the files with the stored groups; prune deletes the
 // groups that have no file.
-func (gw groupsWanted) Plan(ctx context.Context, prune bool) ([]Step, error) {
-	var out []Step
+func (gw groupsWanted) Plan(ctx context.Context, prune bool) ([]exportdir.Step, error) {
+	var out []exportdir.Step
 	list, err := gw.k.Table.List(ctx)
 	if err != nil {
 		return nil, err
@@ -207,11 +208,11 @@ func (gw groupsWanted) Plan(ctx context.Context, prune bool) ([]Step, error) {
 		var conflict bool
 		switch {
 		case !found:
-			step.op = OpCreate
+			step.op = exportdir.OpCreate
 			// The export saw it: deleted since.
 			conflict = w.exported != ""
 		case cur != w.value:
-			step.op = OpChange
+			step.op = exportdir.OpChange
 			conflict = w.exported != "" && digest(cur) != w.exported
 		default:
 			continue
@@ -233,7 +234,7 @@ func (gw groupsWanted) Plan(ctx context.Context, prune bool) ([]Step, error) {
 		for _, g := range list {
 			if !have[strings.ToLower(g.Key)] {
 				// Created since the export (or no manifest says): a conflict.
-				out = append(out, gw.k.step(groupStep{key: g.Key, op: OpDelete, seen: g.Value(), seenFound: true}, !exported[g.Key]))
+				out = append(out, gw.k.step(groupStep{key: g.Key, op: exportdir.OpDelete, seen: g.Value(), seenFound: true}, !exported[g.Key]))
 			}
 		}
 	}
@@ -242,19 +243,19 @@ func (gw groupsWanted) Plan(ctx context.Context, prune bool) ([]Step, error) {
 
 // step is s as a plan's step: a line, and its write, checked to find the
 // row as planned against.
-func (k FieldGroups) step(s groupStep, conflict bool) Step {
-	return Step{
+func (k Kind) step(s groupStep, conflict bool) exportdir.Step {
+	return exportdir.Step{
 		Key:      s.key,
 		Lines:    []string{fmt.Sprintf("%s: %s %s", wpsidecar.FieldGroups, s.op, s.key)},
 		Conflict: conflict,
-		Write: func(ctx context.Context, w Writing) error {
+		Write: func(ctx context.Context, w exportdir.Writing) error {
 			check := func(cur fieldgroup.Group, found bool) error {
 				if !w.Force && (found != s.seenFound || (found && cur.Value() != s.seen)) {
-					return fmt.Errorf("%s %s: %w", wpsidecar.FieldGroups, s.key, ErrConflict)
+					return fmt.Errorf("%s %s: %w", wpsidecar.FieldGroups, s.key, exportdir.ErrConflict)
 				}
 				return nil
 			}
-			if s.op == OpDelete {
+			if s.op == exportdir.OpDelete {
 				return k.Table.Delete(ctx, s.key, func(cur fieldgroup.Group) error { return check(cur, true) }, w.By)
 			}
 			return k.Table.Put(ctx, s.key, s.want, w.Now, check, w.By)

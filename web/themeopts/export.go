@@ -1,4 +1,4 @@
-package exportdir
+package themeopts
 
 import (
 	"bytes"
@@ -8,12 +8,13 @@ import (
 	"fmt"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-// ThemeOptions is themeopts/v1 as files: DIR/themeopts/<option>.json the
+// Kind is themeopts/v1 as files: DIR/themeopts/<option>.json the
 // site's saved set.
 //
 // An options file carries the values twice: "values" to read and edit, as
@@ -21,7 +22,7 @@ import (
 // it. An id whose value is unedited is written back from "php", so what
 // JSON cannot tell apart (integer keys, 1.0, stdClass) survives byte for
 // byte; "php" is also what tells a row changed since the export.
-type ThemeOptions struct {
+type Kind struct {
 	DB *store.DB
 	// Config is the site's theme options configuration (nil: none): the
 	// row it names is exported, and imported values are checked against
@@ -29,11 +30,11 @@ type ThemeOptions struct {
 	Config *themeopt.Config
 }
 
-func (ThemeOptions) Namespace() wpsidecar.Namespace { return wpsidecar.ThemeOptions }
-func (ThemeOptions) Noun() string                   { return "theme options sets" }
+func (Kind) Namespace() wpsidecar.Namespace { return wpsidecar.ThemeOptions }
+func (Kind) Noun() string                   { return "theme options sets" }
 
 // optName is the theme options row; "" when the site has none.
-func (k ThemeOptions) optName() string {
+func (k Kind) optName() string {
 	if k.Config == nil {
 		return ""
 	}
@@ -48,27 +49,27 @@ type optionsFile struct {
 }
 
 // Export is the site's options row, when it has one stored.
-func (k ThemeOptions) Export(ctx context.Context) (Exported, error) {
+func (k Kind) Export(ctx context.Context) (exportdir.Exported, error) {
 	name := k.optName()
 	if name == "" {
-		return Exported{}, nil
+		return exportdir.Exported{}, nil
 	}
 	raw, err := k.DB.RawOption(ctx, name)
 	switch {
 	case errors.Is(err, wpsidecar.ErrNotFound):
-		return Exported{}, nil
+		return exportdir.Exported{}, nil
 	case err != nil:
-		return Exported{}, err
+		return exportdir.Exported{}, err
 	}
 	v, err := phpserial.MaybeUnserialize(raw)
 	if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
-		return Exported{}, fmt.Errorf("export: option %s is not a PHP array; not exported", name)
+		return exportdir.Exported{}, fmt.Errorf("export: option %s is not a PHP array; not exported", name)
 	}
 	// Its JSON is written with the references expanded.
-	if err := newBudget(ctx).walk(v); err != nil {
-		return Exported{}, fmt.Errorf("export: option %s: %w; not exported", name, err)
+	if err := exportdir.NewBudget(ctx).Walk(v); err != nil {
+		return exportdir.Exported{}, fmt.Errorf("export: option %s: %w; not exported", name, err)
 	}
-	return Exported{Items: []Item{{Name: name, Value: optionsFile{Option: name, Values: phpserial.JSON(v), PHP: raw}}}}, nil
+	return exportdir.Exported{Items: []exportdir.Item{{Name: name, Value: optionsFile{Option: name, Values: phpserial.JSON(v), PHP: raw}}}}, nil
 }
 
 // optionsWant is an options row as its file wants it.
@@ -91,14 +92,14 @@ type optionValue struct {
 
 // optionsWanted are the options files of a directory.
 type optionsWanted struct {
-	k    ThemeOptions
+	k    Kind
 	sets []optionsWant
 }
 
 // Read reads the options files.
-func (k ThemeOptions) Read(ctx context.Context, d Dir) (Wanted, error) {
+func (k Kind) Read(ctx context.Context, d exportdir.Dir) (exportdir.Wanted, error) {
 	out := optionsWanted{k: k}
-	err := d.Each(func(file File) error {
+	err := d.Each(func(file exportdir.File) error {
 		p := file.Path
 		var f optionsFile
 		if err := file.Decode(&f); err != nil {
@@ -130,7 +131,7 @@ func readOptions(ctx context.Context, f optionsFile) (phpserial.Value, []optionV
 		if err != nil || (v.Kind != phpserial.Array && v.Kind != phpserial.Object) {
 			return base, nil, errors.New("php: not a serialized PHP array")
 		}
-		if err := newBudget(ctx).walk(v); err != nil {
+		if err := exportdir.NewBudget(ctx).Walk(v); err != nil {
 			return base, nil, fmt.Errorf("php: %w", err)
 		}
 		base = v
@@ -204,8 +205,8 @@ func rawPairs(data json.RawMessage) ([]rawPair, error) {
 
 // Plan compares each file with the site's options row: only that row is
 // imported (prune deletes nothing here).
-func (ow optionsWanted) Plan(ctx context.Context, _ bool) ([]Step, error) {
-	var out []Step
+func (ow optionsWanted) Plan(ctx context.Context, _ bool) ([]exportdir.Step, error) {
+	var out []exportdir.Step
 	for _, o := range ow.sets {
 		name := ow.k.optName()
 		if o.option != name {
@@ -236,11 +237,11 @@ func (ow optionsWanted) Plan(ctx context.Context, _ bool) ([]Step, error) {
 
 // step writes want into the row option, found as seen (seenFound false:
 // missing) when planned: a line per id it changes.
-func (k ThemeOptions) step(option, want, seen string, seenFound, conflict bool) Step {
+func (k Kind) step(option, want, seen string, seenFound, conflict bool) exportdir.Step {
 	var lines []string
 	changes := themeopt.Diff(seen, want)
 	for _, c := range changes {
-		op := OpChange
+		op := exportdir.OpChange
 		switch {
 		case c.Before == nil:
 			op = "add"
@@ -252,17 +253,17 @@ func (k ThemeOptions) step(option, want, seen string, seenFound, conflict bool) 
 	if len(changes) == 0 {
 		lines = append(lines, fmt.Sprintf("%s %s: rewrite (order or container)", wpsidecar.ThemeOptions, option))
 	}
-	return Step{
+	return exportdir.Step{
 		Key:      option,
 		Lines:    lines,
 		Conflict: conflict,
 		// Its autoload is what the site's update_option would leave
 		// (w.DBVersion: store.ModifyOption).
-		Write: func(ctx context.Context, w Writing) error {
+		Write: func(ctx context.Context, w exportdir.Writing) error {
 			rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff, By: w.By}
 			return k.DB.ModifyOption(ctx, option, w.DBVersion, rec, func(raw string, found bool) (string, error) {
 				if !w.Force && (found != seenFound || raw != seen) {
-					return "", fmt.Errorf("%s %s: %w", wpsidecar.ThemeOptions, option, ErrConflict)
+					return "", fmt.Errorf("%s %s: %w", wpsidecar.ThemeOptions, option, exportdir.ErrConflict)
 				}
 				return want, nil
 			})
@@ -284,7 +285,7 @@ func wanted(ctx context.Context, c *themeopt.Config, o optionsWant, raw string, 
 	cur := phpserial.Value{Kind: phpserial.Array}
 	if found {
 		if v, err := phpserial.MaybeUnserialize(raw); err == nil && (v.Kind == phpserial.Array || v.Kind == phpserial.Object) {
-			if err := newBudget(ctx).walk(v); err != nil {
+			if err := exportdir.NewBudget(ctx).Walk(v); err != nil {
 				return "", fmt.Errorf("the row %s stores: %w; not imported", o.option, err)
 			}
 			cur = v
@@ -311,7 +312,7 @@ func wanted(ctx context.Context, c *themeopt.Config, o optionsWant, raw string, 
 		if old, ok := stored[key]; ok && phpserial.Serialize(old) == phpserial.Serialize(v) {
 			continue // as the row holds it (another writer's value, kept)
 		}
-		if class := objectIn(v); class != "" {
+		if class := exportdir.ObjectIn(v); class != "" {
 			return "", fmt.Errorf("php: %q holds a PHP object (%s) the row does not hold: objects are not imported", iv.id, class)
 		}
 		if err := c.CheckValue(iv.id, v); err != nil {
