@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
@@ -404,4 +405,44 @@ func FuzzHasNonce(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTouched: which committed writes drop which site's answers.
+func TestTouched(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		touched changes.Touched
+		dropped []int64 // the sites whose answers go
+	}{
+		{"a post on site 1", changes.Touched{Written: map[int64][]string{1: {"wp_posts"}}}, []int64{1}},
+		{"a plugin's table on site 2", changes.Touched{Written: map[int64][]string{2: {"wp_plugin_stock"}}}, []int64{2}},
+		{"the cron row", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"cron"}}}, nil},
+		{"transient timeouts and the cron lock", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"_transient_timeout_x", "_site_transient_timeout_y", "_transient_doing_cron"}}}, nil},
+		{"cron and blogname", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"cron", "blogname"}}}, []int64{1}},
+		{"a transient's value", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"_transient_feed_x"}}}, []int64{1}},
+		{"cron and a post", changes.Touched{Written: map[int64][]string{1: {"wp_options", "wp_posts"}}, Options: map[int64][]string{1: {"cron"}}}, []int64{1}},
+		{"DDL", changes.Touched{DDL: true}, []int64{1, 2}},
+		{"the network's sites", changes.Touched{Network: true}, []int64{1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &php{}
+			c := newCache(t, Options{})
+			sites := map[int64]Request{1: site1, 2: {Site: 2, Route: "/wp/v2/posts", Scheme: "https", Host: "two.example.org"}}
+			for _, id := range []int64{1, 2} {
+				ask(c, p, "GET", "/wp-json/wp/v2/posts", sites[id])
+			}
+			c.Touched(tc.touched, "wp_options")
+			var dropped []int64
+			for _, id := range []int64{1, 2} {
+				before := p.calls.Load()
+				ask(c, p, "GET", "/wp-json/wp/v2/posts", sites[id])
+				if p.calls.Load() > before {
+					dropped = append(dropped, id)
+				}
+			}
+			if fmt.Sprint(dropped) != fmt.Sprint(tc.dropped) {
+				t.Errorf("answers dropped for sites %v, want %v", dropped, tc.dropped)
+			}
+		})
+	}
 }
