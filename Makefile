@@ -71,6 +71,7 @@ fuzz:
 	$(GO) test ./domain/themeopt -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
 	$(GO) test ./domain/themeopt -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
 	$(GO) test ./internal/contentcoding -run '^$$' -fuzz FuzzNegotiate -fuzztime 15s
+	$(GO) test ./web/restcache -run '^$$' -fuzz FuzzHasNonce -fuzztime 15s
 
 demo:
 	scripts/demo.sh

@@ -50,10 +50,24 @@ type Touched struct {
 	DDL bool
 	// Network: the network's tables of sites were written.
 	Network bool
+	// Written are the tables whose rows were written, by the site-1 name
+	// (wp_posts for wp_2_posts too), for each site (0 on a single site):
+	// every table of the schema, with FeedOptions.EveryTable.
+	Written map[int64][]string
+}
+
+// wrote notes a write to site's table name.
+func (t *Touched) wrote(site int64, name string) {
+	if t.Written == nil {
+		t.Written = map[int64][]string{}
+	}
+	if !slices.Contains(t.Written[site], name) {
+		t.Written[site] = append(t.Written[site], name)
+	}
 }
 
 func (t Touched) empty() bool {
-	return !t.DDL && !t.Network && len(t.UserIDs)+len(t.Options)+len(t.Tables) == 0
+	return !t.DDL && !t.Network && len(t.UserIDs)+len(t.Options)+len(t.Tables)+len(t.Written) == 0
 }
 
 // Subscribers tell each of theirs, in order.

@@ -51,6 +51,10 @@ type FeedOptions struct {
 	// OptionRows are the namespaces kept in an option row of each site,
 	// followed through the options table's rows.
 	OptionRows []OptionRow
+	// EveryTable has every table of Schema followed, by name: the tables
+	// each site's transactions wrote are in Touched.Written (what keeps
+	// WordPress's own answers must hear of a write to any of them).
+	EveryTable bool
 	// HistoryTable is the history's table (the site-1 name): a transaction
 	// that wrote it is the sidecar's own, whose history was recorded as it
 	// wrote. Its commits' Author is then Via binlog alone; others' are
@@ -548,6 +552,9 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		return
 	}
 	name, siteID := f.siteTable(table)
+	if f.o.EveryTable {
+		tx.touched.wrote(siteID, name)
+	}
 	ti := f.table(name)
 	switch name {
 	case f.o.HistoryTable:

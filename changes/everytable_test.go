@@ -1,0 +1,89 @@
+package changes_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
+)
+
+// TestFeed_EveryTable: with EveryTable, a transaction's writes to any
+// table are reported by site and site-1 name (WordPress's posts, a
+// network site's postmeta, a plugin's own table); without it, writes to
+// tables nothing follows are not reported at all.
+func TestFeed_EveryTable(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	for _, q := range []string{
+		"CREATE TABLE wp_2_postmeta LIKE wp_postmeta",
+		"CREATE TABLE wp_plugin_stock (sku VARCHAR(40) NOT NULL PRIMARY KEY, n INT NOT NULL)",
+		"CREATE TABLE wp_marker (id INT NOT NULL PRIMARY KEY)",
+	} {
+		if _, err := tdb.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, every := range []bool{true, false} {
+		t.Run(fmt.Sprint("EveryTable=", every), func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string
+			marker := false
+			o := changes.FeedOptions{Conn: srv.Config(), ServerID: 4260, Schema: tdb.Name, Options: "wp_options", BasePrefix: "wp_",
+				EveryTable: every, Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t),
+				// wp_marker, a table of a namespace here, says the feed has
+				// read past the writes before it.
+				Tables: []changes.Table{{Namespace: "marker", Name: "wp_marker", Key: "id", ID: "id", Value: func(map[string]string) string { return "" }}},
+				Subscriber: subscriber{touched: func(tc changes.Touched) {
+					mu.Lock()
+					defer mu.Unlock()
+					if _, ok := tc.Tables["wp_marker"]; ok {
+						marker = true
+						return
+					}
+					got = append(got, fmt.Sprint(tc.Written))
+				}}}
+			_, stop := runFeed(t, o)
+			defer stop()
+			tx, err := tdb.SQL.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{
+				"INSERT INTO wp_posts (post_content, post_title, post_excerpt, to_ping, pinged, post_content_filtered) VALUES ('', 'a', '', '', '', '')",
+				"INSERT INTO wp_2_postmeta (post_id, meta_value) VALUES (1, 'b')",
+				"UPDATE wp_posts SET post_title = 'c'",
+			} {
+				if _, err := tx.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{
+				"INSERT INTO wp_plugin_stock (sku, n) VALUES ('x" + fmt.Sprint(every) + "', 1)",
+				"INSERT INTO wp_marker (id) VALUES (" + map[bool]string{true: "1", false: "2"}[every] + ")",
+			} {
+				if _, err := tdb.SQL.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			testwait.For(t, "the marker's write", func() bool { mu.Lock(); defer mu.Unlock(); return marker })
+			mu.Lock()
+			defer mu.Unlock()
+			want := []string{"map[1:[wp_posts] 2:[wp_postmeta]]", "map[1:[wp_plugin_stock]]"}
+			if !every {
+				want = nil
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("reported %q, want %q", got, want)
+			}
+		})
+	}
+}

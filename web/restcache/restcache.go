@@ -1,0 +1,395 @@
+// Package restcache keeps PHP's answers to anonymous reads of WordPress's
+// own REST routes (--cache-rest: wp/v2 and the like) and gives them again,
+// exactly as PHP sent them, while nothing they may be built from changed.
+//
+// What is kept is decided twice. The request must be one whose answer
+// cannot depend on who asks (Bypass: no credential, cookie or nonce, a
+// GET or HEAD without a body or conditions); the answer must be one a
+// shared cache may keep (keepable: no Set-Cookie, nothing private, a
+// status RFC 9111 lets a cache keep without being told, a Vary naming
+// nothing but Origin). The key is everything that makes PHP's answer: the
+// method, the scheme and host the sidecar forwards, the target as sent,
+// and Origin (CORS headers echo it).
+//
+// A change drops answers by generation: DropSite when a site's rows
+// changed, DropAll when anything else did (a configuration, a network
+// table). An answer whose fetch began before a drop is not kept, so a
+// change committed while PHP built it cannot be frozen in. Concurrent
+// misses for one key reach PHP once; the others wait for that answer, or
+// go to PHP themselves when it cannot be kept.
+//
+// The answers are held in an otter cache bounded in bytes, whose
+// frequency sketch (W-TinyLFU) admits a new answer only when it is likely
+// to be asked for more often than the one it would push out: a flood of
+// distinct URLs does not empty the cache of the answers that are hit.
+package restcache
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+)
+
+// Defaults of Options' bounds: sized for a small container.
+const (
+	DefaultMaxBytes  = 64 << 20
+	DefaultMaxAnswer = 1 << 20
+	// maxTarget bounds the request target kept in a key: a longer one is
+	// passed to PHP as it comes.
+	maxTarget = 4096
+)
+
+// Options configure a Cache.
+type Options struct {
+	// Namespaces are the REST namespaces whose answers are kept ("wp/v2").
+	Namespaces []string
+	// MaxBytes bounds what the kept answers hold (bodies, headers and
+	// keys); 0: DefaultMaxBytes.
+	MaxBytes int64
+	// MaxAnswer is the largest answer kept; 0: DefaultMaxAnswer, or an
+	// eighth of MaxBytes when that is less.
+	MaxAnswer int
+	// Current tells whether the change feed vouches for the present: when
+	// it does not, nothing is given from the cache nor kept (every request
+	// goes to PHP). nil: always.
+	Current func() bool
+}
+
+// Request is a request as the cache keys it, besides the request itself:
+// its site, its REST route as WordPress routes it ("/wp/v2/posts"; from
+// the path after /wp-json or from ?rest_route=), and the scheme and host
+// the sidecar forwards to PHP (X-Forwarded-Proto, Host): a client's own
+// X-Forwarded-Proto must not reach a kept answer unless the sidecar
+// trusts it and passes it on.
+type Request struct {
+	Site         int64
+	Route        string
+	Scheme, Host string
+}
+
+// Cache keeps answers; safe for concurrent use.
+type Cache struct {
+	o       Options
+	answers *otter.Cache[string, *answer]
+
+	mu      sync.Mutex
+	all     uint64           // moved by DropAll
+	sites   map[int64]uint64 // moved by DropSite
+	flights map[string]*flight
+
+	counts Counts
+}
+
+// generation is what a kept answer was fetched at: it is given again only
+// while neither moved.
+type generation struct{ all, site uint64 }
+
+// answer is PHP's answer as it was sent, never modified once kept.
+type answer struct {
+	gen    generation
+	status int
+	header http.Header
+	body   []byte
+	weight uint32
+}
+
+// flight is a fetch from PHP other requests for the same key wait for.
+type flight struct {
+	done    chan struct{}
+	a       *answer // nil: not kept; the waiters go to PHP
+	waiting atomic.Int32
+}
+
+// New makes a cache with o.
+func New(o Options) (*Cache, error) {
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxAnswer == 0 {
+		// A small budget is not spent on a few large answers.
+		o.MaxAnswer = int(min(DefaultMaxAnswer, o.MaxBytes/8))
+	}
+	if o.MaxBytes < 0 || o.MaxAnswer < 0 || int64(o.MaxAnswer) > o.MaxBytes {
+		return nil, errors.New("restcache: the largest answer must be positive and fit in the byte budget")
+	}
+	answers, err := otter.New(&otter.Options[string, *answer]{
+		MaximumWeight: uint64(o.MaxBytes),
+		Weigher:       func(_ string, a *answer) uint32 { return a.weight },
+		// Its work is done on the calling goroutine: the cache starts none
+		// that nobody waits for.
+		Executor: func(fn func()) { fn() },
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Cache{o: o, answers: answers, sites: map[int64]uint64{}, flights: map[string]*flight{}}, nil
+}
+
+// DropSite drops every answer of site: a change to its rows.
+func (c *Cache) DropSite(site int64, reason string) {
+	c.mu.Lock()
+	c.sites[site]++
+	c.mu.Unlock()
+	c.counts.drop(reason)
+}
+
+// DropAll drops every answer.
+func (c *Cache) DropAll(reason string) {
+	c.mu.Lock()
+	c.all++
+	c.mu.Unlock()
+	c.answers.InvalidateAll()
+	c.counts.drop(reason)
+}
+
+func (c *Cache) generation(site int64) generation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return generation{c.all, c.sites[site]}
+}
+
+// Serve answers r from a kept answer, or passes it to php (the request as
+// sent, but for Accept-Encoding: see fetch) and keeps what comes back
+// when it may.
+func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php http.Handler) {
+	if reason := c.Bypass(r, req); reason != "" {
+		c.counts.bypass(reason)
+		php.ServeHTTP(w, r)
+		return
+	}
+	key := keyOf(r, req)
+	gen := c.generation(req.Site)
+	if a, ok := c.answers.GetIfPresent(key); ok {
+		if a.gen == gen {
+			c.counts.Hits.Add(1)
+			a.write(w, r)
+			return
+		}
+		c.answers.Invalidate(key)
+	}
+	c.mu.Lock()
+	if f, ok := c.flights[key]; ok {
+		f.waiting.Add(1)
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-r.Context().Done():
+			return // the client left; nothing to answer
+		}
+		if f.a != nil {
+			c.counts.Collapsed.Add(1)
+			f.a.write(w, r)
+			return
+		}
+		c.counts.Misses.Add(1)
+		php.ServeHTTP(w, r)
+		return
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[key] = f
+	c.mu.Unlock()
+
+	c.counts.Misses.Add(1)
+	f.a = c.fetch(w, r, php, gen)
+	if f.a != nil && c.current() && c.generation(req.Site) == gen {
+		c.answers.Set(key, f.a)
+		c.counts.Kept.Add(1)
+	} else {
+		f.a = nil
+	}
+	c.mu.Lock()
+	delete(c.flights, key)
+	c.mu.Unlock()
+	close(f.done)
+}
+
+func (c *Cache) current() bool { return c.o.Current == nil || c.o.Current() }
+
+// Bypass is why r is passed to PHP without a look at the cache ("" when
+// it is looked up): the reasons the metrics count.
+func (c *Cache) Bypass(r *http.Request, req Request) string {
+	switch {
+	case !c.routeKept(req.Route):
+		return BypassRoute
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		return BypassMethod
+	case r.Header.Get("Authorization") != "":
+		return BypassCredentials
+	case len(r.Header.Values("Cookie")) > 0:
+		// WordPress's own cookies authenticate (wordpress_logged_in_…),
+		// unlock password-protected posts (wp-postpass_…) or name a
+		// commenter; a plugin may read any other. None is keyed.
+		return BypassCookie
+	case r.Header.Get("X-WP-Nonce") != "" || hasNonce(r.URL.RawQuery):
+		return BypassNonce
+	case r.ContentLength != 0 || len(r.TransferEncoding) > 0:
+		return BypassBody
+	case conditional(r.Header):
+		return BypassConditional
+	case len(r.URL.RawQuery)+len(r.URL.EscapedPath()) > maxTarget:
+		return BypassTarget
+	case !c.current():
+		return BypassFeed
+	}
+	return ""
+}
+
+// routeKept tells whether route is in one of the namespaces kept: the
+// namespace's index ("/wp/v2") or a route under it.
+func (c *Cache) routeKept(route string) bool {
+	for _, ns := range c.o.Namespaces {
+		if rest, ok := strings.CutPrefix(route, "/"+ns); ok && (rest == "" || rest[0] == '/') {
+			return true
+		}
+	}
+	return false
+}
+
+// conditional tells whether h makes the request conditional or partial:
+// such a request is PHP's to answer (WordPress's REST routes send no
+// validators; the answer would be the full one anyway).
+func conditional(h http.Header) bool {
+	for _, k := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range", "Range"} {
+		if _, ok := h[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNonce tells whether a query string carries _wpnonce as PHP reads it
+// into $_GET: names decoded, leading spaces dropped, spaces and dots made
+// underscores, an array's brackets cut off. One that cannot be decoded
+// counts as one: PHP may read it otherwise.
+func hasNonce(raw string) bool {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.Contains(strings.ToLower(k), "wpnonce") && !strings.Contains(k, "%") {
+			continue
+		}
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			return true
+		}
+		name = strings.TrimLeft(name, " ")
+		name, _, _ = strings.Cut(name, "[")
+		name = strings.NewReplacer(" ", "_", ".", "_").Replace(name)
+		if name == "_wpnonce" {
+			return true
+		}
+	}
+	return false
+}
+
+// keyOf is what makes PHP's answer to r, as one string.
+func keyOf(r *http.Request, req Request) string {
+	var b strings.Builder
+	for _, s := range []string{r.Method, req.Scheme, req.Host, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Get("Origin")} {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// fetch passes r to php through a capture: the answer goes to the client
+// as it comes, and is returned when it may be kept (nil otherwise). PHP
+// is asked for the identity coding, which any client may be given.
+func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, php http.Handler, gen generation) *answer {
+	rr := r
+	if _, ok := r.Header["Accept-Encoding"]; ok {
+		rr = r.Clone(r.Context())
+		rr.Header.Del("Accept-Encoding")
+	}
+	rec := &capture{ResponseWriter: w, header: http.Header{}, max: c.o.MaxAnswer}
+	php.ServeHTTP(rec, rr)
+	if !rec.wrote || rec.over || r.Context().Err() != nil || !keepable(rec.status, rec.header) {
+		return nil
+	}
+	h := rec.header.Clone()
+	h.Del("Date")
+	a := &answer{gen: gen, status: rec.status, header: h, body: rec.body.Bytes()}
+	a.weight = uint32(len(a.body) + headerSize(h) + 256)
+	return a
+}
+
+// write gives a to the client: the kept head with a Date of now, and the
+// body but to a HEAD request.
+func (a *answer) write(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	for k, v := range a.header {
+		h[k] = v
+	}
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	w.WriteHeader(a.status)
+	if r.Method != http.MethodHead {
+		w.Write(a.body)
+	}
+}
+
+func headerSize(h http.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// capture passes an answer through to its writer and keeps a copy of its
+// head and of its body, up to max bytes (over: more came, and the copy is
+// of no use). PHP's head is kept apart from what the outer layers set on
+// the writer before (the request's id), which is not PHP's to give again.
+type capture struct {
+	http.ResponseWriter
+	header http.Header
+	max    int
+	status int
+	wrote  bool
+	over   bool
+	body   bytes.Buffer
+}
+
+func (c *capture) Header() http.Header { return c.header }
+
+func (c *capture) WriteHeader(status int) {
+	if c.wrote {
+		return
+	}
+	dst := c.ResponseWriter.Header()
+	for k, v := range c.header {
+		dst[k] = v
+	}
+	if status >= 200 {
+		c.status, c.wrote = status, true
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if !c.wrote {
+		c.WriteHeader(http.StatusOK)
+	}
+	if !c.over {
+		if c.body.Len()+len(p) > c.max {
+			c.over = true
+			c.body = bytes.Buffer{}
+		} else {
+			c.body.Write(p)
+		}
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController and the layers that look for their
+// own writer below this one reach it.
+func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }

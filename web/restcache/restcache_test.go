@@ -1,0 +1,448 @@
+package restcache
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
+)
+
+// php is an upstream that answers as WordPress's REST server does for an
+// anonymous read, counting what reaches it; head adds to its answer's
+// head.
+type php struct {
+	calls atomic.Int64
+	head  http.Header
+	// gate, when not nil, holds every answer until it is closed.
+	gate chan struct{}
+	// during, when not nil, runs while the answer is being made.
+	during func()
+	// encodings are the Accept-Encoding values that reached it.
+	mu        sync.Mutex
+	encodings []string
+}
+
+func (p *php) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := p.calls.Add(1)
+	p.mu.Lock()
+	p.encodings = append(p.encodings, r.Header.Get("Accept-Encoding"))
+	p.mu.Unlock()
+	if p.gate != nil {
+		<-p.gate
+	}
+	if p.during != nil {
+		p.during()
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=UTF-8")
+	h.Set("X-WP-Total", "1")
+	h.Set("Date", "Mon, 02 Jan 2006 15:04:05 GMT")
+	for k, v := range p.head {
+		h[k] = v
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		h.Set("Access-Control-Allow-Origin", o)
+		h.Add("Vary", "Origin")
+	}
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, `[{"id":1,"answer":%d,"path":%q}]`, n, r.URL.RequestURI())
+}
+
+func newCache(t *testing.T, o Options) *Cache {
+	t.Helper()
+	if o.Namespaces == nil {
+		o.Namespaces = []string{"wp/v2"}
+	}
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var site1 = Request{Site: 1, Route: "/wp/v2/posts", Scheme: "https", Host: "example.org"}
+
+// ask sends a request through c to p, with header fields "Name: value".
+func ask(c *Cache, p http.Handler, method, target string, req Request, hdr ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, nil)
+	for _, f := range hdr {
+		k, v, _ := strings.Cut(f, ": ")
+		r.Header.Add(k, v)
+	}
+	w := httptest.NewRecorder()
+	w.Header().Set("X-Request-Id", "outer-"+target) // set by the outer layers
+	c.Serve(w, r, req, p)
+	return w
+}
+
+func TestServe_KeptAnswerGivenAgain(t *testing.T) {
+	p := &php{}
+	c := newCache(t, Options{})
+	first := ask(c, p, "GET", "/wp-json/wp/v2/posts?per_page=10", site1)
+	second := ask(c, p, "GET", "/wp-json/wp/v2/posts?per_page=10", site1)
+	if n := p.calls.Load(); n != 1 {
+		t.Fatalf("PHP answered %d times, want 1", n)
+	}
+	if second.Code != 200 || second.Body.String() != first.Body.String() {
+		t.Errorf("kept answer: %d %q, PHP's: %d %q", second.Code, second.Body, first.Code, first.Body)
+	}
+	for _, k := range []string{"Content-Type", "X-WP-Total"} {
+		if got, want := second.Header().Get(k), first.Header().Get(k); got != want {
+			t.Errorf("%s: %q, PHP sent %q", k, got, want)
+		}
+	}
+	if d := second.Header().Get("Date"); d == "Mon, 02 Jan 2006 15:04:05 GMT" || d == "" {
+		t.Errorf("Date %q: not the time it was given", d)
+	}
+	if id := second.Header().Get("X-Request-Id"); id != "outer-/wp-json/wp/v2/posts?per_page=10" {
+		t.Errorf("X-Request-Id %q: the outer layer's own, not the first request's", id)
+	}
+	head := ask(c, p, "HEAD", "/wp-json/wp/v2/posts?per_page=10", site1)
+	ask(c, p, "HEAD", "/wp-json/wp/v2/posts?per_page=10", site1)
+	if n := p.calls.Load(); n != 2 || head.Code != 200 {
+		t.Errorf("HEAD: PHP answered %d times in all (want 2: HEAD is keyed apart), status %d", n, head.Code)
+	}
+	st := c.Stats()
+	if st.Hits != 2 || st.Misses != 2 || st.Kept != 2 || st.Bytes == 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestServe_Key: what makes PHP's answer is in the key; a client's
+// variation of it gets PHP's own answer, never another's.
+func TestServe_Key(t *testing.T) {
+	p := &php{}
+	c := newCache(t, Options{})
+	base := ask(c, p, "GET", "/wp-json/wp/v2/posts", site1).Body.String()
+	for _, tc := range []struct {
+		name   string
+		target string
+		req    Request
+		hdr    []string
+	}{
+		{"query", "/wp-json/wp/v2/posts?page=2", site1, nil},
+		{"path spelled otherwise", "/wp-json/wp/v2/posts/", site1, nil},
+		{"forwarded scheme", "/wp-json/wp/v2/posts", Request{Site: 1, Route: "/wp/v2/posts", Scheme: "http", Host: "example.org"}, nil},
+		{"forwarded host", "/wp-json/wp/v2/posts", Request{Site: 1, Route: "/wp/v2/posts", Scheme: "https", Host: "evil.example"}, nil},
+		{"origin", "/wp-json/wp/v2/posts", site1, []string{"Origin: https://evil.example"}},
+	} {
+		before := p.calls.Load()
+		got := ask(c, p, "GET", tc.target, tc.req, tc.hdr...)
+		if p.calls.Load() != before+1 || got.Body.String() == base {
+			t.Errorf("%s: given the kept answer of another key (%q)", tc.name, got.Body)
+		}
+	}
+	// The Origin's own answer is kept for it, its CORS header with it.
+	got := ask(c, p, "GET", "/wp-json/wp/v2/posts", site1, "Origin: https://evil.example")
+	if o := got.Header().Get("Access-Control-Allow-Origin"); o != "https://evil.example" {
+		t.Errorf("Origin's answer: Access-Control-Allow-Origin %q", o)
+	}
+	if got := ask(c, p, "GET", "/wp-json/wp/v2/posts", site1); got.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("a request without Origin given another Origin's CORS header")
+	}
+}
+
+func TestBypass(t *testing.T) {
+	c := newCache(t, Options{Namespaces: []string{"wp/v2"}})
+	for _, tc := range []struct {
+		method, target string
+		route          string
+		hdr            []string
+		want           string
+	}{
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", nil, ""},
+		{"GET", "/wp-json/wp/v2", "/wp/v2", nil, ""},
+		{"HEAD", "/wp-json/wp/v2/posts", "/wp/v2/posts", nil, ""},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Accept-Encoding: gzip"}, ""},
+		{"GET", "/wp-json/wp/v22/posts", "/wp/v22/posts", nil, BypassRoute},
+		{"GET", "/wp-json/fieldmgr/v1/groups", "/fieldmgr/v1/groups", nil, BypassRoute},
+		{"GET", "/wp-json/", "/", nil, BypassRoute},
+		{"POST", "/wp-json/wp/v2/posts", "/wp/v2/posts", nil, BypassMethod},
+		{"OPTIONS", "/wp-json/wp/v2/posts", "/wp/v2/posts", nil, BypassMethod},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Authorization: Basic YTpi"}, BypassCredentials},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Cookie: wordpress_logged_in_abc=x"}, BypassCookie},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Cookie: wp-postpass_abc=x"}, BypassCookie},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Cookie: _ga=1"}, BypassCookie},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"X-WP-Nonce: abc"}, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?_wpnonce=abc", "/wp/v2/posts", nil, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?%5Fwpnonce=abc", "/wp/v2/posts", nil, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?_wpnonce[]=abc", "/wp/v2/posts", nil, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?+_wpnonce=abc", "/wp/v2/posts", nil, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?%zz=1", "/wp/v2/posts", nil, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?wpnonce=abc", "/wp/v2/posts", nil, ""},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"If-None-Match: \"x\""}, BypassConditional},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Range: bytes=0-1"}, BypassConditional},
+		{"GET", "/wp-json/wp/v2/posts?q=" + strings.Repeat("a", maxTarget), "/wp/v2/posts", nil, BypassTarget},
+	} {
+		r := httptest.NewRequest(tc.method, tc.target, nil)
+		for _, f := range tc.hdr {
+			k, v, _ := strings.Cut(f, ": ")
+			r.Header.Add(k, v)
+		}
+		if got := c.Bypass(r, Request{Site: 1, Route: tc.route}); got != tc.want {
+			t.Errorf("%s %s %v: bypass %q, want %q", tc.method, tc.target, tc.hdr, got, tc.want)
+		}
+	}
+	r := httptest.NewRequest("GET", "/wp-json/wp/v2/posts", strings.NewReader("x"))
+	if got := c.Bypass(r, site1); got != BypassBody {
+		t.Errorf("a GET with a body: bypass %q", got)
+	}
+	current := false
+	off := newCache(t, Options{Current: func() bool { return current }})
+	if got := off.Bypass(httptest.NewRequest("GET", "/wp-json/wp/v2/posts", nil), site1); got != BypassFeed {
+		t.Errorf("feed not current: bypass %q", got)
+	}
+}
+
+// TestServe_NeverKept: an answer that names its reader, asks not to be
+// kept or has a status a shared cache may not keep unasked reaches PHP
+// every time.
+func TestServe_NeverKept(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		head http.Header
+		keep bool
+	}{
+		{"plain", nil, true},
+		{"Set-Cookie", http.Header{"Set-Cookie": {"a=b"}}, false},
+		{"private", http.Header{"Cache-Control": {"private, max-age=60"}}, false},
+		{"no-store", http.Header{"Cache-Control": {"no-store"}}, false},
+		{"no-cache", http.Header{"Cache-Control": {"no-cache, must-revalidate, max-age=0"}}, false},
+		{"max-age=0", http.Header{"Cache-Control": {"max-age=0"}}, false},
+		{"public max-age", http.Header{"Cache-Control": {"public, max-age=600"}}, true},
+		{"Vary Cookie", http.Header{"Vary": {"Cookie"}}, false},
+		{"Vary *", http.Header{"Vary": {"*"}}, false},
+		{"Vary Origin, Accept-Encoding", http.Header{"Vary": {"Origin, Accept-Encoding"}}, true},
+		{"Content-Encoding", http.Header{"Content-Encoding": {"gzip"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &php{head: tc.head}
+			c := newCache(t, Options{})
+			for range 3 {
+				ask(c, p, "GET", "/wp-json/wp/v2/posts", site1)
+			}
+			want := int64(3)
+			if tc.keep {
+				want = 1
+			}
+			if n := p.calls.Load(); n != want {
+				t.Errorf("PHP answered %d of 3, want %d", n, want)
+			}
+		})
+	}
+	for status, keep := range map[int]bool{200: true, 301: true, 404: true, 410: true, 302: false, 400: false, 401: false, 403: false, 500: false, 503: false} {
+		if got := keepable(status, http.Header{}); got != keep {
+			t.Errorf("status %d: keepable %v, want %v", status, got, keep)
+		}
+	}
+}
+
+// TestServe_IdentityFromPHP: PHP is asked for the identity coding, which
+// any client may be given.
+func TestServe_IdentityFromPHP(t *testing.T) {
+	p := &php{}
+	c := newCache(t, Options{})
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site1, "Accept-Encoding: gzip, br")
+	ask(c, p, "POST", "/wp-json/wp/v2/posts", Request{Site: 1, Route: "/wp/v2/posts"}, "Accept-Encoding: gzip")
+	if want := []string{"", "gzip"}; fmt.Sprint(p.encodings) != fmt.Sprint(want) {
+		t.Errorf("Accept-Encoding that reached PHP: %q, want %q (a bypass goes as sent)", p.encodings, want)
+	}
+}
+
+func TestServe_Drops(t *testing.T) {
+	p := &php{}
+	c := newCache(t, Options{})
+	site2 := Request{Site: 2, Route: "/wp/v2/posts", Scheme: "https", Host: "two.example.org"}
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site1)
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2)
+	c.DropSite(1, "posts")
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site1)
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2)
+	if n := p.calls.Load(); n != 3 {
+		t.Errorf("after site 1's drop PHP answered %d in all, want 3 (site 2's kept)", n)
+	}
+	c.DropAll("config")
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site1)
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2)
+	if n := p.calls.Load(); n != 5 {
+		t.Errorf("after dropping all PHP answered %d in all, want 5", n)
+	}
+	if st := c.Stats(); st.Dropped["posts"] != 1 || st.Dropped["config"] != 1 {
+		t.Errorf("drops counted: %v", st.Dropped)
+	}
+
+	// A change committed while PHP made the answer: not kept.
+	p.during = func() { c.DropSite(1, "posts") }
+	ask(c, p, "GET", "/wp-json/wp/v2/posts?during", site1)
+	p.during = nil
+	ask(c, p, "GET", "/wp-json/wp/v2/posts?during", site1)
+	ask(c, p, "GET", "/wp-json/wp/v2/posts?during", site1)
+	if n := p.calls.Load(); n != 7 {
+		t.Errorf("an answer made across a change: PHP answered %d in all, want 7 (the first not kept, the second kept)", n)
+	}
+
+	// While the feed is not current nothing is given or kept.
+	current := false
+	c.o.Current = func() bool { return current }
+	ask(c, p, "GET", "/wp-json/wp/v2/posts?during", site1)
+	ask(c, p, "GET", "/wp-json/wp/v2/posts?new", site1)
+	current = true
+	ask(c, p, "GET", "/wp-json/wp/v2/posts?new", site1)
+	if n := p.calls.Load(); n != 10 {
+		t.Errorf("feed not current: PHP answered %d in all, want 10", n)
+	}
+}
+
+// TestServe_Stampede: concurrent misses for one key reach PHP once.
+func TestServe_Stampede(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		p := &php{gate: make(chan struct{})}
+		if !keep {
+			p.head = http.Header{"Set-Cookie": {"a=b"}}
+		}
+		c := newCache(t, Options{})
+		const n = 200
+		var wg sync.WaitGroup
+		bodies := make([]string, n)
+		for i := range n {
+			wg.Go(func() { bodies[i] = ask(c, p, "GET", "/wp-json/wp/v2/posts", site1).Body.String() })
+		}
+		// Every request is in: one at PHP, the others waiting for it.
+		testwait.For(t, "the requests to gather", func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			f := c.flights[keyOf(httptest.NewRequest("GET", "/wp-json/wp/v2/posts", nil), site1)]
+			return f != nil && p.calls.Load() == 1 && f.waiting.Load() == n-1
+		})
+		close(p.gate)
+		wg.Wait()
+		want := int64(1)
+		if !keep {
+			want = n // each waiter goes to PHP itself
+		}
+		if got := p.calls.Load(); got != want {
+			t.Errorf("keep %v: PHP answered %d of %d concurrent misses, want %d", keep, got, n, want)
+		}
+		if keep {
+			for i, b := range bodies {
+				if b != bodies[0] {
+					t.Fatalf("request %d got %q, the first %q", i, b, bodies[0])
+				}
+			}
+		}
+	}
+}
+
+// TestServe_Bounds: an answer above MaxAnswer is not kept; a flood of
+// distinct URLs does not push out the answers that are hit.
+func TestServe_Bounds(t *testing.T) {
+	p := &php{head: http.Header{"X-Pad": {strings.Repeat("p", 2000)}}}
+	c := newCache(t, Options{MaxAnswer: 40, MaxBytes: 64 << 10})
+	for range 2 {
+		ask(c, p, "GET", "/wp-json/wp/v2/posts?a-long-query-that-makes-the-body-long", site1)
+	}
+	if n := p.calls.Load(); n != 2 {
+		t.Errorf("an answer above MaxAnswer: PHP answered %d of 2", n)
+	}
+
+	c = newCache(t, Options{MaxBytes: 256 << 10})
+	hot := func(i int) string { return fmt.Sprintf("/wp-json/wp/v2/posts/%d", i) }
+	for range 20 {
+		for i := range 10 {
+			ask(c, p, "GET", hot(i), site1)
+		}
+	}
+	// Between two rounds of hits, twice the budget of new URLs: a cache
+	// that kept the newest would have none of the hot answers left.
+	missed := int64(0)
+	for round := range 25 {
+		for i := range 200 {
+			ask(c, p, "GET", fmt.Sprintf("/wp-json/wp/v2/posts?flood=%d-%d", round, i), site1)
+		}
+		before := p.calls.Load()
+		for i := range 10 {
+			ask(c, p, "GET", hot(i), site1)
+		}
+		missed += p.calls.Load() - before
+	}
+	// A cache that kept the newest misses all 250; W-TinyLFU misses about
+	// one a round (the window it admits through).
+	if missed > 125 {
+		t.Errorf("amid a flood of 5000 URLs, %d of 250 hits of the hot answers went to PHP", missed)
+	}
+	if st := c.Stats(); st.Bytes > 256<<10 {
+		t.Errorf("%d bytes kept, above the budget", st.Bytes)
+	}
+}
+
+func TestNew_Bounds(t *testing.T) {
+	for _, o := range []Options{{MaxBytes: -1}, {MaxAnswer: -1}, {MaxBytes: 10, MaxAnswer: 20}} {
+		if _, err := New(o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+}
+
+// FuzzHasNonce: a query whose decoded names include _wpnonce (as Go
+// decodes them) is always found; nothing panics.
+func FuzzHasNonce(f *testing.F) {
+	for _, s := range []string{"_wpnonce=1", "a=1&%5Fwpnonce=2", "_wpnonce[]=1", "+_wpnonce=1", "%zz", "_wp.nonce=1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := hasNonce(raw)
+		for _, kv := range strings.Split(raw, "&") {
+			k, _, _ := strings.Cut(kv, "=")
+			if name, err := url.QueryUnescape(k); err == nil && name == "_wpnonce" && !got {
+				t.Fatalf("%q: _wpnonce not found", raw)
+			}
+		}
+	})
+}
+
+// TestTouched: which committed writes drop which site's answers.
+func TestTouched(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		touched changes.Touched
+		dropped []int64 // the sites whose answers go
+	}{
+		{"a post on site 1", changes.Touched{Written: map[int64][]string{1: {"wp_posts"}}}, []int64{1}},
+		{"a plugin's table on site 2", changes.Touched{Written: map[int64][]string{2: {"wp_plugin_stock"}}}, []int64{2}},
+		{"the cron row", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"cron"}}}, nil},
+		{"transient timeouts and the cron lock", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"_transient_timeout_x", "_site_transient_timeout_y", "_transient_doing_cron"}}}, nil},
+		{"cron and blogname", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"cron", "blogname"}}}, []int64{1}},
+		{"a transient's value", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"_transient_feed_x"}}}, []int64{1}},
+		{"cron and a post", changes.Touched{Written: map[int64][]string{1: {"wp_options", "wp_posts"}}, Options: map[int64][]string{1: {"cron"}}}, []int64{1}},
+		{"DDL", changes.Touched{DDL: true}, []int64{1, 2}},
+		{"the network's sites", changes.Touched{Network: true}, []int64{1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &php{}
+			c := newCache(t, Options{})
+			sites := map[int64]Request{1: site1, 2: {Site: 2, Route: "/wp/v2/posts", Scheme: "https", Host: "two.example.org"}}
+			for _, id := range []int64{1, 2} {
+				ask(c, p, "GET", "/wp-json/wp/v2/posts", sites[id])
+			}
+			c.Touched(tc.touched, "wp_options")
+			var dropped []int64
+			for _, id := range []int64{1, 2} {
+				before := p.calls.Load()
+				ask(c, p, "GET", "/wp-json/wp/v2/posts", sites[id])
+				if p.calls.Load() > before {
+					dropped = append(dropped, id)
+				}
+			}
+			if fmt.Sprint(dropped) != fmt.Sprint(tc.dropped) {
+				t.Errorf("answers dropped for sites %v, want %v", dropped, tc.dropped)
+			}
+		})
+	}
+}
