@@ -197,8 +197,12 @@ func (s *Scope) Allowed() bool {
 // Holds tells whether the answer may be kept at now, and until when
 // (zero: no time of its own).
 func (s *Scope) Holds(now time.Time) (bool, time.Time) {
-	until := get(s, keeping, func(k *Scope) time.Time { return k.until })
-	return s.Allowed() && (until.IsZero() || now.Before(until)), until
+	type kept struct {
+		allowed bool
+		until   time.Time
+	}
+	k := get(s, keeping, func(k *Scope) kept { return kept{k.allowed && !k.refused, k.until} })
+	return k.allowed && (k.until.IsZero() || now.Before(k.until)), k.until
 }
 
 // ReadAfter has the reads made within this level see the commit set (the
