@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
@@ -56,7 +58,7 @@ func TestWebhookJSON(t *testing.T) {
 func TestDetector(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
-	groups, err := db.FieldGroups("wp_fieldmgr_groups")
+	groups, err := grouptable.Open(db, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
@@ -25,7 +27,7 @@ func TestDetectorsAgree(t *testing.T) {
 	db := tdb.Store(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	groups, _ := db.FieldGroups("wp_fieldmgr_groups")
+	groups, _ := grouptable.Open(db, "wp_fieldmgr_groups")
 	if _, err := groups.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}

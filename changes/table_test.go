@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
@@ -32,7 +34,7 @@ func themeOpts(name func(site int64) string) []changes.OptionRow {
 func fieldGroups(name string) changes.Table {
 	return changes.Table{Namespace: wpsidecar.FieldGroups, Name: name,
 		Key: fieldgroup.KeyColumn, ID: fieldgroup.IDColumn, Value: fieldgroup.RowValue,
-		Rows: func(db *store.DB) (changes.TableRows, error) { return db.FieldGroups(name) }}
+		Rows: func(db *store.DB) (changes.TableRows, error) { return grouptable.Open(db, name) }}
 }
 
 // The toy third namespace, which no code outside this file names: menus,

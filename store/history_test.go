@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -17,10 +19,10 @@ import (
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-func historyStore(t *testing.T) (*testdb.DB, *store.DB, *store.FieldGroups) {
+func historyStore(t *testing.T) (*testdb.DB, *store.DB, *grouptable.Groups) {
 	tdb := testdb.New(t)
 	db := tdb.StoreWith(t, func(o *store.Options) { o.History = true })
-	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
+	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	if _, err := groups.EnsureTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -164,7 +164,7 @@ func (m *Memo) put(k memoKey, gen uint64, v any) {
 	if m == nil {
 		return
 	}
-	if r, ok := v.(interface{ missing() bool }); ok && r.missing() {
+	if r, ok := v.(interface{ Missing() bool }); ok && r.Missing() {
 		return
 	}
 	m.mu.Lock()

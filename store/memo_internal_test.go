@@ -49,7 +49,7 @@ func TestMemo_ForgetsTables(t *testing.T) {
 		m.put(k, gen, k.key)
 	}
 	_, _, gen, _ := m.lookup(memoKey{kindTable, "group\x00wp_fieldmgr_groups\x00none"})
-	m.put(memoKey{kindTable, "group\x00wp_fieldmgr_groups\x00none"}, gen, groupRow{})
+	m.put(memoKey{kindTable, "group\x00wp_fieldmgr_groups\x00none"}, gen, notFound{})
 	m.Forget(Changed{Tables: []string{"wp_fieldmgr_groups"}})
 	var kept []string
 	for k := range m.kinds[kindTable] {
@@ -65,3 +65,8 @@ func TestMemo_ForgetsTables(t *testing.T) {
 		t.Error("the menu's read outlived its table's write")
 	}
 }
+
+// notFound is a table read that found no row (as grouptable's).
+type notFound struct{}
+
+func (notFound) Missing() bool { return true }

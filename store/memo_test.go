@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
@@ -25,7 +27,7 @@ func TestMemo(t *testing.T) {
 	memo := store.NewMemo(serving.Load, 100)
 	db.UseMemo(memo)
 	ctx := context.Background()
-	groups, err := db.FieldGroups("wp_fieldmgr_groups")
+	groups, err := grouptable.Open(db, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func TestMemo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// listVersion is the version of the list read now (store.GroupList):
+	// listVersion is the version of the list read now (grouptable.GroupList):
 	// the same while the memo keeps the list, another once it is read again.
 	listVersion := func() uint64 {
 		l, err := groups.Listed(ctx)

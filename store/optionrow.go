@@ -244,15 +244,13 @@ func (r OptionArrayReverter) Revert(ctx context.Context, db *DB, e history.Entry
 			return "", errNothing // forced: the row is gone, the id with it
 		}
 		at := slices.IndexFunc(set.Entries, func(x phpserial.Entry) bool { return x.Key.String() == e.Key })
-		if !rv.Force {
-			var cur *string
-			if at >= 0 {
-				s := phpserial.Serialize(set.Entries[at].Value)
-				cur = &s
-			}
-			if !equalPtr(cur, e.After) {
-				return "", wpsidecar.ErrChanged
-			}
+		var cur *string
+		if at >= 0 {
+			s := phpserial.Serialize(set.Entries[at].Value)
+			cur = &s
+		}
+		if err := rv.Allows(cur, e); err != nil {
+			return "", err
 		}
 		switch {
 		case e.Before == nil && at >= 0:

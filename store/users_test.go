@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
@@ -155,12 +157,12 @@ func TestPiggyback(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
 	tdb.AddUser(t, "rider", "rider@example.test", "h")
-	groups, err := db.FieldGroups("wp_fieldmgr_groups")
+	groups, err := grouptable.Open(db, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var list store.GroupList
+	var list grouptable.GroupList
 	pb := groups.ListPiggyback(&list)
 	// The table does not exist yet: the lookup still works, the ride-along reports it.
 	if u, err := db.UserForAuth(ctx, "rider", false, pb); err != nil || u.Login != "rider" {

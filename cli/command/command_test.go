@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cli/command"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
@@ -32,7 +34,7 @@ func newSite(t *testing.T) testSite {
 	t.Helper()
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
-	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
+	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	ctx := context.Background()
 	groups.EnsureTable(ctx)
 	if err := groups.Create(ctx, "g_a", "T g_a", `{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}`, "2026-01-01 00:00:00", wpsidecar.Author{}); err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/cli/command"
@@ -46,7 +48,7 @@ func settings(stderr io.Writer) command.Settings {
 					return nil, err
 				}
 				return func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error) {
-					g, err := view.FieldGroups(view.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)))
+					g, err := grouptable.Open(view, view.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)))
 					var opts *themeopt.Config
 					if f := t.Of(ms); f != nil {
 						opts = f.Current()

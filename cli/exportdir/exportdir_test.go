@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
@@ -38,7 +40,7 @@ const row = `a:4:{s:6:"accent";s:4:"#111";i:3;a:2:{i:7;d:1;s:3:"obj";O:8:"stdCla
 // options configuration.
 type site struct {
 	DB        *store.DB
-	Groups    *store.FieldGroups
+	Groups    *grouptable.Groups
 	Themeopts *themeopt.Config
 }
 
@@ -50,7 +52,7 @@ func (s site) kinds() []exportdir.Kind {
 func setup(t *testing.T) (site, *testdb.DB) {
 	tdb := testdb.New(t)
 	db := tdb.StoreWith(t, func(o *store.Options) { o.History = true })
-	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
+	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	ctx := context.Background()
 	groups.EnsureTable(ctx)
 	for _, k := range []string{"g_a", "g_b"} {

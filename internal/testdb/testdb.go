@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
@@ -170,7 +172,7 @@ func (db *DB) StoreOptions() store.Options {
 // HistoryUnits are the two namespaces' history units, as cmd wires them.
 func HistoryUnits() []store.HistoryUnit {
 	return []store.HistoryUnit{
-		{Unit: fieldgroup.Unit{}, Reverter: store.FieldGroupsReverter{}},
+		{Unit: fieldgroup.Unit{}, Reverter: grouptable.Reverter{}},
 		{Unit: themeopt.Unit{}, Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff}},
 	}
 }

@@ -10,18 +10,19 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
-	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // Kind is fieldmgr/v1 as files: DIR/fieldmgr/<key>.json a group.
 // An import checks a group as POST /field-groups checks a body, and
 // --prune deletes the groups without a file.
 type Kind struct {
-	Table *store.FieldGroups
+	Table *grouptable.Groups
 }
 
 func (Kind) Namespace() wpsidecar.Namespace { return wpsidecar.FieldGroups }

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
@@ -34,7 +36,7 @@ import (
 // Service holds the namespace's dependencies.
 type Service struct {
 	auth     *auth.Authenticator
-	groups   *store.FieldGroups
+	groups   *grouptable.Groups
 	settings store.Settings // the site's local time
 	now      func() time.Time
 	log      zerolog.Logger
@@ -45,7 +47,7 @@ type Service struct {
 }
 
 // New returns the service.
-func New(a *auth.Authenticator, groups *store.FieldGroups, settings store.Settings, log zerolog.Logger) *Service {
+func New(a *auth.Authenticator, groups *grouptable.Groups, settings store.Settings, log zerolog.Logger) *Service {
 	return &Service{auth: a, groups: groups, settings: settings, now: time.Now, log: log}
 }
 
@@ -129,7 +131,7 @@ func (s *Service) routes() []routetable.Route {
 // prefetched is what a GET's read brought along with authentication.
 type prefetched struct {
 	pb    *store.Piggyback
-	list  store.GroupList
+	list  grouptable.GroupList
 	group fieldgroup.Group
 	found bool
 }
@@ -213,7 +215,7 @@ type toggleResult struct {
 
 // handleList is GET /field-groups.
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
-	var list store.GroupList
+	var list grouptable.GroupList
 	if p := prefetchedFrom(r); p != nil {
 		list = p.list
 	} else {
@@ -232,7 +234,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 }
 
 // renderedList is a list's answer, made once for each version of the
-// list (store.GroupList): the memo hands out the same list, version and
+// list (grouptable.GroupList): the memo hands out the same list, version and
 // all, for as long as nothing changed, so its ETag (a hash of every group)
 // and JSON are made once, not on every request.
 type renderedList struct {
@@ -244,7 +246,7 @@ type renderedList struct {
 
 // render is list's answer: the last one made when it was made from the
 // same version of the list, else a new one (kept for the next request).
-func (s *Service) render(list store.GroupList) *renderedList {
+func (s *Service) render(list grouptable.GroupList) *renderedList {
 	if a := s.listed.Load(); a != nil && list.Version != 0 && a.version == list.Version {
 		return a
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
@@ -33,7 +35,7 @@ func newFixture(t *testing.T) *fixture {
 	tdb := testdb.New(t)
 	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: adminPW},
 		testsite.User{Login: "sub", Role: "subscriber", AppPassword: subPW})
-	groups, err := site.DB.FieldGroups("wp_fieldmgr_groups")
+	groups, err := grouptable.Open(site.DB, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}

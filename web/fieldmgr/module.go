@@ -3,6 +3,8 @@ package fieldmgr
 import (
 	"context"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
@@ -23,7 +25,7 @@ import (
 func Module(table, groups string) module.Module {
 	return module.Module{
 		Unit:     fieldgroup.Unit{},
-		Reverter: store.FieldGroupsReverter{},
+		Reverter: grouptable.Reverter{},
 		API: func() openapi.Namespace {
 			schemas, params := fieldgroup.OpenAPI()
 			return openapi.Namespace{Name: "fieldmgr/v1", Routes: Routes(), Unit: fieldgroup.Unit{}, Holds: "field groups", Schemas: schemas, PathParams: params}
@@ -31,17 +33,17 @@ func Module(table, groups string) module.Module {
 		Table: &changes.Table{
 			Namespace: wpsidecar.FieldGroups, Name: table,
 			Key: fieldgroup.KeyColumn, ID: fieldgroup.IDColumn, Value: fieldgroup.RowValue,
-			Rows: func(db *store.DB) (changes.TableRows, error) { return db.FieldGroups(db.Table(groups)) },
+			Rows: func(db *store.DB) (changes.TableRows, error) { return grouptable.Open(db, db.Table(groups)) },
 		},
 		Kind: func(view *store.DB, _ *multisite.Site) (exportdir.Kind, error) {
-			g, err := view.FieldGroups(view.Table(groups))
+			g, err := grouptable.Open(view, view.Table(groups))
 			if err != nil {
 				return nil, err
 			}
 			return Kind{Table: g}, nil
 		},
 		Site: func(d module.SiteDeps) (module.Served, error) {
-			g, err := d.DB.FieldGroups(d.DB.Table(groups))
+			g, err := grouptable.Open(d.DB, d.DB.Table(groups))
 			if err != nil {
 				return module.Served{}, err
 			}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
@@ -68,7 +70,7 @@ func TestHistory_NamespacePermissions(t *testing.T) {
 	if cfg.Current().Capability != "switch_themes" {
 		t.Fatalf("capability %q", cfg.Current().Capability)
 	}
-	groups, _ := db.FieldGroups(testdb.Prefix + "fieldmgr_groups")
+	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	opts := themeopts.NewService(a, db, settings, cfg, zerolog.Nop())
 	site := &testsite.Site{DB: db, Settings: settings, Auth: a}
 	base := site.Serve(t, fieldmgr.New(a, groups, settings, zerolog.Nop()), opts, historyapi.New(a, db.History(), settings, wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{Config: opts.Config}}))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar/store/grouptable"
+
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
@@ -27,7 +29,7 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	t.Helper()
 	tdb = testdb.New(t)
 	site = testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: "abcdEFGHijklMNOPqrstUVWX"})
-	groups, err := site.DB.FieldGroups("wp_fieldmgr_groups")
+	groups, err := grouptable.Open(site.DB, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}
