@@ -23,6 +23,7 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/store/objcache"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
@@ -36,8 +37,10 @@ type Options struct {
 	// Network is how wp-config.php declares a multisite network
 	// (DB.Multisite: there is one).
 	Network multisite.Constants
-	// PublicRoutes is the file whose routes openapi describes ("": none).
+	// PublicRoutes is the file whose routes openapi describes ("": none),
+	// which may show the namespaces of PublicKinds.
 	PublicRoutes string
+	PublicKinds  []publicroute.Kind
 	// API are the namespaces openapi describes, with their routes (the
 	// handlers' route tables, which this package does not import), under
 	// the configuration files the settings name, which cmd reads (with

@@ -9,6 +9,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/cli/command"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
@@ -36,6 +37,11 @@ func modules(cfg *config.Config, t themeopts.Configs) []module.Module {
 // site's history has its own, under the site's: siteModules).
 func units(cfg *config.Config) wpsidecar.Units {
 	return module.Units(modules(cfg, themeopts.Configs{}))
+}
+
+// publicKinds are the namespaces public routes may show.
+func publicKinds(cfg *config.Config) []publicroute.Kind {
+	return module.PublicKinds(modules(cfg, themeopts.Configs{}))
 }
 
 // siteModules are the modules a site's services are built from: under

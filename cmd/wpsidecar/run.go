@@ -28,6 +28,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/cli/command"
@@ -212,7 +213,11 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		return err
 	}
 	s.topts, s.reloads = topts, append(s.reloads, reloads...)
-	pubFile, err := site.OpenPublic(cfg.PublicRoutes, topts.Any(), logger)
+	off := map[wpsidecar.Namespace]string{}
+	if !topts.Any() {
+		off[wpsidecar.ThemeOptions] = "--themeopts-config is not set"
+	}
+	pubFile, err := site.OpenPublic(cfg.PublicRoutes, publicKinds(cfg), off, logger)
 	if err != nil {
 		return err
 	}
@@ -705,7 +710,7 @@ func commandSettings(environ []string, stderr io.Writer) command.Settings {
 		}
 		nop := zerolog.Nop()
 		o := command.Options{DB: dbOptions(cfg), Network: networkConstants(cfg),
-			PublicRoutes: cfg.PublicRoutes, API: api(cfg), Units: units(cfg), Kinds: kinds(cfg)}
+			PublicRoutes: cfg.PublicRoutes, PublicKinds: publicKinds(cfg), API: api(cfg), Units: units(cfg), Kinds: kinds(cfg)}
 		if cfg.ObjectCache == "redis" {
 			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
 				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))

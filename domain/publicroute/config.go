@@ -1,9 +1,12 @@
 // Package publicroute is the public routes file a site owner configures
 // (--public-routes): its model and its rules, with no HTTP. Each route
-// shows chosen theme options or field groups, the same for everyone,
-// without credentials, cacheable by a CDN and a browser; web/public
-// serves them, and the command line and the OpenAPI description read the
-// same file through this package without reaching the handler.
+// shows a selection of one namespace's items (chosen theme options, field
+// groups picked by a selector), the same for everyone, without
+// credentials, cacheable by a CDN and a browser; web/public serves them,
+// and the command line and the OpenAPI description read the same file
+// through this package without reaching the handler. It names no
+// namespace: each namespace that routes may show gives its Kind (the
+// key naming it in a route, and how it reads what follows the key).
 package publicroute
 
 import (
@@ -27,13 +30,14 @@ type Config struct {
 	CORSOrigins []string `json:"cors_origins"`
 }
 
-// Route is one public route: exactly one of Themeopts and Fieldmgr.
+// Route is one public route: a path, and what it shows of exactly one
+// namespace, under the key of that namespace's Kind.
 type Route struct {
 	Path string `json:"path"`
-	// Themeopts lists the theme option ids the route shows.
-	Themeopts []string `json:"themeopts,omitempty"`
-	// Fieldmgr picks the field groups the route lists.
-	Fieldmgr *Selector `json:"fieldmgr,omitempty"`
+	// Namespace is the namespace the route shows, Selection what it
+	// shows of it, as its Kind read it.
+	Namespace wpsidecar.Namespace `json:"-"`
+	Selection Selection           `json:"-"`
 	// Cache lifetimes in seconds: max_age for browsers (default 60),
 	// s_maxage for shared caches (default max_age), and the
 	// stale-while-revalidate and stale-if-error allowances (default none).
@@ -49,13 +53,25 @@ type Route struct {
 // its lifetimes (ParseConfig works it out once).
 func (r *Route) CacheControl() string { return r.cacheControl }
 
-// Selector picks field groups: every criterion given must hold.
-type Selector struct {
-	Keys     []string `json:"keys,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	Type     string   `json:"type,omitempty"`
-	PostType string   `json:"post_type,omitempty"`
-	Taxonomy string   `json:"taxonomy,omitempty"`
+// Selection is what a route shows of its namespace.
+type Selection interface {
+	// Shows tells whether c, a change of the namespace, shows in the
+	// route's answer.
+	Shows(c wpsidecar.Commit) bool
+	// Schema is the JSON schema of the route's answer, given the
+	// site's component schemas (OpenAPI's components/schemas).
+	Schema(schemas map[string]any) map[string]any
+}
+
+// Kind is a namespace routes may show, as the file names it.
+type Kind struct {
+	// Key names the namespace in a route ("themeopts": [...]).
+	Key       string
+	Namespace wpsidecar.Namespace
+	// Parse reads what follows the key; each problem it finds is said
+	// of at (the key's place, "routes[0].themeopts"), as ParseConfig
+	// says its own.
+	Parse func(raw json.RawMessage, at string) (Selection, []string)
 }
 
 // defaultMaxAge is a public answer's browser lifetime unless configured:
@@ -67,17 +83,32 @@ var (
 	// reserved are namespaces a public route may not shadow: the sidecar's
 	// own and WordPress's.
 	reserved = []string{"/wp-json/fieldmgr/", "/wp-json/themeopts/", "/wp-json/wp/", "/wp-json/wp-site-health/", "/wp-json/oembed/", "/wp-json/wpsidecar-companion/"}
-	idRe     = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,191}$`)
 )
 
-// ParseConfig checks a public routes file; the error names every problem
-// with its place.
-func ParseConfig(b []byte) (*Config, error) {
-	var c Config
+// Parser is ParseConfig for the namespaces of kinds.
+func Parser(kinds ...Kind) func([]byte) (*Config, error) {
+	return func(b []byte) (*Config, error) { return ParseConfig(b, kinds...) }
+}
+
+// routeFields are a route's own fields: every other key names a Kind.
+var routeFields = []string{"path", "max_age", "s_maxage", "stale_while_revalidate", "stale_if_error"}
+
+// ParseConfig checks a public routes file whose routes may show the
+// namespaces of kinds; the error names every problem with its place.
+func ParseConfig(b []byte, kinds ...Kind) (*Config, error) {
+	var file struct {
+		Routes      []map[string]json.RawMessage `json:"routes"`
+		CORSOrigins []string                     `json:"cors_origins"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := dec.Decode(&file); err != nil {
 		return nil, fmt.Errorf("not a public routes file: %v", err)
+	}
+	c := Config{CORSOrigins: file.CORSOrigins, Routes: make([]Route, len(file.Routes))}
+	var keys []string
+	for _, k := range kinds {
+		keys = append(keys, k.Key)
 	}
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
@@ -85,9 +116,12 @@ func ParseConfig(b []byte) (*Config, error) {
 		bad("routes: at least one route")
 	}
 	seen := map[string]bool{}
-	for i := range c.Routes {
+	for i, fields := range file.Routes {
 		r := &c.Routes[i]
 		at := fmt.Sprintf("routes[%d]", i)
+		if err := readRoute(fields, keys, r); err != nil {
+			return nil, fmt.Errorf("not a public routes file: %s: %v", at, err)
+		}
 		lower := strings.ToLower(r.Path)
 		switch {
 		case !routePath.MatchString(r.Path):
@@ -101,24 +135,19 @@ func ParseConfig(b []byte) (*Config, error) {
 			}
 		}
 		seen[lower] = true
-		switch {
-		case (len(r.Themeopts) > 0) == (r.Fieldmgr != nil):
-			bad("%s: give exactly one of themeopts (a list of option ids) and fieldmgr (a selector)", at)
-		case r.Fieldmgr != nil:
-			s := r.Fieldmgr
-			if len(s.Keys) == 0 && s.Status == "" && s.Type == "" && s.PostType == "" && s.Taxonomy == "" {
-				bad("%s.fieldmgr: name at least one of keys, status, type, post_type, taxonomy (no route shows every group)", at)
-			}
-			for j, k := range s.Keys {
-				if !idRe.MatchString(k) {
-					bad("%s.fieldmgr.keys[%d]: %q is not a field group key", at, j, k)
-				}
+		var shown []Kind
+		for _, k := range kinds {
+			if _, ok := fields[k.Key]; ok {
+				shown = append(shown, k)
 			}
 		}
-		for j, id := range r.Themeopts {
-			if !idRe.MatchString(id) {
-				bad("%s.themeopts[%d]: %q is not an option id (no wildcards)", at, j, id)
-			}
+		if len(shown) != 1 {
+			bad("%s: give exactly one of %s", at, strings.Join(keys, ", "))
+		} else {
+			k := shown[0]
+			sel, p := k.Parse(fields[k.Key], at+"."+k.Key)
+			problems = append(problems, p...)
+			r.Namespace, r.Selection = k.Namespace, sel
 		}
 		maxAge := defaultMaxAge
 		if r.MaxAge != nil {
@@ -150,27 +179,34 @@ func ParseConfig(b []byte) (*Config, error) {
 	return &c, nil
 }
 
-// Shows tells whether the route's answer shows what c changed: a field
-// group list any change of the field groups, a theme options route a
-// change of one of its ids. A CDN purges the route's URL then.
-func (r Route) Shows(c wpsidecar.Commit) bool {
-	switch c.Namespace {
-	case wpsidecar.FieldGroups:
-		return r.Fieldmgr != nil
-	case wpsidecar.ThemeOptions:
-		keys := c.Keys()
-		return slices.ContainsFunc(r.Themeopts, func(id string) bool { return slices.Contains(keys, id) })
-	}
-	return false
-}
-
-// UsesThemeopts tells whether a route shows theme options (which needs the
-// theme options configuration).
-func (c *Config) UsesThemeopts() bool {
-	for _, r := range c.Routes {
-		if len(r.Themeopts) > 0 {
-			return true
+// readRoute reads a route's own fields into r: an unknown key (neither
+// a route's field nor a kind's key, which the caller checks) is an error
+// as the decoder says it.
+func readRoute(fields map[string]json.RawMessage, kinds []string, r *Route) error {
+	own := map[string]json.RawMessage{}
+	for f, v := range fields {
+		switch {
+		case slices.Contains(routeFields, f):
+			own[f] = v
+		case !slices.Contains(kinds, f):
+			return fmt.Errorf("json: unknown field %q", f)
 		}
 	}
-	return false
+	b, err := json.Marshal(own)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, r)
+}
+
+// Shows tells whether the route's answer shows what c changed: a change
+// of its namespace that its selection shows. A CDN purges the route's
+// URL then.
+func (r Route) Shows(c wpsidecar.Commit) bool {
+	return r.Selection != nil && c.Namespace == r.Namespace && r.Selection.Shows(c)
+}
+
+// Uses tells whether a route shows namespace ns.
+func (c *Config) Uses(ns wpsidecar.Namespace) bool {
+	return slices.ContainsFunc(c.Routes, func(r Route) bool { return r.Namespace == ns })
 }

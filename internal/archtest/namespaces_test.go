@@ -14,17 +14,8 @@ import (
 // their handlers (each providing its web/module.Module).
 var namespacePackages = []string{"domain/fieldgroup", "domain/themeopt", "store/grouptable", "web/fieldmgr", "web/themeopts"}
 
-// namespaceNamers are the packages besides cmd and the namespaces' own
-// that still name a namespace (its constant, or import its rules or
-// handlers), each with why: what is left of issue 47 to move behind the
-// modules. A package not listed that names one fails; a listed one that
-// no longer does fails too, so the list only shrinks.
-var namespaceNamers = map[string]string{
-	"domain/publicroute": "a public route shows field groups or theme option ids: the file's format",
-}
-
-// TestNamespaceNamers: no package but cmd, the namespaces' own and
-// namespaceNamers names a namespace: wpsidecar.FieldGroups or
+// TestNamespaceNamers: no package but cmd and the namespaces' own names
+// a namespace: wpsidecar.FieldGroups or
 // wpsidecar.ThemeOptions, or an import of a namespace's package.
 func TestNamespaceNamers(t *testing.T) {
 	own := map[string]bool{"cmd/wpsidecar": true, ".": true}
@@ -62,13 +53,6 @@ func TestNamespaceNamers(t *testing.T) {
 	}
 	sort.Strings(pkgs)
 	for _, pkg := range pkgs {
-		if _, ok := namespaceNamers[pkg]; !ok {
-			t.Errorf("%s names a namespace (%s): only cmd's module list and the namespace's own packages may", pkg, names[pkg])
-		}
-	}
-	for pkg := range namespaceNamers {
-		if _, ok := names[pkg]; !ok {
-			t.Errorf("%s names no namespace any more: take it off namespaceNamers", pkg)
-		}
+		t.Errorf("%s names a namespace (%s): only cmd's module list and the namespace's own packages may", pkg, names[pkg])
 	}
 }

@@ -6,7 +6,6 @@ package fieldmgr
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,6 +25,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
+	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/httpcond"
@@ -287,47 +287,27 @@ func listJSON(list []fieldgroup.Group) []byte {
 	return b.Bytes()
 }
 
-// Selection picks the groups a public route lists; criteria left empty
-// do not restrict (and a route names at least one).
-type Selection struct {
-	Keys                             []string
-	Status, Type, PostType, Taxonomy string
-}
-
-// Public is a public route's answer: the groups sel picks, rendered as
-// the list route renders them, with their ETag and cache tags. It needs no
-// credentials; what it may show is the site owner's choice.
-func (s *Service) Public(ctx context.Context, sel Selection) (body []byte, etag string, tags []string, err error) {
+// Public is a public route's answer: the groups sel (a
+// *fieldgroup.Selector) picks, rendered as the list route renders them,
+// with their ETag and cache tags. It needs no credentials; what it may
+// show is the site owner's choice.
+func (s *Service) Public(ctx context.Context, route publicroute.Selection) (body []byte, etag string, tags []string, err error) {
+	sel, ok := route.(*fieldgroup.Selector)
+	if !ok {
+		return nil, "", nil, fmt.Errorf("fieldmgr: a public route's selection %T is not a field group selector", route)
+	}
 	all, err := s.groups.List(ctx)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	var list []fieldgroup.Group
 	for _, g := range all {
-		if sel.picks(g) {
+		if sel.Picks(g) {
 			list = append(list, g)
 		}
 	}
 	etag, tags = listTags("fieldmgr:public:"+strings.Join(slices.Concat(sel.Keys, []string{sel.Status, sel.Type, sel.PostType, sel.Taxonomy}), "\x00"), list)
 	return listJSON(list), etag, tags, nil
-}
-
-func (sel Selection) picks(g fieldgroup.Group) bool {
-	if len(sel.Keys) > 0 && !slices.Contains(sel.Keys, g.Key) || sel.Status != "" && g.Status != sel.Status {
-		return false
-	}
-	if sel.Type == "" && sel.PostType == "" && sel.Taxonomy == "" {
-		return true
-	}
-	var c struct {
-		Type     string `json:"type"`
-		PostType string `json:"post_type"`
-		Taxonomy string `json:"taxonomy"`
-	}
-	if json.Unmarshal(fieldgroup.ConfigJSON(g.Config), &c) != nil {
-		return false
-	}
-	return (sel.Type == "" || c.Type == sel.Type) && (sel.PostType == "" || c.PostType == sel.PostType) && (sel.Taxonomy == "" || c.Taxonomy == sel.Taxonomy)
 }
 
 // groupETag is a group's entity tag: GET answers it, If-Match is checked

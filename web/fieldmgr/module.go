@@ -1,8 +1,6 @@
 package fieldmgr
 
 import (
-	"context"
-
 	"github.com/wpsidecar/wpsidecar/store/grouptable"
 
 	"github.com/rs/zerolog"
@@ -12,7 +10,6 @@ import (
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
@@ -25,6 +22,7 @@ import (
 func Module(table, groups string) module.Module {
 	return module.Module{
 		Unit:     fieldgroup.Unit{},
+		Public:   new(fieldgroup.PublicKind()),
 		Reverter: grouptable.Reverter{},
 		API: func() openapi.Namespace {
 			schemas, params := fieldgroup.OpenAPI()
@@ -50,10 +48,8 @@ func Module(table, groups string) module.Module {
 			f := New(d.Authn, g, d.Settings, d.Log.With().Str("component", "fieldmgr").Logger())
 			return module.Served{
 				Handlers: f,
-				PublicGroups: func(ctx context.Context, s publicroute.Selector) ([]byte, string, []string, error) {
-					return f.Public(ctx, Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
-				},
-				Log: func(ev *zerolog.Event) *zerolog.Event { return ev.Str("fieldmgr_table", g.Table()) },
+				Public:   f.Public,
+				Log:      func(ev *zerolog.Event) *zerolog.Event { return ev.Str("fieldmgr_table", g.Table()) },
 			}, nil
 		},
 	}

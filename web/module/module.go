@@ -11,6 +11,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
 )
@@ -34,6 +35,9 @@ type Module struct {
 	// Kind is its export and import over a site's view of the database
 	// (ms: the site's place on a network; nil on a single site).
 	Kind func(view *store.DB, ms *multisite.Site) (exportdir.Kind, error)
+	// Public is how the public routes file names it and reads what a
+	// route shows of it; nil: no route shows it.
+	Public *publicroute.Kind
 	// Site builds its handlers for one site (package site ranges over
 	// the modules, naming none); nil where no site is served (commands).
 	Site func(SiteDeps) (Served, error)
@@ -56,6 +60,17 @@ func HistoryUnits(mods []Module) []store.HistoryUnit {
 		h = append(h, store.HistoryUnit{Unit: m.Unit, Reverter: m.Reverter})
 	}
 	return h
+}
+
+// PublicKinds are the namespaces public routes may show.
+func PublicKinds(mods []Module) []publicroute.Kind {
+	var k []publicroute.Kind
+	for _, m := range mods {
+		if m.Public != nil {
+			k = append(k, *m.Public)
+		}
+	}
+	return k
 }
 
 // API are the modules' OpenAPI namespaces, in their order.

@@ -27,11 +27,9 @@ type SiteDeps struct {
 type Served struct {
 	// Handlers are its routes on the site; nil: not served.
 	Handlers rest.Namespace
-	// PublicGroups and PublicOptions answer the public routes that show
-	// it (publicroute: a route shows field groups or theme option ids);
-	// nil: none of that kind.
-	PublicGroups  publicapi.Groups
-	PublicOptions publicapi.Options
+	// Public answers the public routes that show it (its Module's
+	// PublicKind's selections); nil: none.
+	Public publicapi.Answer
 	// Log adds to the line logged when a site of a network is first
 	// served what it serves of the namespace; nil: nothing.
 	Log func(*zerolog.Event) *zerolog.Event

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
@@ -65,7 +66,7 @@ func site(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := publicroute.ParseConfig(b)
+	routes, err := publicroute.ParseConfig(b, fieldgroup.PublicKind(), themeopt.PublicKind())
 	if err != nil {
 		t.Fatal(err)
 	}

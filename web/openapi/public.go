@@ -2,31 +2,15 @@ package openapi
 
 // publicRoutes adds the site owner's public routes: GET (and HEAD) for
 // anyone, their answer's exact shape. A route shows what the public
-// routes file names (publicroute): a list of field groups, as the
-// FieldGroupList schema describes it, or theme options, each as the
-// ThemeOptions schema describes it (schemas: components/schemas, as the
-// namespaces gave them for the site).
+// routes file names (publicroute): what a route's selection says of its
+// answer, given the site's components/schemas as the namespaces gave
+// them (a list of field groups, FieldGroupList; theme options, each as
+// the ThemeOptions schema describes it).
 func publicRoutes(site Site, schemas, paths obj) {
-	values := obj{}
-	if options, ok := schemas["ThemeOptions"].(obj); ok {
-		if props, ok := options["properties"].(obj); ok {
-			values = props
-		}
-	}
 	for _, r := range site.Public.Routes {
-		var answer obj
-		if r.Fieldmgr != nil {
-			answer = ref("schemas", "FieldGroupList")
-		} else {
-			props := obj{}
-			for _, id := range r.Themeopts {
-				if s, ok := values[id]; ok {
-					props[id] = s
-				} else {
-					props[id] = obj{}
-				}
-			}
-			answer = obj{"type": "object", "properties": props, "additionalProperties": false}
+		answer := obj{}
+		if r.Selection != nil {
+			answer = r.Selection.Schema(schemas)
 		}
 		headers := obj{"ETag": ref("headers", "ETag"), "Cache-Tag": ref("headers", "Cache-Tag"), "Surrogate-Key": ref("headers", "Surrogate-Key"),
 			"Cache-Control": obj{"description": "public, with the route's lifetimes", "schema": str()}}

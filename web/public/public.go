@@ -18,28 +18,24 @@ import (
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
-// Options answers a theme-options route: the listed ids' JSON object, its
-// ETag and cache tags.
-type Options func(ctx context.Context, ids []string) (body []byte, etag string, tags []string, err error)
-
-// Groups answers a field-group route: the picked groups' JSON list, its
-// ETag and cache tags.
-type Groups func(ctx context.Context, s publicroute.Selector) (body []byte, etag string, tags []string, err error)
+// Answer answers a route showing a namespace: what sel picks of it, as
+// JSON, its ETag and cache tags.
+type Answer func(ctx context.Context, sel publicroute.Selection) (body []byte, etag string, tags []string, err error)
 
 // Handler serves the configured public routes.
 type Handler struct {
 	routes  Source
-	options Options // nil without a theme options configuration
-	groups  Groups
+	answers map[wpsidecar.Namespace]Answer // of the namespaces the site serves
 }
 
 // Source gives the routes in force; whoever reads the file reloads and
 // watches it (reload.File).
 type Source interface{ Current() *publicroute.Config }
 
-// New serves the routes of file with the two namespaces' answers.
-func New(file Source, options Options, groups Groups) *Handler {
-	return &Handler{routes: file, options: options, groups: groups}
+// New serves the routes of file with the answers of the namespaces the
+// site serves.
+func New(file Source, answers map[wpsidecar.Namespace]Answer) *Handler {
+	return &Handler{routes: file, answers: answers}
 }
 
 // preflightMaxAge is how long a browser may keep a preflight's answer.
@@ -118,16 +114,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) answer(ctx context.Context, rt *publicroute.Route) ([]byte, string, []string, error) {
-	if rt.Fieldmgr != nil {
-		return h.groups(ctx, *rt.Fieldmgr)
+	answer := h.answers[rt.Namespace]
+	if answer == nil {
+		return nil, "", nil, &wpjson.Error{Status: http.StatusServiceUnavailable, Code: "wpsidecar_not_served",
+			Message: "This route shows " + string(rt.Namespace) + ", which the sidecar does not serve here (its configuration is missing)."}
 	}
-	if h.options == nil {
-		return nil, "", nil, errNoThemeopts
-	}
-	return h.options(ctx, rt.Themeopts)
+	return answer(ctx, rt.Selection)
 }
 
 var errNoRoute = &wpjson.Error{Status: http.StatusNotFound, Code: "rest_no_route", Message: "No route was found matching the URL and request method."}
 
-var errNoThemeopts = &wpjson.Error{Status: http.StatusServiceUnavailable, Code: "wpsidecar_no_themeopts",
-	Message: "This route shows theme options, but the sidecar runs without a theme options configuration."}

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/store/grouptable"
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/reload"
@@ -44,13 +46,11 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	if err := os.WriteFile(path, []byte(routes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file, err := reload.Open(path, "public routes", publicroute.ParseConfig, func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeopt.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := public.New(file, opts.Public, func(ctx context.Context, s publicroute.Selector) ([]byte, string, []string, error) {
-		return fields.Public(ctx, fieldmgr.Selection{Keys: s.Keys, Status: s.Status, Type: s.Type, PostType: s.PostType, Taxonomy: s.Taxonomy})
-	})
+	h := public.New(file, map[wpsidecar.Namespace]public.Answer{wpsidecar.ThemeOptions: opts.Public, wpsidecar.FieldGroups: fields.Public})
 	return site.ServeWith(t, h, fields, opts), site, tdb
 }
 
@@ -174,13 +174,13 @@ func TestPublicRoutes_RemovedByReload(t *testing.T) {
 		}
 	}
 	write("/wp-json/site/v1/old")
-	file, err := reload.Open(path, "public routes", publicroute.ParseConfig, func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeopt.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := public.New(file, nil, func(context.Context, publicroute.Selector) ([]byte, string, []string, error) {
+	h := public.New(file, map[wpsidecar.Namespace]public.Answer{wpsidecar.FieldGroups: func(context.Context, publicroute.Selection) ([]byte, string, []string, error) {
 		return []byte("[]"), `"e"`, nil, nil
-	})
+	}})
 	if !h.Matches("/wp-json/site/v1/old", http.MethodGet) {
 		t.Fatal("route not matched")
 	}
@@ -192,5 +192,30 @@ func TestPublicRoutes_RemovedByReload(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/wp-json/site/v1/old", nil))
 	if want := `{"code":"rest_no_route","message":"No route was found matching the URL and request method.","data":{"status":404}}`; rec.Code != 404 || rec.Body.String() != want {
 		t.Errorf("%d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestPublicRoutes_NotServed: a route showing a namespace the site does
+// not serve (a theme options route on a site without their
+// configuration, reloaded in after the start's check) answers 503 and
+// says why; a CDN keeps what it has.
+func TestPublicRoutes_NotServed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "public.json")
+	if err := os.WriteFile(path, []byte(`{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["logo"]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeopt.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := public.New(file, map[wpsidecar.Namespace]public.Answer{wpsidecar.FieldGroups: func(context.Context, publicroute.Selection) ([]byte, string, []string, error) {
+		t.Error("the field groups' answer was asked for a theme options route")
+		return nil, "", nil, nil
+	}})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/wp-json/site/v1/brand", nil))
+	want := `{"code":"wpsidecar_not_served","message":"This route shows themeopts, which the sidecar does not serve here (its configuration is missing).","data":{"status":503}}`
+	if rec.Code != 503 || rec.Body.String() != want || rec.Header().Get("Cache-Control") != "no-store" {
+		t.Errorf("%d %s %q", rec.Code, rec.Body.String(), rec.Header().Get("Cache-Control"))
 	}
 }

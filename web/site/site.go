@@ -163,6 +163,7 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, place *multisi
 	if d.Modules != nil {
 		mods = d.Modules(place)
 	}
+	answers := map[wpsidecar.Namespace]publicapi.Answer{} // the public routes'
 	for _, m := range mods {
 		if m.Site == nil {
 			continue
@@ -172,9 +173,12 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, place *multisi
 			return nil, err
 		}
 		s.served = append(s.served, sv)
+		if sv.Public != nil {
+			answers[m.Unit.Namespace()] = sv.Public
+		}
 	}
 	if d.Public != nil {
-		s.pub = newPublic(d.Public, s.served)
+		s.pub = &public{file: d.Public, h: publicapi.New(d.Public, answers)}
 	}
 	var units wpsidecar.Units
 	if mods != nil {
@@ -265,48 +269,30 @@ func (p *public) handler() rest.Public {
 }
 
 // OpenPublic opens the public routes file (path, --public-routes; ""
-// none), and says, route by route, what it exposes.
-func OpenPublic(path string, themeopts bool, logger zerolog.Logger) (*reload.File[publicroute.Config], error) {
+// none), whose routes may show the namespaces of kinds, and says, route
+// by route, what it exposes. off names the namespaces this server serves
+// on no site, each with why: a route showing one is refused.
+func OpenPublic(path string, kinds []publicroute.Kind, off map[wpsidecar.Namespace]string, logger zerolog.Logger) (*reload.File[publicroute.Config], error) {
 	if path == "" {
 		return nil, nil
 	}
 	log := logger.With().Str("component", "public").Logger()
-	file, err := reload.Open(path, "public routes", publicroute.ParseConfig, func(c *publicroute.Config, ev *zerolog.Event) *zerolog.Event {
+	file, err := reload.Open(path, "public routes", publicroute.Parser(kinds...), func(c *publicroute.Config, ev *zerolog.Event) *zerolog.Event {
 		return ev.Int("routes", len(c.Routes)).Strs("cors_origins", c.CORSOrigins)
 	}, log)
 	if err != nil {
 		return nil, err
 	}
 	c := file.Current()
-	if c.UsesThemeopts() && !themeopts {
-		return nil, fmt.Errorf("public routes %s: a route shows theme options, but --themeopts-config is not set", path)
+	for _, k := range kinds {
+		if why, ok := off[k.Namespace]; ok && c.Uses(k.Namespace) {
+			return nil, fmt.Errorf("public routes %s: a route shows %s, but %s", path, k.Key, why)
+		}
 	}
 	for _, r := range c.Routes {
-		ev := log.Warn().Str("path", r.Path)
-		if r.Fieldmgr != nil {
-			ev = ev.Interface("field_groups", r.Fieldmgr)
-		} else {
-			ev = ev.Strs("theme_options", r.Themeopts)
-		}
-		ev.Msg("public route: exposed to anyone, without credentials")
+		log.Warn().Str("path", r.Path).Str("shows", string(r.Namespace)).Interface("selection", r.Selection).
+			Msg("public route: exposed to anyone, without credentials")
 	}
 	return file, nil
 }
 
-// newPublic is a site's public routes: file's routes answered from what
-// the site serves of each namespace.
-func newPublic(file *reload.File[publicroute.Config], served []module.Served) *public {
-	var (
-		options publicapi.Options
-		groups  publicapi.Groups
-	)
-	for _, sv := range served {
-		if sv.PublicOptions != nil {
-			options = sv.PublicOptions
-		}
-		if sv.PublicGroups != nil {
-			groups = sv.PublicGroups
-		}
-	}
-	return &public{file: file, h: publicapi.New(file, options, groups)}
-}

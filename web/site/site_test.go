@@ -34,7 +34,7 @@ func TestPurgeOf(t *testing.T) {
 	db := tdb.Store(t)
 	routes := filepath.Join(t.TempDir(), "public.json")
 	os.WriteFile(routes, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]},{"path":"/wp-json/x/v1/fields","fieldmgr":{"status":"active"}}]}`), 0o644)
-	file, err := reload.Open(routes, "public routes", publicroute.ParseConfig, nil, zerolog.Nop())
+	file, err := reload.Open(routes, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeopt.PublicKind()), nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,5 +127,21 @@ func TestBuildRangesOverModules(t *testing.T) {
 			t.Errorf("%s: namespaces %q, want %q", c.name, got, c.want)
 		}
 		s.stop()
+	}
+}
+
+// TestOpenPublic_Off: a routes file showing a namespace served on no
+// site is refused at the start, saying why; one that shows only what is
+// served opens.
+func TestOpenPublic_Off(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "public.json")
+	os.WriteFile(path, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]}]}`), 0o644)
+	kinds := []publicroute.Kind{fieldgroup.PublicKind(), themeopt.PublicKind()}
+	_, err := OpenPublic(path, kinds, map[wpsidecar.Namespace]string{wpsidecar.ThemeOptions: "--themeopts-config is not set"}, zerolog.Nop())
+	if want := "public routes " + path + ": a route shows themeopts, but --themeopts-config is not set"; err == nil || err.Error() != want {
+		t.Errorf("%v, want %s", err, want)
+	}
+	if f, err := OpenPublic(path, kinds, map[wpsidecar.Namespace]string{wpsidecar.FieldGroups: "no table"}, zerolog.Nop()); err != nil || f == nil {
+		t.Errorf("%v", err)
 	}
 }

@@ -34,6 +34,7 @@ type Configs struct {
 func Module(c Configs) module.Module {
 	m := module.Module{
 		Unit:     themeopt.Unit{Config: c.Current},
+		Public:   new(themeopt.PublicKind()),
 		Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff},
 		API: func() openapi.Namespace {
 			var opts *themeopt.Config
@@ -56,9 +57,9 @@ func Module(c Configs) module.Module {
 		}
 		s := NewService(d.Authn, d.DB, d.Settings, c.Source, d.Log.With().Str("component", "themeopts").Logger())
 		return module.Served{
-			Handlers:      s,
-			PublicOptions: s.Public,
-			Log:           func(ev *zerolog.Event) *zerolog.Event { return ev.Bool("themeopts", true) },
+			Handlers: s,
+			Public:   s.Public,
+			Log:      func(ev *zerolog.Event) *zerolog.Event { return ev.Bool("themeopts", true) },
 		}, nil
 	}
 	if c.OptName != nil {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
+	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -238,12 +240,16 @@ func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *themeopt.C
 	return d, nil
 }
 
-// Public is a public route's answer: the listed ids that are saved, in the
-// order listed, each value as GET /options gives it, with an ETag and the
+// Public is a public route's answer: the listed ids (sel, themeopt.IDs)
+// that are saved, in the order listed, each value as GET /options gives it, with an ETag and the
 // cache tags of every listed id (saved or not: saving one changes the
 // answer). It needs no credentials; what it may show is the site owner's
 // choice.
-func (s *Service) Public(ctx context.Context, ids []string) (body []byte, etag string, tags []string, err error) {
+func (s *Service) Public(ctx context.Context, sel publicroute.Selection) (body []byte, etag string, tags []string, err error) {
+	ids, ok := sel.(themeopt.IDs)
+	if !ok {
+		return nil, "", nil, fmt.Errorf("themeopts: a public route's selection %T is not option ids", sel)
+	}
 	c := s.Config()
 	raw, err := s.db.RawOption(ctx, c.OptName)
 	found := err == nil
