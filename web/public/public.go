@@ -123,4 +123,3 @@ func (h *Handler) answer(ctx context.Context, rt *publicroute.Route) ([]byte, st
 }
 
 var errNoRoute = &wpjson.Error{Status: http.StatusNotFound, Code: "rest_no_route", Message: "No route was found matching the URL and request method."}
-

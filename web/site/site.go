@@ -295,4 +295,3 @@ func OpenPublic(path string, kinds []publicroute.Kind, off map[wpsidecar.Namespa
 	}
 	return file, nil
 }
-
