@@ -103,6 +103,11 @@ type Config struct {
 	ServeFromFeed     bool
 	serveFromFeedAuto bool
 	MaxStaleness      time.Duration
+	// CacheREST are the REST namespaces whose PHP answers to anonymous
+	// reads are kept while the binlog feed vouches for them
+	// (--cache-rest; none: off), in at most CacheRESTMiB MiB.
+	CacheREST    []string
+	CacheRESTMiB int
 	// History is what the history of field groups and theme options
 	// keeps (docs/api.md §12).
 	History History

@@ -429,6 +429,9 @@ func (c *Config) problems() []string {
 	if c.ServeFromFeed && c.ChangeFeed == "poll" {
 		p = append(p, "serve-from-feed: needs change-feed auto or binlog (only the binlog feed tells of every change as it commits)")
 	}
+	if len(c.CacheREST) > 0 && c.ChangeFeed == "poll" {
+		p = append(p, "cache-rest: needs change-feed auto or binlog (only the binlog feed sees every row PHP's answers are made from)")
+	}
 	if len(c.WebhookURLs) > 0 && c.WebhookSecret == "" {
 		p = append(p, "webhook-secret: required when webhook-urls is set (receivers verify the signature with it)")
 	}

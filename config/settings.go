@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,6 +78,10 @@ func intSetter(least int, field func(*Config) *int) func(*Config, string) error 
 		return nil
 	}
 }
+
+// restNamespaceRe is a REST namespace as WordPress registers them
+// ("wp/v2", "wc/store/v1", "oembed/1.0").
+var restNamespaceRe = regexp.MustCompile(`^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$`)
 
 func strSetter(field func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *field(c) = v; return nil }
@@ -290,6 +295,23 @@ var settings = func() []setting {
 			}},
 		{name: "max-staleness", kind: kDuration, def: DefaultMaxStaleness.String(), usage: "with serve-from-feed: how long the feed may go without hearing the server before GETs read the database again (the server's heartbeat is half of it)",
 			set: durSetter(func(c *Config) *time.Duration { return &c.MaxStaleness })},
+		{name: "cache-rest", def: "off", usage: "comma-separated REST namespaces (wp/v2, or a plugin's such as wc/store/v1) whose PHP answers to anonymous GET and HEAD requests are kept and given again until the binlog feed sees a change that may alter them (docs/rest-cache.md); off: none",
+			set: func(c *Config, v string) error {
+				c.CacheREST = nil
+				if v = strings.TrimSpace(v); v == "" || strings.EqualFold(v, "off") {
+					return nil
+				}
+				for _, ns := range strings.Split(v, ",") {
+					ns = strings.Trim(strings.TrimSpace(ns), "/")
+					if !restNamespaceRe.MatchString(ns) {
+						return fmt.Errorf("%q is not a REST namespace such as wp/v2", ns)
+					}
+					c.CacheREST = append(c.CacheREST, ns)
+				}
+				return nil
+			}},
+		{name: "cache-rest-mib", kind: kInt, def: "64", usage: "with cache-rest: the MiB its kept answers may hold together (bodies, headers and keys); an answer over an eighth of it, or over 1 MiB, is not kept",
+			set: intSetter(1, func(c *Config) *int { return &c.CacheRESTMiB })},
 		{name: "history-retention", def: "90d,10000", usage: "how long and how many entries a site's history of field groups and theme options keeps (age as 90d or 2160h, then a count; 0 for no bound of that kind), pruned by the leader; off keeps no history",
 			set: func(c *Config, v string) error { return c.History.parse(v) }},
 		{name: "webhook-urls", usage: "comma-separated URLs that get a signed POST naming what changed", redact: redactURLs,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -22,7 +23,8 @@ import (
 // unless it cannot be made at all. It follows every site's tables and
 // option rows (the modules') and tells sub what each transaction did.
 func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, mods []module.Module, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
-	o := changes.FeedOptions{Tables: module.Tables(mods), OptionRows: module.OptionRows(mods), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
+	o := changes.FeedOptions{Tables: module.Tables(mods), OptionRows: module.OptionRows(mods), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db,
+		EveryTable: len(cfg.CacheREST) > 0} // --cache-rest drops what any table's write may alter
 	feed, err := changes.PrepareFeed(feedConfig(cfg), o)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(ctx, cfg.DB.Timeout)
@@ -81,6 +83,17 @@ func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "# change-feed auto: binlog: %s can feed the sidecar; it would follow the binary log, %s\n", conn.Addr, serve)
 	return nil
+}
+
+// checkRESTCache is --check-config's word on --cache-rest: on (given the
+// feed's word before it), or off.
+func checkRESTCache(cfg *config.Config, out io.Writer) {
+	if len(cfg.CacheREST) == 0 {
+		fmt.Fprintln(out, "# cache-rest: off: every REST request the sidecar does not answer goes to PHP")
+		return
+	}
+	fmt.Fprintf(out, "# cache-rest: %s: PHP's answers to anonymous GET and HEAD requests kept in at most %d MiB while the binlog feed is current; every request goes to PHP while it is not\n",
+		strings.Join(cfg.CacheREST, ","), cfg.CacheRESTMiB)
 }
 
 // closer drains by closing (a feed's pool, once its Run has returned).

@@ -16,8 +16,6 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -34,6 +32,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/cli/command"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
+	"github.com/wpsidecar/wpsidecar/internal/limits"
 	"github.com/wpsidecar/wpsidecar/internal/logging"
 	"github.com/wpsidecar/wpsidecar/internal/redact"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -42,6 +41,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/web/openapi"
 	"github.com/wpsidecar/wpsidecar/web/proxy"
 	"github.com/wpsidecar/wpsidecar/web/rest"
+	"github.com/wpsidecar/wpsidecar/web/restcache"
 	"github.com/wpsidecar/wpsidecar/web/site"
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
@@ -66,6 +66,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	}
 	if checkConfig {
 		cfg.Print(stdout)
+		checkRESTCache(cfg, stdout)
 		if cfg.ChangeFeed != changes.ModePoll {
 			return checkFeed(ctx, cfg, stdout)
 		}
@@ -79,8 +80,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 	for _, w := range cfg.Warnings {
 		logger.Warn().Msg(w)
 	}
-	procs := setMaxProcs(cfg.MaxProcs, environ)
-	gc := setGCPercent(environ)
+	procs := limits.SetMaxProcs(cfg.MaxProcs, environ)
+	gc := limits.SetGCPercent(environ)
 	logger.Info().Int("gomaxprocs", procs).Int("cpus", runtime.NumCPU()).Int("gogc", gc).Int64("memory_limit", debug.SetMemoryLimit(-1)).Msg("CPU and memory limits")
 
 	s := &sidecar{cfg: cfg, logger: logger}
@@ -132,6 +133,7 @@ type sidecar struct {
 	feed       *changes.Feed      // the binlog feed, when it runs (or, with change-feed auto, may)
 	refresh    *changes.Refresher // reads again what a change made stale
 	memo       *store.Memo        // with serve-from-feed and a feed
+	restCache  *restcache.Cache   // with --cache-rest
 	leadership *store.Leadership  // with changes to send or a history to prune
 	leading    atomic.Bool
 	lead       []func(bool, time.Time) // told when leadership changes
@@ -265,6 +267,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 	if cfg.ServeFromFeed {
 		s.memo = store.NewMemo(s.current, memoLimit)
 	}
+	s.openRESTCache()
 	s.purgers = buildPurgers(cfg.Purge, logger)
 	detect := len(cfg.WebhookURLs) > 0 || len(s.purgers) > 0
 	var history *changes.Recorder
@@ -278,7 +281,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		})
 	}
 	var follow func() // the feed, once the store reads through the memo
-	if detect || s.memo != nil || (history != nil && cfg.ChangeFeed != changes.ModePoll) {
+	if detect || s.memo != nil || s.restCache != nil || (history != nil && cfg.ChangeFeed != changes.ModePoll) {
 		// In order: the memo forgets (on the feed's goroutine, before the
 		// feed says it heard the transaction), the settings and the site
 		// map are read again (on a goroutine of their own), the history
@@ -286,6 +289,9 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		var subs changes.Subscribers
 		if s.memo != nil {
 			subs = append(subs, changes.Forget{Memo: s.memo})
+		}
+		if s.restCache != nil {
+			subs = append(subs, s.restCache)
 		}
 		subs = append(subs, s.refresh)
 		s.background(s.refresh.Run)
@@ -323,7 +329,13 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			s.drains = append(s.drains, closer(s.feed.Close)) // after Run has returned
 			// Memory forgets what the feed did not hear while stopped (site
 			// settings are read again every settings-refresh anyway).
-			forget := func() { s.memo.Forget(store.Changed{All: true}); s.refresh.Touched(changes.Touched{Network: true}) }
+			forget := func() {
+				s.memo.Forget(store.Changed{All: true})
+				s.refresh.Touched(changes.Touched{Network: true})
+				if s.restCache != nil {
+					s.restCache.DropAll(restcache.DropFeed)
+				}
+			}
 			a := changes.Auto{Feed: s.feed, Poller: p, Forget: forget, Mode: s.setFeedMode, Interval: cfg.ChangeInterval, Timeout: cfg.DB.Timeout, Log: clog}
 			if cfg.ChangeFeed != changes.ModeBinlog {
 				a.Recheck = changes.RecheckEvery(cfg.ChangeInterval) // binlog: polling for good after a fall-back
@@ -357,6 +369,24 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 	if follow != nil {
 		follow()
 	}
+}
+
+// openRESTCache makes --cache-rest's cache of PHP's answers. Only what
+// the feed vouches for is given or kept; until it follows, every request
+// goes to PHP.
+func (s *sidecar) openRESTCache() {
+	cfg := s.cfg
+	if len(cfg.CacheREST) == 0 {
+		return
+	}
+	c, err := restcache.New(restcache.Options{Namespaces: cfg.CacheREST, MaxBytes: int64(cfg.CacheRESTMiB) << 20,
+		TablePrefix: cfg.TablePrefix, Current: func() bool { return s.feed != nil && s.current() }})
+	if err != nil {
+		s.logger.Error().Err(err).Msg("cache-rest off")
+		return
+	}
+	s.restCache = c
+	s.logger.Info().Strs("namespaces", cfg.CacheREST).Int("mib", cfg.CacheRESTMiB).Msg("cache-rest on: PHP's answers to anonymous reads kept while the binlog feed is current")
 }
 
 // current: the feed vouches for the database as of at most max-staleness
@@ -425,7 +455,7 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 		Upstream: cfg.Upstream, TrustedProxies: cfg.TrustedProxies,
 		UpstreamTimeout: cfg.UpstreamTimeout, UpstreamDial: cfg.UpstreamDial, BodyTimeout: cfg.BodyTimeout,
 		Log: logger, Metrics: metrics, Consistency: consistency(s.db, cfg), AccessLog: accessLogged(cfg.AccessLogSample),
-		Main: s.main.Options(), Compress: cfg.Compress,
+		Main: s.main.Options(), Compress: cfg.Compress, RESTCache: s.restCache,
 	}
 	if s.memo != nil { // serving from the feed: answers kept while it vouches for them
 		opts.Prepared = rest.NewPrepared(s.memo.Version)
@@ -450,7 +480,7 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 	errorLog := proxy.StdLogger(logger)
 	stopping = &atomic.Bool{}
 	public = &http.Server{
-		Handler:           lameDuck(stopping, handler),
+		Handler:           proxy.LameDuck(stopping, handler),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    goMaxHeaderBytes(cfg.MaxHeaderBytes),
@@ -509,6 +539,12 @@ func (s *sidecar) status() map[string]string {
 			st["serve_from_feed"] = "memory"
 		}
 	}
+	if s.restCache != nil {
+		st["rest_cache"] = "php: the change feed is not current"
+		if s.feed != nil && s.current() {
+			st["rest_cache"] = "on"
+		}
+	}
 	return st
 }
 
@@ -527,18 +563,6 @@ func accessLogged(rate float64) func(status int) bool {
 	default:
 		return func(int) bool { return rand.Float64() < rate }
 	}
-}
-
-// lameDuck has every answer close its connection while stopping: a client
-// (or balancer) then opens its next connection elsewhere, instead of
-// sending on one the server is about to close.
-func lameDuck(stopping *atomic.Bool, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if stopping.Load() {
-			w.Header().Set("Connection", "close")
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // serve listens, serves until ctx ends or a server fails, then stops: on a
@@ -629,53 +653,6 @@ func reportFailures(cfg *config.Config, logger zerolog.Logger) (func(auth.Failed
 // block of limit bytes to be the most accepted: Go reads 4 KiB more than
 // that setting before it answers 431.
 func goMaxHeaderBytes(limit int) int { return max(limit-4096, 1) }
-
-// setMaxProcs sets GOMAXPROCS unless the GOMAXPROCS variable did. By
-// default the sidecar takes half of what Go would (Go already honours a
-// container's CPU quota), at least one: it shares its host with PHP, which
-// needs the CPU more, and on small hosts one P also costs fewer thread
-// wake-ups per proxied request than two (docs/performance.md).
-func setMaxProcs(n int, environ []string) int {
-	for _, kv := range environ {
-		if strings.HasPrefix(kv, "GOMAXPROCS=") && kv != "GOMAXPROCS=" {
-			return runtime.GOMAXPROCS(0)
-		}
-	}
-	if n == 0 {
-		runtime.SetDefaultGOMAXPROCS()
-		n = max(1, (runtime.GOMAXPROCS(0)+1)/2)
-	}
-	runtime.GOMAXPROCS(n)
-	return n
-}
-
-// defaultGCPercent trades a little memory (the sidecar's heap is a few
-// MiB) for less garbage collection per request: +30% requests/s on the
-// field-group routes in the benchmark (docs/performance.md).
-const defaultGCPercent = 400
-
-// defaultMemoryLimit is the soft limit on the Go runtime's memory unless
-// GOMEMLIMIT says otherwise: under a flood of connections the collector
-// works harder near it instead of letting GOGC's headroom grow the heap
-// fivefold (docs/performance.md, "Under overload").
-const defaultMemoryLimit = 256 << 20
-
-// setGCPercent applies defaultGCPercent unless the GOGC variable is set,
-// and defaultMemoryLimit unless GOMEMLIMIT is.
-func setGCPercent(environ []string) int {
-	if !slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") }) {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
-	for _, kv := range environ {
-		if strings.HasPrefix(kv, "GOGC=") {
-			old := debug.SetGCPercent(100)
-			debug.SetGCPercent(old)
-			return old
-		}
-	}
-	debug.SetGCPercent(defaultGCPercent)
-	return defaultGCPercent
-}
 
 // reloadOnHangup reloads the theme options configuration on SIGHUP (which
 // would otherwise end the process) until ctx ends.

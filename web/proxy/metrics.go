@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wpsidecar/wpsidecar/web/rest"
+	"github.com/wpsidecar/wpsidecar/web/restcache"
 )
 
 // Metrics are the sidecar's Prometheus metrics, in a registry of their own.
@@ -117,10 +118,50 @@ func preparedMetrics(p *rest.Prepared) []prometheus.Collector {
 	return out
 }
 
+// restCacheMetrics are --cache-rest's counts: answers by result, bypasses
+// and drops by reason, and the bytes it holds.
+func restCacheMetrics(c *restcache.Cache) []prometheus.Collector {
+	out := []prometheus.Collector{cacheBytes("rest", func() int64 { return int64(c.Stats().Bytes) })}
+	for result, n := range map[string]func(restcache.Stats) int64{
+		"hit":       func(s restcache.Stats) int64 { return s.Hits },
+		"collapsed": func(s restcache.Stats) int64 { return s.Collapsed },
+		"miss":      func(s restcache.Stats) int64 { return s.Misses },
+	} {
+		out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wpsidecar_rest_cache_requests_total",
+			Help:        "REST requests --cache-rest looked up: given from a kept answer (hit), given another request's fetch made meanwhile (collapsed), or fetched from PHP (miss); bypasses are wpsidecar_rest_cache_bypasses_total.",
+			ConstLabels: prometheus.Labels{"result": result}}, func() float64 { return float64(n(c.Stats())) }))
+	}
+	out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wpsidecar_rest_cache_kept_total",
+		Help: "PHP's answers --cache-rest fetched and kept."}, func() float64 { return float64(c.Stats().Kept) }))
+	out = append(out, &reasonCounter{name: "wpsidecar_rest_cache_bypasses_total", help: "REST requests --cache-rest passed to PHP without a look, by reason.", read: func() map[string]int64 { return c.Stats().Bypassed }},
+		&reasonCounter{name: "wpsidecar_rest_cache_drops_total", help: "Drops of --cache-rest's kept answers, by reason.", read: func() map[string]int64 { return c.Stats().Dropped }})
+	return out
+}
+
+// reasonCounter is a counter by reason whose values another part keeps:
+// a series per reason seen so far.
+type reasonCounter struct {
+	name, help string
+	read       func() map[string]int64
+}
+
+func (rc *reasonCounter) desc() *prometheus.Desc {
+	return prometheus.NewDesc(rc.name, rc.help, []string{"reason"}, nil)
+}
+
+func (rc *reasonCounter) Describe(ch chan<- *prometheus.Desc) { ch <- rc.desc() }
+
+func (rc *reasonCounter) Collect(ch chan<- prometheus.Metric) {
+	d := rc.desc()
+	for reason, n := range rc.read() {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(n), reason)
+	}
+}
+
 // cacheBytes measures what a cache of answers holds, as counted against
 // its bound (wpsidecar_answer_cache_bytes{cache}).
 func cacheBytes(cache string, n func() int64) prometheus.Collector {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wpsidecar_answer_cache_bytes",
-		Help:        "Bytes a cache of answers holds, as counted against its bound: prepared (serve-from-feed's prepared answers) or coded (--compress's coded bodies).",
+		Help:        "Bytes a cache of answers holds, as counted against its bound: prepared (serve-from-feed's prepared answers), coded (--compress's coded bodies) or rest (--cache-rest's kept answers of PHP's).",
 		ConstLabels: prometheus.Labels{"cache": cache}}, func() float64 { return float64(n()) })
 }

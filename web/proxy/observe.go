@@ -22,6 +22,7 @@ const (
 	servedBySidecar = "sidecar"
 	servedByPHP     = "php"
 	routePHP        = "php"
+	routeRESTCache  = "rest-cache" // PHP's answer, kept and given again
 	routeNone       = "none"
 	// statusClientClosed is logged when the client left before an answer
 	// (nginx's 499); nothing is sent.
@@ -41,6 +42,7 @@ const (
 	logRoute     = "route"
 	logRemote    = "remote_ip" // the client, as the sidecar believes it (realip)
 	logPeer      = "peer_ip"   // the connection's own address, when it differs
+	logRESTCache = "rest_cache"
 )
 
 // reqInfo is what the layers below the access log learn about a request.
@@ -51,6 +53,9 @@ type reqInfo struct {
 	status     int
 	bytes      int64
 	clientGone bool
+	// restCache is how --cache-rest answered (hit, miss, bypass); "":
+	// not a request it saw.
+	restCache string
 	// body is the pass-through's view of the client's request body.
 	body *clientBody
 }
@@ -182,6 +187,9 @@ func (h *Handler) finish(l zerolog.Logger, r *http.Request, info *reqInfo, start
 	}
 	if info.clientGone {
 		ev = ev.Bool("client_gone", true)
+	}
+	if info.restCache != "" {
+		ev = ev.Str(logRESTCache, info.restCache)
 	}
 	ev.Msg("request")
 }

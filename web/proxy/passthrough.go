@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -199,6 +200,65 @@ var proxyClaims = func() map[string]bool {
 	}
 	return m
 }()
+
+// clientClaims are the proxy claims that name the client's address: a
+// kept answer is not keyed by them (an answer that depends on the
+// client's address is not one to keep; docs/rest-cache.md).
+var clientClaims = map[string]bool{
+	"x-forwarded-for": true, "forwarded-for": true, "x-original-forwarded-for": true, "x-real-ip": true,
+	"client-ip": true, "x-client-ip": true, "true-client-ip": true, "x-cluster-client-ip": true,
+	"cf-connecting-ip": true, "fastly-client-ip": true, "x-appengine-user-ip": true,
+}
+
+// forwardedKey is what the pass-through forwards of r to PHP, besides its
+// method, Host and target, that PHP may read to build its answer: the
+// scheme (X-Forwarded-Proto as SetXForwarded sets it) and, from a
+// trusted proxy only, its claims (X-Forwarded-Proto, -Host, -Ssl, -Port,
+// Forwarded's proto and host, …) but for the client's address. From any
+// other peer the claims are dropped before PHP sees them, so a client
+// cannot make its own answer be given to others.
+func forwardedKey(trusted []netip.Prefix) func(*http.Request) string {
+	return func(r *http.Request) string {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		if !isTrusted(trusted, r.RemoteAddr) {
+			return scheme
+		}
+		var claims []string
+		for name, vs := range r.Header {
+			lower := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+			if !proxyClaims[lower] || clientClaims[lower] {
+				continue
+			}
+			if lower == "forwarded" {
+				vs = forwardedProtoHost(vs)
+			}
+			claims = append(claims, name+": "+strings.Join(vs, "\x00"))
+		}
+		slices.Sort(claims)
+		return scheme + "\x00" + strings.Join(claims, "\x00")
+	}
+}
+
+// forwardedProtoHost are the proto= and host= parameters of Forwarded
+// fields (RFC 7239), in order: what of it PHP may build links from
+// (for= and by= name addresses).
+func forwardedProtoHost(fields []string) []string {
+	var out []string
+	for _, f := range fields {
+		for _, elem := range strings.Split(f, ",") {
+			for _, pair := range strings.Split(elem, ";") {
+				k, v, _ := strings.Cut(strings.TrimSpace(pair), "=")
+				if k = strings.ToLower(k); k == "proto" || k == "host" {
+					out = append(out, k+"="+v)
+				}
+			}
+		}
+	}
+	return out
+}
 
 func dropProxyClaims(h http.Header) {
 	for name := range h {

@@ -10,11 +10,13 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/web/rest"
+	"github.com/wpsidecar/wpsidecar/web/restcache"
 )
 
 // Options configures the handler.
@@ -30,6 +32,9 @@ type Options struct {
 	// Prepared, when set, keeps the sidecar's own answers while the change
 	// feed vouches for them (serve-from-feed).
 	Prepared *rest.Prepared
+	// RESTCache, when set, keeps PHP's answers to anonymous reads of the
+	// REST namespaces it names and gives them again (--cache-rest).
+	RESTCache *restcache.Cache
 	// Main is the single site's (without Sites).
 	Main rest.SiteOptions
 	// Consistency, when set, carries a client's writes to its next reads
@@ -55,6 +60,7 @@ type Handler struct {
 	metrics     *Metrics
 	ids         *requestIDs
 	clientIP    func(*http.Request) string
+	forwarded   func(*http.Request) string // forwardedKey's
 	passthrough http.Handler
 	root        http.Handler
 	rest        rest.Options // what every site's routes share
@@ -64,7 +70,7 @@ type Handler struct {
 // New builds the handler. It fails when a namespace registered a route
 // the router cannot use (a bad path template).
 func New(o Options) (*Handler, error) {
-	h := &Handler{opts: o, log: o.Log, metrics: o.Metrics, ids: newRequestIDs(), clientIP: ClientIPFunc(o.TrustedProxies)}
+	h := &Handler{opts: o, log: o.Log, metrics: o.Metrics, ids: newRequestIDs(), clientIP: ClientIPFunc(o.TrustedProxies), forwarded: forwardedKey(o.TrustedProxies)}
 	h.passthrough = newPassthrough(upstreamOptions{
 		URL: o.Upstream, Trusted: o.TrustedProxies,
 		HeaderTimeout: o.UpstreamTimeout, DialTimeout: o.UpstreamDial,
@@ -73,6 +79,12 @@ func New(o Options) (*Handler, error) {
 	h.rest = rest.Options{PHP: h.passthrough, Served: served, MaxBodyBytes: o.MaxBodyBytes, Consistency: o.Consistency, Prepared: o.Prepared}
 	if o.Prepared != nil && o.Metrics != nil {
 		o.Metrics.Register(preparedMetrics(o.Prepared)...)
+	}
+	if o.RESTCache != nil {
+		h.rest.PassREST = h.passREST
+		if o.Metrics != nil {
+			o.Metrics.Register(restCacheMetrics(o.RESTCache)...)
+		}
 	}
 	if o.Compress {
 		h.rest.Compression = rest.NewCompression()
@@ -94,6 +106,19 @@ func New(o Options) (*Handler, error) {
 // to this handler's PHP. It fails when a namespace registered a route the
 // router cannot use (a bad path template).
 func (h *Handler) NewSite(o rest.SiteOptions) (*rest.Routes, error) { return rest.New(h.rest, o) }
+
+// passREST passes a REST request no route of the sidecar took through
+// the cache of PHP's answers, keyed by what the pass-through forwards,
+// and notes in the access log how it was answered.
+func (h *Handler) passREST(w http.ResponseWriter, r *http.Request, q rest.PassedREST) {
+	outcome := h.opts.RESTCache.Serve(w, r, restcache.Request{Site: q.Site, Route: q.Route, Method: q.Method, Forwarded: h.forwarded(r)}, h.passthrough)
+	if info := infoOf(w); info != nil {
+		info.restCache = outcome
+		if outcome == restcache.Hit {
+			info.servedBy, info.route = servedBySidecar, routeRESTCache
+		}
+	}
+}
 
 // dispatch finds the request's site and has its routes answer it: PHP
 // answers a request of no site's.
@@ -188,4 +213,16 @@ func served(w http.ResponseWriter, _ *http.Request, route string) {
 	if route != "" {
 		info.route = route
 	}
+}
+
+// LameDuck has every answer close its connection while stopping: a client
+// (or balancer) then opens its next connection elsewhere, instead of
+// sending on one the server is about to close.
+func LameDuck(stopping *atomic.Bool, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if stopping.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -77,6 +77,23 @@ type Options struct {
 	// Prepared, when set, keeps answers and gives them again while the
 	// change feed vouches that nothing they were built from changed.
 	Prepared *Prepared
+	// PassREST, when set, passes on the REST requests no route of the
+	// sidecar takes (WordPress's own routes, a plugin's), r as the client
+	// sent it, q what WordPress routes it as; it may give PHP's answers
+	// it kept (--cache-rest). nil: PHP answers them, as every other
+	// request the sidecar does not.
+	PassREST func(w http.ResponseWriter, r *http.Request, q PassedREST)
+}
+
+// PassedREST is a REST request passed on as WordPress routes it.
+type PassedREST struct {
+	// Site is the site's number as the change feed numbers sites (0 on
+	// a single site; SiteOptions.FeedSite).
+	Site int64
+	// Route is its REST route, as escaped ("/wp/v2/posts"); Method the
+	// method WordPress serves (_method and X-HTTP-Method-Override
+	// applied).
+	Route, Method string
 }
 
 // SiteOptions are what the sidecar answers one site with.
@@ -87,6 +104,9 @@ type SiteOptions struct {
 	// TagPrefix, on a network, starts every cache tag of the site's
 	// answers ("site2:"; see cachetag.SitePrefix).
 	TagPrefix string
+	// FeedSite is the site's number as the change feed numbers sites:
+	// its blog id on a network, 0 on a single site (PassedREST.Site).
+	FeedSite int64
 }
 
 // Routes are one site's routes: its namespaces behind the REST checks
@@ -120,7 +140,7 @@ func New(o Options, so SiteOptions) (*Routes, error) {
 	// Last, so that everything no namespace route matched (other paths,
 	// other methods) goes to PHP, as the client sent it.
 	r.PathPrefix("/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o.PHP.ServeHTTP(w, originalRequest(r))
+		s.passREST(w, r, so.FeedSite)
 	})
 	if err := r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error { return route.GetError() }); err != nil {
 		return nil, fmt.Errorf("rest: route: %w", err)
@@ -153,6 +173,21 @@ func (s *Routes) serve(w http.ResponseWriter, r *http.Request, prefix string) {
 		// last route, which passes the request on as the client sent it.
 		s.router.ServeHTTP(w, rr)
 	}
+}
+
+// passREST passes r, the REST view of a request no namespace route took,
+// on as the client sent it: through Options.PassREST when set and the
+// request is one WordPress routes as REST (under plain permalinks, only
+// through ?rest_route=), to PHP otherwise.
+func (s *Routes) passREST(w http.ResponseWriter, r *http.Request, site int64) {
+	sent := originalRequest(r)
+	if s.o.PassREST != nil {
+		if st, err := s.site.REST(); err == nil && (!st.PlainPermalinks || viaRESTRoute(r)) {
+			s.o.PassREST(w, sent, PassedREST{Site: site, Route: strings.TrimPrefix(r.URL.EscapedPath(), "/wp-json"), Method: r.Method})
+			return
+		}
+	}
+	s.o.PHP.ServeHTTP(w, sent)
 }
 
 // intercept runs before every route of a namespace: with plain permalinks

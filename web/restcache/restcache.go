@@ -56,6 +56,9 @@ type Options struct {
 	// MaxAnswer is the largest answer kept; 0: DefaultMaxAnswer, or an
 	// eighth of MaxBytes when that is less.
 	MaxAnswer int
+	// TablePrefix is the WordPress tables' (base) prefix, as the feed's
+	// Touched names tables ("wp_").
+	TablePrefix string
 	// Current tells whether the change feed vouches for the present: when
 	// it does not, nothing is given from the cache nor kept (every request
 	// goes to PHP). nil: always.
@@ -63,15 +66,20 @@ type Options struct {
 }
 
 // Request is a request as the cache keys it, besides the request itself:
-// its site, its REST route as WordPress routes it ("/wp/v2/posts"; from
-// the path after /wp-json or from ?rest_route=), and the scheme and host
-// the sidecar forwards to PHP (X-Forwarded-Proto, Host): a client's own
-// X-Forwarded-Proto must not reach a kept answer unless the sidecar
-// trusts it and passes it on.
+// its site, as the change feed numbers sites (0 on a single site); its
+// REST route as WordPress routes it ("/wp/v2/posts"; from the path after
+// /wp-json or from ?rest_route=) and the method WordPress serves (another
+// than the request's when _method or X-HTTP-Method-Override chose it;
+// "": the request's);
+// and what the sidecar forwards to PHP besides the target that PHP may
+// read (the scheme, and a trusted proxy's X-Forwarded-Host, Forwarded and
+// the like): a client's own X-Forwarded-Proto must not reach a kept
+// answer unless the sidecar trusts it and passes it on.
 type Request struct {
-	Site         int64
-	Route        string
-	Scheme, Host string
+	Site      int64
+	Route     string
+	Method    string
+	Forwarded string
 }
 
 // Cache keeps answers; safe for concurrent use.
@@ -155,14 +163,21 @@ func (c *Cache) generation(site int64) generation {
 	return generation{c.all, c.sites[site]}
 }
 
+// Outcomes of Serve, as the access log says them.
+const (
+	Hit    = "hit"    // given from a kept answer, or another request's fetch
+	Miss   = "miss"   // fetched from PHP
+	Bypass = "bypass" // passed to PHP without a look at the cache
+)
+
 // Serve answers r from a kept answer, or passes it to php (the request as
 // sent, but for Accept-Encoding: see fetch) and keeps what comes back
-// when it may.
-func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php http.Handler) {
+// when it may. It says how it answered (Hit, Miss, Bypass).
+func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php http.Handler) string {
 	if reason := c.Bypass(r, req); reason != "" {
 		c.counts.bypass(reason)
 		php.ServeHTTP(w, r)
-		return
+		return Bypass
 	}
 	key := keyOf(r, req)
 	gen := c.generation(req.Site)
@@ -170,7 +185,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		if a.gen == gen {
 			c.counts.Hits.Add(1)
 			a.write(w, r)
-			return
+			return Hit
 		}
 		c.answers.Invalidate(key)
 	}
@@ -181,16 +196,16 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		select {
 		case <-f.done:
 		case <-r.Context().Done():
-			return // the client left; nothing to answer
+			return Miss // the client left; nothing to answer
 		}
 		if f.a != nil {
 			c.counts.Collapsed.Add(1)
 			f.a.write(w, r)
-			return
+			return Hit
 		}
 		c.counts.Misses.Add(1)
 		php.ServeHTTP(w, r)
-		return
+		return Miss
 	}
 	f := &flight{done: make(chan struct{})}
 	c.flights[key] = f
@@ -208,6 +223,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 	delete(c.flights, key)
 	c.mu.Unlock()
 	close(f.done)
+	return Miss
 }
 
 func (c *Cache) current() bool { return c.o.Current == nil || c.o.Current() }
@@ -218,7 +234,7 @@ func (c *Cache) Bypass(r *http.Request, req Request) string {
 	switch {
 	case !c.routeKept(req.Route):
 		return BypassRoute
-	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+	case r.Method != http.MethodGet && r.Method != http.MethodHead, req.Method != "" && req.Method != r.Method:
 		return BypassMethod
 	case r.Header.Get("Authorization") != "":
 		return BypassCredentials
@@ -293,7 +309,7 @@ func hasNonce(raw string) bool {
 // keyOf is what makes PHP's answer to r, as one string.
 func keyOf(r *http.Request, req Request) string {
 	var b strings.Builder
-	for _, s := range []string{r.Method, req.Scheme, req.Host, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Get("Origin")} {
+	for _, s := range []string{r.Method, r.Host, req.Forwarded, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Get("Origin")} {
 		b.WriteString(s)
 		b.WriteByte(0)
 	}

@@ -67,14 +67,18 @@ func newCache(t *testing.T, o Options) *Cache {
 	return c
 }
 
-var site1 = Request{Site: 1, Route: "/wp/v2/posts", Scheme: "https", Host: "example.org"}
+var site1 = Request{Site: 1, Route: "/wp/v2/posts", Forwarded: "https"}
 
 // ask sends a request through c to p, with header fields "Name: value".
 func ask(c *Cache, p http.Handler, method, target string, req Request, hdr ...string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, target, nil)
 	for _, f := range hdr {
 		k, v, _ := strings.Cut(f, ": ")
-		r.Header.Add(k, v)
+		if k == "Host" {
+			r.Host = v
+		} else {
+			r.Header.Add(k, v)
+		}
 	}
 	w := httptest.NewRecorder()
 	w.Header().Set("X-Request-Id", "outer-"+target) // set by the outer layers
@@ -129,8 +133,9 @@ func TestServe_Key(t *testing.T) {
 	}{
 		{"query", "/wp-json/wp/v2/posts?page=2", site1, nil},
 		{"path spelled otherwise", "/wp-json/wp/v2/posts/", site1, nil},
-		{"forwarded scheme", "/wp-json/wp/v2/posts", Request{Site: 1, Route: "/wp/v2/posts", Scheme: "http", Host: "example.org"}, nil},
-		{"forwarded host", "/wp-json/wp/v2/posts", Request{Site: 1, Route: "/wp/v2/posts", Scheme: "https", Host: "evil.example"}, nil},
+		{"forwarded scheme", "/wp-json/wp/v2/posts", Request{Site: 1, Route: "/wp/v2/posts", Forwarded: "http"}, nil},
+		{"forwarded host", "/wp-json/wp/v2/posts", Request{Site: 1, Route: "/wp/v2/posts", Forwarded: "https\x00evil.example"}, nil},
+		{"host", "/wp-json/wp/v2/posts", site1, []string{"Host: evil.example"}},
 		{"origin", "/wp-json/wp/v2/posts", site1, []string{"Origin: https://evil.example"}},
 	} {
 		before := p.calls.Load()
@@ -189,6 +194,9 @@ func TestBypass(t *testing.T) {
 		if got := c.Bypass(r, Request{Site: 1, Route: tc.route}); got != tc.want {
 			t.Errorf("%s %s %v: bypass %q, want %q", tc.method, tc.target, tc.hdr, got, tc.want)
 		}
+	}
+	if got := c.Bypass(httptest.NewRequest("GET", "/wp-json/wp/v2/posts?_method=DELETE", nil), Request{Site: 1, Route: "/wp/v2/posts", Method: "DELETE"}); got != BypassMethod {
+		t.Errorf("a GET WordPress serves as DELETE (_method): bypass %q", got)
 	}
 	r := httptest.NewRequest("GET", "/wp-json/wp/v2/posts", strings.NewReader("x"))
 	if got := c.Bypass(r, site1); got != BypassBody {
@@ -259,18 +267,18 @@ func TestServe_IdentityFromPHP(t *testing.T) {
 func TestServe_Drops(t *testing.T) {
 	p := &php{}
 	c := newCache(t, Options{})
-	site2 := Request{Site: 2, Route: "/wp/v2/posts", Scheme: "https", Host: "two.example.org"}
+	site2 := Request{Site: 2, Route: "/wp/v2/posts", Forwarded: "https"}
 	ask(c, p, "GET", "/wp-json/wp/v2/posts", site1)
-	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2)
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2, "Host: two.example.org")
 	c.DropSite(1, "posts")
 	ask(c, p, "GET", "/wp-json/wp/v2/posts", site1)
-	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2)
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2, "Host: two.example.org")
 	if n := p.calls.Load(); n != 3 {
 		t.Errorf("after site 1's drop PHP answered %d in all, want 3 (site 2's kept)", n)
 	}
 	c.DropAll("config")
 	ask(c, p, "GET", "/wp-json/wp/v2/posts", site1)
-	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2)
+	ask(c, p, "GET", "/wp-json/wp/v2/posts", site2, "Host: two.example.org")
 	if n := p.calls.Load(); n != 5 {
 		t.Errorf("after dropping all PHP answered %d in all, want 5", n)
 	}
@@ -423,19 +431,23 @@ func TestTouched(t *testing.T) {
 		{"cron and a post", changes.Touched{Written: map[int64][]string{1: {"wp_options", "wp_posts"}}, Options: map[int64][]string{1: {"cron"}}}, []int64{1}},
 		{"DDL", changes.Touched{DDL: true}, []int64{1, 2}},
 		{"the network's sites", changes.Touched{Network: true}, []int64{1, 2}},
+		{"a user (every site shows users)", changes.Touched{Written: map[int64][]string{1: {"wp_users"}}}, []int64{1, 2}},
+		{"a user's meta", changes.Touched{Written: map[int64][]string{1: {"wp_usermeta"}}}, []int64{1, 2}},
+		{"a network option", changes.Touched{Written: map[int64][]string{1: {"wp_sitemeta"}}}, []int64{1, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &php{}
-			c := newCache(t, Options{})
-			sites := map[int64]Request{1: site1, 2: {Site: 2, Route: "/wp/v2/posts", Scheme: "https", Host: "two.example.org"}}
+			c := newCache(t, Options{TablePrefix: "wp_"})
+			sites := map[int64]Request{1: site1, 2: {Site: 2, Route: "/wp/v2/posts", Forwarded: "https"}}
+			hosts := map[int64]string{1: "Host: example.com", 2: "Host: two.example.org"}
 			for _, id := range []int64{1, 2} {
-				ask(c, p, "GET", "/wp-json/wp/v2/posts", sites[id])
+				ask(c, p, "GET", "/wp-json/wp/v2/posts", sites[id], hosts[id])
 			}
-			c.Touched(tc.touched, "wp_options")
+			c.Touched(tc.touched)
 			var dropped []int64
 			for _, id := range []int64{1, 2} {
 				before := p.calls.Load()
-				ask(c, p, "GET", "/wp-json/wp/v2/posts", sites[id])
+				ask(c, p, "GET", "/wp-json/wp/v2/posts", sites[id], hosts[id])
 				if p.calls.Load() > before {
 					dropped = append(dropped, id)
 				}

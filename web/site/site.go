@@ -202,7 +202,7 @@ func (s *Site) Options() rest.SiteOptions {
 		}
 	}
 	namespaces = append(namespaces, s.history)
-	return rest.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id)}
+	return rest.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id), FeedSite: s.id}
 }
 
 // wait waits for every site's background records of application password
