@@ -55,7 +55,7 @@ func startFeedSiteWith(t *testing.T, o wptest.Options, hook, themeopts string, e
 		args = append(args, "--webhook-urls", hook, "--webhook-secret", webhookSecret)
 	}
 	args = append(args, extra...)
-	o.DB, o.MUPlugins, o.SidecarArgs = srv.Config(), []string{"scripts/wp/fieldmgr-twin.php"}, args
+	o.DB, o.MUPlugins, o.SidecarArgs = srv.Config(), append(o.MUPlugins, "scripts/wp/fieldmgr-twin.php"), args
 	fs, err := wptest.Start(o)
 	if err != nil {
 		t.Fatal(err)

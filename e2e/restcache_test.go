@@ -1,0 +1,384 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/wptest"
+)
+
+// restCacheSite is a WordPress behind a sidecar following its binary log
+// with --cache-rest wp/v2,rctest/v1, and scripts/wp/restcache-test.php's
+// routes, meta and field; the plugin's own table is wp_rc_stock.
+func restCacheSite(t *testing.T) *wptest.Site {
+	fs := startFeedSiteWith(t, wptest.Options{MUPlugins: []string{"scripts/wp/restcache-test.php"}}, "", "", "--cache-rest", "wp/v2,rctest/v1")
+	if _, err := fs.DB(t).Exec("CREATE TABLE wp_rc_stock (post_id BIGINT UNSIGNED NOT NULL PRIMARY KEY, qty INT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "readyz saying rest_cache on", func() bool {
+		return strings.Contains(ask(t, fs.AdminURL, "", http.MethodGet, "/readyz", "").body, `"rest_cache":"on"`)
+	})
+	return fs
+}
+
+// restCount is a --cache-rest counter of the sidecar's.
+func restCount(t *testing.T, fs *wptest.Site, result string) int {
+	t.Helper()
+	return metric(t, fs, `wpsidecar_rest_cache_requests_total{result="`+result+`"}`)
+}
+
+// anonymous is the sidecar's answer to an anonymous GET of target.
+func anonymous(t *testing.T, fs *wptest.Site, target string, hdr ...string) answer {
+	t.Helper()
+	return ask(t, fs.URL, "", http.MethodGet, target, "", hdr...)
+}
+
+// TestRESTCache: with --cache-rest, PHP's answers to anonymous reads are
+// kept and given again, as PHP sent them, until a write that may alter
+// them; what must reach PHP every time does.
+//
+// Write sources: an anonymous GET of WordPress's own routes
+// is given again from memory, and after a write from each source the
+// next one shows it within --max-staleness: PHP's own functions
+// (wp_update_post, wp_set_object_terms, a comment approved), a REST write
+// through PHP, SQL on wp_posts, wp_postmeta, wp_terms and wp_users, a
+// plugin's own table read by a REST field, a scheduled post published by
+// cron.
+func TestRESTCache(t *testing.T) {
+	fs := restCacheSite(t)
+	t.Run("write sources", func(t *testing.T) { restCacheWriteSources(t, fs) })
+	t.Run("never kept", func(t *testing.T) { restCacheNeverKept(t, fs) })
+	t.Run("as PHP", func(t *testing.T) { restCacheAsPHP(t, fs) })
+	t.Run("stampede", func(t *testing.T) { restCacheStampede(t, fs) })
+}
+
+func restCacheWriteSources(t *testing.T, fs *wptest.Site) {
+	db := fs.DB(t)
+	admin := fs.Users["administrator"]
+	var post, term, comment int64
+	fs.PHP(t, `return wp_insert_post(array("post_title" => "rc before", "post_status" => "publish", "post_author" => 1, "post_content" => "x"));`, &post)
+	fs.PHP(t, `$t = wp_insert_term("rc term before", "category"); return $t["term_id"];`, &term)
+	fs.PHP(t, fmt.Sprintf(`return wp_insert_comment(array("comment_post_ID" => %d, "comment_content" => "rc comment", "comment_approved" => 0, "comment_author" => "a"));`, post), &comment)
+	if _, err := db.Exec("INSERT INTO wp_rc_stock (post_id, qty) VALUES (?, 5)", post); err != nil {
+		t.Fatal(err)
+	}
+	postPath := fmt.Sprintf("/wp-json/wp/v2/posts/%d", post)
+	late := 0
+	for _, step := range []struct {
+		name, target string
+		write        func()
+		shows        func(body string) bool
+	}{
+		{"wp_update_post", postPath, func() {
+			fs.PHP(t, fmt.Sprintf(`return wp_update_post(array("ID" => %d, "post_title" => "rc by php"));`, post), nil)
+		}, func(b string) bool { return strings.Contains(b, `"rendered":"rc by php"`) }},
+		{"wp_set_object_terms", postPath, func() {
+			fs.PHP(t, fmt.Sprintf(`return wp_set_object_terms(%d, array(%d), "category");`, post, term), nil)
+		}, func(b string) bool { return strings.Contains(b, fmt.Sprintf(`"categories":[%d]`, term)) }},
+		{"comment approved", fmt.Sprintf("/wp-json/wp/v2/comments?post=%d", post), func() {
+			fs.PHP(t, fmt.Sprintf(`return wp_set_comment_status(%d, "approve");`, comment), nil)
+		}, func(b string) bool { return strings.Contains(b, fmt.Sprintf(`"id":%d`, comment)) }},
+		{"REST write through PHP", postPath, func() {
+			a := ask(t, fs.URL, "", http.MethodPost, postPath, `{"title":"rc by rest"}`, append(basic(admin.Login, admin.ApplicationPassword), "Content-Type", "application/json")...)
+			if a.status != 200 {
+				t.Fatalf("REST write: %d %s", a.status, a.body)
+			}
+		}, func(b string) bool { return strings.Contains(b, `"rendered":"rc by rest"`) }},
+		{"SQL on wp_posts", postPath, func() {
+			sqlExec(t, db, "UPDATE wp_posts SET post_title = 'rc by sql' WHERE ID = ?", post)
+		}, func(b string) bool { return strings.Contains(b, `"rendered":"rc by sql"`) }},
+		{"SQL on wp_postmeta", postPath, func() {
+			sqlExec(t, db, "INSERT INTO wp_postmeta (post_id, meta_key, meta_value) VALUES (?, 'rc_note', 'noted by sql')", post)
+		}, func(b string) bool { return strings.Contains(b, `"rc_note":"noted by sql"`) }},
+		{"SQL on wp_terms", fmt.Sprintf("/wp-json/wp/v2/categories/%d", term), func() {
+			sqlExec(t, db, "UPDATE wp_terms SET name = 'rc term by sql' WHERE term_id = ?", term)
+		}, func(b string) bool { return strings.Contains(b, `"name":"rc term by sql"`) }},
+		{"SQL on wp_users", "/wp-json/wp/v2/users/1", func() {
+			sqlExec(t, db, "UPDATE wp_users SET display_name = 'rc user by sql' WHERE ID = 1")
+		}, func(b string) bool { return strings.Contains(b, `"name":"rc user by sql"`) }},
+		{"a plugin's own table", postPath, func() {
+			sqlExec(t, db, "UPDATE wp_rc_stock SET qty = 7 WHERE post_id = ?", post)
+		}, func(b string) bool { return strings.Contains(b, `"rc_stock":7`) }},
+	} {
+		// Kept: a GET is given from memory (once the feed has reported the
+		// writes before, which may drop an answer fetched meanwhile).
+		if a := anonymous(t, fs, step.target); a.status != 200 || step.shows(a.body) {
+			t.Fatalf("%s, before: %d %.300s", step.name, a.status, a.body)
+		}
+		testwait.For(t, step.name+": the answer given from memory", func() bool {
+			hits := restCount(t, fs, "hit")
+			anonymous(t, fs, step.target)
+			return restCount(t, fs, "hit") > hits
+		})
+		step.write()
+		atOnce, byThen := within(maxStaleness, func() bool { return step.shows(anonymous(t, fs, step.target).body) })
+		if !byThen {
+			t.Errorf("%s: the next anonymous GET still shows the answer kept from before, %s after the write: %.300s", step.name, maxStaleness, anonymous(t, fs, step.target).body)
+		} else if !atOnce {
+			late++
+		}
+	}
+
+	// Published by cron: the list kept before does not hold the post; once
+	// wp-cron.php has run the event, the next GET does.
+	// WordPress schedules only what is a minute ahead or more: the post is
+	// made two minutes ahead, then moved to a few seconds ahead, its event
+	// with it.
+	var future int64
+	at := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	fs.PHP(t, fmt.Sprintf(`$id = wp_insert_post(array("post_title" => "rc by cron", "post_status" => "future", "post_author" => 1, "post_date_gmt" => gmdate("Y-m-d H:i:s", time() + 120)));
+		global $wpdb;
+		$wpdb->update($wpdb->posts, array("post_date_gmt" => gmdate("Y-m-d H:i:s", %d), "post_date" => get_date_from_gmt(gmdate("Y-m-d H:i:s", %d))), array("ID" => $id));
+		clean_post_cache($id);
+		wp_clear_scheduled_hook("publish_future_post", array($id));
+		wp_schedule_single_event(%d, "publish_future_post", array($id));
+		return $id;`, at.Unix(), at.Unix(), at.Unix()), &future)
+	var scheduled string
+	db.QueryRow("SELECT post_status FROM wp_posts WHERE ID = ?", future).Scan(&scheduled)
+	if scheduled != "future" {
+		t.Fatalf("the post to publish by cron is %q, not future", scheduled)
+	}
+	list := "/wp-json/wp/v2/posts?per_page=5&_fields=id"
+	anonymous(t, fs, list)
+	if a := anonymous(t, fs, list); strings.Contains(a.body, fmt.Sprintf(`"id":%d`, future)) {
+		t.Fatalf("the scheduled post is listed before it is published: %s", a.body)
+	}
+	testwait.For(t, "the post's time to come", func() bool { return time.Now().After(at.Add(time.Second)) })
+	testwait.For(t, "wp-cron.php to publish the post", func() bool {
+		ask(t, fs.WPURL, "", http.MethodGet, "/wp-cron.php", "")
+		var status string
+		db.QueryRow("SELECT post_status FROM wp_posts WHERE ID = ?", future).Scan(&status)
+		return status == "publish"
+	})
+	if atOnce, byThen := within(maxStaleness, func() bool {
+		return strings.Contains(anonymous(t, fs, list).body, fmt.Sprintf(`"id":%d`, future))
+	}); !byThen {
+		t.Errorf("published by cron: the next anonymous GET does not list it %s after: %s", maxStaleness, anonymous(t, fs, list).body)
+	} else if !atOnce {
+		late++
+	}
+	t.Logf("changes shown at once: %d of 10; within max-staleness: the rest (%d)", 10-late, late)
+}
+
+// sqlExec runs a statement on the site's database, as a plugin or an
+// operator would, behind WordPress's back.
+func sqlExec(t *testing.T, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// bypasses is the count of requests --cache-rest passed to PHP for reason
+// (0 before the first).
+func bypasses(t *testing.T, fs *wptest.Site, reason string) int {
+	t.Helper()
+	return byReason(t, fs, "wpsidecar_rest_cache_bypasses_total", reason)
+}
+
+// byReason is the value of counter name's series of reason (0 before
+// the first).
+func byReason(t *testing.T, fs *wptest.Site, counter, reason string) int {
+	t.Helper()
+	name := counter + `{reason="` + reason + `"} `
+	m := ask(t, fs.AdminURL, "", http.MethodGet, "/metrics", "").body
+	i := strings.Index(m, name)
+	if i < 0 {
+		return 0
+	}
+	n, _ := strconv.ParseFloat(strings.Fields(m[i+len(name):])[0], 64)
+	return int(n)
+}
+
+// drops are the --cache-rest drop counters, for a failure's message.
+func drops(t *testing.T, fs *wptest.Site) string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(ask(t, fs.AdminURL, "", http.MethodGet, "/metrics", "").body, "\n") {
+		if strings.HasPrefix(l, "wpsidecar_rest_cache_drops_total{") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// made is when PHP made an rctest/v1 answer.
+func made(t *testing.T, a answer) string {
+	t.Helper()
+	var b struct{ Made string }
+	if err := json.Unmarshal([]byte(a.body), &b); err != nil || a.status != 200 || b.Made == "" {
+		t.Fatalf("rctest answer: %d %s", a.status, a.body)
+	}
+	return b.Made
+}
+
+// Never kept: requests with credentials, a cookie, a nonce, another
+// method, a condition reach PHP every time, and so do answers a shared
+// cache may not keep (Set-Cookie, private, no-store, no-cache, a Vary on
+// what is not keyed); a keepable answer is kept.
+func restCacheNeverKept(t *testing.T, fs *wptest.Site) {
+	admin := fs.Users["administrator"]
+	for _, c := range []struct {
+		reason, method, target string
+		hdr                    []string
+	}{
+		{"credentials", "GET", "/wp-json/rctest/v1/plain", basic(admin.Login, admin.ApplicationPassword)},
+		{"cookie", "GET", "/wp-json/rctest/v1/plain", []string{"Cookie", "wordpress_logged_in_x=y"}},
+		{"nonce", "GET", "/wp-json/rctest/v1/plain", []string{"X-WP-Nonce", "abc"}},
+		{"nonce", "GET", "/wp-json/rctest/v1/plain?_wpnonce=abc", nil},
+		{"method", "GET", "/wp-json/rctest/v1/plain?_method=POST", nil},
+		{"method", "POST", "/wp-json/wp/v2/posts", nil},
+		{"conditional", "GET", "/wp-json/rctest/v1/plain", []string{"If-None-Match", `"x"`}},
+	} {
+		before, hits := bypasses(t, fs, c.reason), restCount(t, fs, "hit")
+		var answers []string
+		for range 2 {
+			a := ask(t, fs.URL, "", c.method, c.target, "", c.hdr...)
+			if c.method == "GET" && a.status == 200 {
+				answers = append(answers, made(t, a))
+			}
+		}
+		if n := bypasses(t, fs, c.reason) - before; n != 2 || restCount(t, fs, "hit") != hits {
+			t.Errorf("%s %s %v: %d bypasses for %s, hits %d → %d", c.method, c.target, c.hdr, n, c.reason, hits, restCount(t, fs, "hit"))
+		}
+		if len(answers) == 2 && answers[0] == answers[1] {
+			t.Errorf("%s %s %v: PHP's answer given twice", c.method, c.target, c.hdr)
+		}
+	}
+	for _, route := range []string{"cookie", "private", "nostore", "nocache", "vary"} {
+		kept := metric(t, fs, "wpsidecar_rest_cache_kept_total")
+		first, second := made(t, anonymous(t, fs, "/wp-json/rctest/v1/"+route)), made(t, anonymous(t, fs, "/wp-json/rctest/v1/"+route))
+		if first == second || metric(t, fs, "wpsidecar_rest_cache_kept_total") != kept {
+			t.Errorf("rctest/v1/%s: kept (%s, %s)", route, first, second)
+		}
+	}
+	first, second := made(t, anonymous(t, fs, "/wp-json/rctest/v1/plain")), made(t, anonymous(t, fs, "/wp-json/rctest/v1/plain"))
+	if first != second {
+		t.Errorf("rctest/v1/plain: not kept (%s, %s)", first, second)
+	}
+}
+
+// As PHP: an answer given from memory is PHP's own, byte for byte: the
+// status, the body and every header but Date (fresh) and the hop-by-hop
+// ones, as WordPress answers the same request directly; HEAD too.
+func restCacheAsPHP(t *testing.T, fs *wptest.Site) {
+	var post int64
+	fs.PHP(t, `return wp_insert_post(array("post_title" => "rc as php", "post_status" => "publish", "post_author" => 1, "post_content" => "<p>x</p>"));`, &post)
+	for _, target := range []string{
+		"/wp-json/wp/v2/posts?per_page=2",
+		fmt.Sprintf("/wp-json/wp/v2/posts/%d", post),
+		fmt.Sprintf("/wp-json/wp/v2/posts/%d?_embed=1", post),
+		"/wp-json/wp/v2/categories",
+		"/wp-json/wp/v2/users/1",
+		"/wp-json/wp/v2/types",
+		"/wp-json/wp/v2",
+		"/?rest_route=/wp/v2/posts&per_page=1",
+		"/wp-json/wp/v2/posts/999999",
+		"/wp-json/wp/v2/nope",
+	} {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			hits := restCount(t, fs, "hit")
+			for _, given := range []string{"passed on", "from memory"} {
+				ours := raw(t, method, fs.URL+target)
+				wp := raw(t, method, fs.WPURL+target)
+				if ours.status != wp.status || ours.body != wp.body || !slices.Equal(ours.header, wp.header) {
+					t.Errorf("%s %s, %s: differs from PHP's own: status %d, PHP's %d; same body: %v; header lines only ours: %q, only PHP's: %q",
+						method, target, given, ours.status, wp.status, ours.body == wp.body, only(ours.header, wp.header), only(wp.header, ours.header))
+				}
+			}
+			if restCount(t, fs, "hit") != hits+1 {
+				t.Errorf("%s %s: not given from memory the second time", method, target)
+			}
+		}
+	}
+}
+
+// only are the lines of a not in b.
+func only(a, b []string) []string {
+	var out []string
+	for _, l := range a {
+		if !slices.Contains(b, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// rawAnswer is an answer as it came: its header lines but the ones that
+// are not the answer's own (Date, the connection's, the sidecar's
+// request id), sorted.
+type rawAnswer struct {
+	status int
+	header []string
+	body   string
+}
+
+func raw(t *testing.T, method, url string) rawAnswer {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	resp, body := do(t, nil, req)
+	var h []string
+	for k, vs := range resp.Header {
+		switch k {
+		case "Date", "Connection", "Keep-Alive", "X-Request-Id":
+			continue
+		case "Content-Length":
+			// Framing, as Transfer-Encoding is: PHP's answers come chunked,
+			// a kept one goes out with its length.
+			if n, err := strconv.Atoi(resp.Header.Get(k)); err != nil || (method == http.MethodGet && n != len(body)) {
+				t.Errorf("%s %s: Content-Length %q for %d bytes", method, url, resp.Header.Get(k), len(body))
+			}
+			continue
+		}
+		for _, v := range vs {
+			h = append(h, k+": "+v)
+		}
+	}
+	slices.Sort(h)
+	return rawAnswer{resp.StatusCode, h, body}
+}
+
+// Stampede: 200 concurrent misses of one key reach PHP once, each client
+// given that one answer; again after a write dropped it.
+func restCacheStampede(t *testing.T, fs *wptest.Site) {
+	for round := range 2 {
+		if round == 1 {
+			dropped := byReason(t, fs, "wpsidecar_rest_cache_drops_total", "written")
+			sqlExec(t, fs.DB(t), "INSERT INTO wp_rc_stock (post_id, qty) VALUES (424242, 1) ON DUPLICATE KEY UPDATE qty = qty + 1")
+			testwait.For(t, "the write to drop the kept answers", func() bool {
+				return byReason(t, fs, "wpsidecar_rest_cache_drops_total", "written") > dropped
+			})
+		}
+		misses := restCount(t, fs, "miss")
+		var (
+			wg     sync.WaitGroup
+			mu     sync.Mutex
+			bodies = map[string]int{}
+		)
+		for range 200 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a := anonymous(t, fs, "/wp-json/rctest/v1/plain?stampede=1")
+				mu.Lock()
+				bodies[a.body]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if n := restCount(t, fs, "miss") - misses; n != 1 || len(bodies) != 1 {
+			t.Errorf("round %d: 200 concurrent misses reached PHP %d times, %d distinct answers", round, n, len(bodies))
+		}
+	}
+}
