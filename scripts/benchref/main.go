@@ -49,7 +49,14 @@ func main() {
 			head = http.Header{}
 			for _, line := range strings.Split(string(raw), "\n")[1:] {
 				k, v, ok := strings.Cut(strings.TrimRight(line, "\r"), ": ")
-				if ok && k != "Date" && k != "Content-Length" {
+				// Date and Content-Length are Go's to write; Connection
+				// and Keep-Alive were nginx's word on its own connection
+				// (hop-by-hop), which a handler behind it does not repeat.
+				switch http.CanonicalHeaderKey(k) {
+				case "Date", "Content-Length", "Connection", "Keep-Alive":
+					ok = false
+				}
+				if ok {
 					head[http.CanonicalHeaderKey(k)] = append(head[http.CanonicalHeaderKey(k)], v)
 				}
 			}
