@@ -9,10 +9,14 @@
 # handler; during those rounds the cache's hits grow and its misses stay
 # put. Then the hit ratio, hits / (hits + misses) from /metrics, of
 # CHURN_DURATION of load while a loop writes the site's `cron` option row
-# once a second through SQL (a row no answer is made from: the answers
-# must stay kept), and, as the contrast, while it writes a post row once a
-# second instead (each write drops the site's answers). WordPress runs on
-# a private mariadbd with its binary log on (scripts/bench-binlog-db.sh).
+# once a second through SQL (a row no answer is made from: the answer must
+# stay kept), and, as the contrast, while it writes a post's row once a
+# second instead (each write drops the site's lists, this page among
+# them); with the share of requests answered from memory (hits and
+# collapsed over all, bypasses counted) and every counter that grew.
+# WordPress runs on a private mariadbd with its binary log on
+# (scripts/bench-binlog-db.sh). The load (uptime) is printed before and
+# after: on a shared machine the ratios move with it.
 #
 #   scripts/bench-rest-cache.sh          # ROUNDS=3 DURATION=5s CHURN_DURATION=10s
 set -euo pipefail
@@ -43,7 +47,10 @@ metric() { curl -s "http://$admin/metrics" | awk -v n="$1{$2}" '$1==n {s+=$2} EN
 hits() { metric wpsidecar_rest_cache_requests_total 'result="hit"'; }
 misses() { metric wpsidecar_rest_cache_requests_total 'result="miss"'; }
 collapsed() { metric wpsidecar_rest_cache_requests_total 'result="collapsed"'; }
-dropped() { metric wpsidecar_rest_cache_drops_total 'reason="written"'; }
+# sum NAME: a counter's value summed over its labels (every reason).
+sum() { curl -s "http://$admin/metrics" | awk -v n="$1" 'index($1, n "{") == 1 {s+=$2} END {printf "%d", s}'; }
+dropped() { sum wpsidecar_rest_cache_drops_total; }
+bypassed() { sum wpsidecar_rest_cache_bypasses_total; }
 
 # Ten posts to a page, each with a few paragraphs (the first is the
 # install's Hello world, left as it is).
@@ -80,6 +87,7 @@ for _ in $(seq 1 50); do
 done
 [ "$(hits)" -gt "$h0" ] || { echo "bench: the sidecar does not keep $path (misses $m0 -> $(misses), hits $h0 -> $(hits)); /readyz: $(curl -s "http://$admin/readyz")" >&2; exit 1; }
 cmp -s "$STATE/php.body" "$STATE/side.body" || { echo "bench: the kept answer differs from PHP's" >&2; exit 1; }
+: > "$STATE/headers.txt"
 for f in php side bare; do
   [ "$f" = bare ] && curl -s -D "$STATE/bare.head" -o /dev/null "$bare_url"
   echo "$f headers: $(tail -n +2 "$STATE/$f.head" | cut -d: -f1 | grep . | sort | tr '\n' ' ')" >> "$STATE/headers.txt"
@@ -101,18 +109,26 @@ if [ "$m2" -ne "$m1" ] || [ "$h2" -le "$h1" ]; then
   exit 1
 fi
 
+# rest_counters: the cache's counters on /metrics, one "name{labels} value"
+# a line; counted DIR1 DIR2: what grew between two of them.
+rest_counters() { curl -s "http://$admin/metrics" | grep '^wpsidecar_rest_cache_[a-z_]*_total'; }
+counted() { awk 'NR==FNR {a[$1]=$2; next} $2 != a[$1] {d=$2-a[$1]; sub(/^wpsidecar_rest_cache_/, "", $1); printf "%s+%d ", $1, d}' "$1" "$2"; }
+
 # churn NAME SQL_FUNC: CHURN_DURATION of wrk on the kept answer while the
 # statement SQL_FUNC N prints runs once a second (N counts the seconds);
-# notes the counters' deltas in $STATE/churn.txt.
+# notes the counters' deltas in $STATE/churn.txt and each counter that
+# grew in $STATE/churn-NAME.txt.
 churn() {
-  local name=$1 sql=$2 loop h m c d out rps
+  local name=$1 sql=$2 loop h m c d b out rps
   (for i in $(seq 1 100000); do $MYSQL_ADMIN "$WP_DB_NAME" -e "$($sql "$i")"; sleep 1; done) & loop=$!
-  h=$(hits) m=$(misses) c=$(collapsed) d=$(dropped)
+  rest_counters > "$STATE/before.txt"
+  h=$(hits) m=$(misses) c=$(collapsed) d=$(dropped) b=$(bypassed)
   out=$(wrk -t2 -c32 -d"$CHURN_DURATION" "$side_url")
   kill "$loop"; wait "$loop" 2>/dev/null || true
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
-  h=$(($(hits) - h)) m=$(($(misses) - m)) c=$(($(collapsed) - c)) d=$(($(dropped) - d))
-  echo "$name|$rps|$h|$c|$m|$d" >> "$STATE/churn.txt"
+  h=$(($(hits) - h)) m=$(($(misses) - m)) c=$(($(collapsed) - c)) d=$(($(dropped) - d)) b=$(($(bypassed) - b))
+  counted "$STATE/before.txt" <(rest_counters) > "$STATE/churn-$name.txt"
+  echo "$name|$rps|$h|$c|$m|$b|$d" >> "$STATE/churn.txt"
   bench_settle
 }
 # The cron row as WordPress writes it (serialized: one event due in an
@@ -133,18 +149,28 @@ churn post-row post_sql
 
 php=$(bench_median php-direct) side=$(bench_median sidecar-kept) bare=$(bench_median bare-same-bytes)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+# round_ratio NAME: the median, over the rounds, of the sidecar's req/s
+# over NAME's in the same round (minutes apart at most: less of a shared
+# machine's drift than the medians' ratio).
+round_ratio() {
+  awk -F'|' -v n="$1" '$1=="sidecar-kept" {s[++i]=$2} $1==n {b[++j]=$2} END {for (k=1; k<=i; k++) print s[k]/b[k]}' "$results" |
+    sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'
+}
 echo
 echo "machine: $(nproc) cores; load after: $(uptime)"
 echo "during the rounds: hits +$((h2 - h1)), collapsed +$((c2 - c1)), misses +$((m2 - m1))"
 echo
-echo "| target | req/s (median) | worst p99 ms | sidecar / this |"
-echo "|---|---|---|---|"
-printf '| PHP directly (nginx + php-fpm) | %.0f | %s | %sx (bar >= 100x) |\n' "$php" "$(bench_worst_p99 php-direct)" "$(ratio "$side" "$php")"
-printf '| the sidecar, answer kept (--cache-rest wp/v2) | %.0f | %s | 1.00x |\n' "$side" "$(bench_worst_p99 sidecar-kept)"
-printf '| bare Go handler, the same bytes and headers | %.0f | %s | %sx (bar >= 0.85x) |\n' "$bare" "$(bench_worst_p99 bare-same-bytes)" "$(ratio "$side" "$bare")"
+echo "| target | req/s (median) | worst p99 ms | sidecar / this: medians | median of the rounds' |"
+echo "|---|---|---|---|---|"
+printf '| PHP directly (nginx + php-fpm) | %.0f | %s | %sx | %sx (bar >= 100x) |\n' "$php" "$(bench_worst_p99 php-direct)" "$(ratio "$side" "$php")" "$(round_ratio php-direct)"
+printf '| the sidecar, answer kept (--cache-rest wp/v2) | %.0f | %s | 1.00x | |\n' "$side" "$(bench_worst_p99 sidecar-kept)"
+printf '| bare Go handler, the same bytes and headers | %.0f | %s | %sx | %sx (bar >= 0.85x) |\n' "$bare" "$(bench_worst_p99 bare-same-bytes)" "$(ratio "$side" "$bare")" "$(round_ratio bare-same-bytes)"
 echo
-echo "| a row written once a second ($CHURN_DURATION, wrk -c32) | req/s | hits | collapsed | misses | drops | hits / (hits + misses) |"
-echo "|---|---|---|---|---|---|---|"
-while IFS='|' read -r name rps h c m d; do
-  printf '| %s | %.0f | %d | %d | %d | %d | %s |\n' "$name" "$rps" "$h" "$c" "$m" "$d" "$(awk -v h="$h" -v m="$m" 'BEGIN {printf "%.4f", (h+m) ? h/(h+m) : 0}')"
+echo "| a row written once a second ($CHURN_DURATION, wrk -c32) | req/s | hits | collapsed | misses | bypasses | drops | hits / (hits + misses) | from memory / all |"
+echo "|---|---|---|---|---|---|---|---|---|"
+while IFS='|' read -r name rps h c m b d; do
+  printf '| %s | %.0f | %d | %d | %d | %d | %d | %s | %s |\n' "$name" "$rps" "$h" "$c" "$m" "$b" "$d" \
+    "$(awk -v h="$h" -v m="$m" 'BEGIN {printf "%.4f", (h+m) ? h/(h+m) : 0}')" \
+    "$(awk -v h="$h" -v c="$c" -v m="$m" -v b="$b" 'BEGIN {printf "%.4f", (h+c+m+b) ? (h+c)/(h+c+m+b) : 0}')"
 done < "$STATE/churn.txt"
+for f in "$STATE"/churn-*.txt; do echo "counters grown, $(basename "$f" .txt): $(cat "$f")"; done
