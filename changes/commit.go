@@ -54,6 +54,23 @@ type Touched struct {
 	// (wp_posts for wp_2_posts too), for each site (0 on a single site):
 	// every table of the schema, with FeedOptions.EveryTable.
 	Written map[int64][]string
+	// RowValues are the values of FeedOptions.RowValues' columns in the
+	// rows written, for each site, by "table.column" (the site-1 table
+	// name: "wp_posts.ID"), each once, as text.
+	RowValues map[int64]map[string][]string
+}
+
+// rowValue notes v, a value of column (table.column) in a row site wrote.
+func (t *Touched) rowValue(site int64, column, v string) {
+	if t.RowValues == nil {
+		t.RowValues = map[int64]map[string][]string{}
+	}
+	if t.RowValues[site] == nil {
+		t.RowValues[site] = map[string][]string{}
+	}
+	if !slices.Contains(t.RowValues[site][column], v) {
+		t.RowValues[site][column] = append(t.RowValues[site][column], v)
+	}
 }
 
 // wrote notes a write to site's table name.
@@ -67,7 +84,7 @@ func (t *Touched) wrote(site int64, name string) {
 }
 
 func (t Touched) empty() bool {
-	return !t.DDL && !t.Network && len(t.UserIDs)+len(t.Options)+len(t.Tables)+len(t.Written) == 0
+	return !t.DDL && !t.Network && len(t.UserIDs)+len(t.Options)+len(t.Tables)+len(t.Written)+len(t.RowValues) == 0
 }
 
 // Subscribers tell each of theirs, in order.

@@ -35,7 +35,7 @@ func TestFeed_EveryTable(t *testing.T) {
 			var got []string
 			marker := false
 			o := changes.FeedOptions{Conn: srv.Config(), ServerID: 4260, Schema: tdb.Name, Options: "wp_options", BasePrefix: "wp_",
-				EveryTable: every, Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t),
+				EveryTable: every, RowValues: map[string][]string{"wp_posts": {"ID"}, "wp_postmeta": {"post_id", "meta_key"}}, Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t),
 				// wp_marker, a table of a namespace here, says the feed has
 				// read past the writes before it.
 				Tables: []changes.Table{{Namespace: "marker", Name: "wp_marker", Key: "id", ID: "id", Value: func(map[string]string) string { return "" }}},
@@ -46,7 +46,7 @@ func TestFeed_EveryTable(t *testing.T) {
 						marker = true
 						return
 					}
-					got = append(got, fmt.Sprint(tc.Written))
+					got = append(got, fmt.Sprint(tc.Written, " ", tc.RowValues))
 				}}}
 			_, stop := runFeed(t, o)
 			defer stop()
@@ -56,7 +56,7 @@ func TestFeed_EveryTable(t *testing.T) {
 			}
 			for _, q := range []string{
 				"INSERT INTO wp_posts (post_content, post_title, post_excerpt, to_ping, pinged, post_content_filtered) VALUES ('', 'a', '', '', '', '')",
-				"INSERT INTO wp_2_postmeta (post_id, meta_value) VALUES (1, 'b')",
+				"INSERT INTO wp_2_postmeta (post_id, meta_key, meta_value) VALUES (1, 'k', 'b')",
 				"UPDATE wp_posts SET post_title = 'c'",
 			} {
 				if _, err := tx.Exec(q); err != nil {
@@ -77,9 +77,11 @@ func TestFeed_EveryTable(t *testing.T) {
 			testwait.For(t, "the marker's write", func() bool { mu.Lock(); defer mu.Unlock(); return marker })
 			mu.Lock()
 			defer mu.Unlock()
-			want := []string{"map[1:[wp_posts] 2:[wp_postmeta]]", "map[1:[wp_plugin_stock]]"}
+			// The ids of the rows each site wrote, an update's before and
+			// after images both (the first post's id, 1, twice).
+			want := []string{"map[1:[wp_posts] 2:[wp_postmeta]] map[1:map[wp_posts.ID:[1]] 2:map[wp_postmeta.meta_key:[k] wp_postmeta.post_id:[1]]]", "map[1:[wp_plugin_stock]] map[]"}
 			if !every {
-				want = nil
+				want = []string{"map[] map[1:map[wp_posts.ID:[2]] 2:map[wp_postmeta.meta_key:[k] wp_postmeta.post_id:[1]]]"} // the second post; the first is c already
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("reported %q, want %q", got, want)

@@ -55,6 +55,10 @@ type FeedOptions struct {
 	// each site's transactions wrote are in Touched.Written (what keeps
 	// WordPress's own answers must hear of a write to any of them).
 	EveryTable bool
+	// RowValues names, by site-1 table name ("wp_posts"), the columns
+	// whose values in every row image written are reported in
+	// Touched.RowValues: what a cache keyed by WordPress's own ids drops.
+	RowValues map[string][]string
 	// HistoryTable is the history's table (the site-1 name): a transaction
 	// that wrote it is the sidecar's own, whose history was recorded as it
 	// wrote. Its commits' Author is then Via binlog alone; others' are
@@ -555,6 +559,18 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 	if f.o.EveryTable {
 		tx.touched.wrote(siteID, name)
 	}
+	if want := f.o.RowValues[name]; len(want) > 0 {
+		cols := f.columns(ctx, table, int(e.Table.ColumnCount))
+		if cols == nil {
+			tx.touched.DDL = true // which rows is not known
+			return
+		}
+		for _, row := range e.Rows { // an update's before and after images both
+			for _, c := range want {
+				tx.touched.rowValue(siteID, name+"."+c, rowText(cols, row, c))
+			}
+		}
+	}
 	ti := f.table(name)
 	switch name {
 	case f.o.HistoryTable:
@@ -836,6 +852,29 @@ func rowNum(cols []string, row []any, name string) int64 {
 		}
 	}
 	return 0
+}
+
+// rowText is a row's column as text: a number in decimal, a string or
+// bytes as they are; "" for another type (NULL) or no such column.
+func rowText(cols []string, row []any, name string) string {
+	if i := slices.Index(cols, name); i >= 0 && i < len(row) {
+		switch v := row[i].(type) {
+		case string:
+			return v
+		case []byte:
+			return string(v)
+		case nil:
+			return ""
+		}
+		if n := rowNum(cols, row, name); n != 0 {
+			return strconv.FormatInt(n, 10)
+		}
+		if v, ok := row[i].(uint64); ok {
+			return strconv.FormatUint(v, 10)
+		}
+		return fmt.Sprint(row[i])
+	}
+	return ""
 }
 
 // noteWritten keeps a row the transaction wrote in table, by its primary

@@ -14,6 +14,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
+	"github.com/wpsidecar/wpsidecar/web/restcache"
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
@@ -23,8 +24,10 @@ import (
 // unless it cannot be made at all. It follows every site's tables and
 // option rows (the modules') and tells sub what each transaction did.
 func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, mods []module.Module, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
-	o := changes.FeedOptions{Tables: module.Tables(mods), OptionRows: module.OptionRows(mods), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db,
-		EveryTable: len(cfg.CacheREST) > 0} // --cache-rest drops what any table's write may alter
+	o := changes.FeedOptions{Tables: module.Tables(mods), OptionRows: module.OptionRows(mods), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
+	if len(cfg.CacheREST) > 0 { // --cache-rest drops what any table's write may alter, by id where it can
+		o.EveryTable, o.RowValues = true, restcache.RowValues(cfg.TablePrefix)
+	}
 	feed, err := changes.PrepareFeed(feedConfig(cfg), o)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(ctx, cfg.DB.Timeout)

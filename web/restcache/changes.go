@@ -2,6 +2,7 @@ package restcache
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar"
@@ -15,22 +16,32 @@ const (
 	DropNetwork = "network" // a network's table of sites
 	DropGlobal  = "global"  // a table all sites share (users, a network's)
 	DropFeed    = "feed"    // the feed stopped: what it did not hear
+	DropRows    = "rows"    // posts, terms, comments or users: what shows them
 )
 
 // globalTables are the tables, after the base prefix, that every site of
 // a network reads (wpdb's global tables): a write drops every answer.
 var globalTables = []string{"users", "usermeta", "blogs", "blogmeta", "site", "sitemeta", "signups", "registration_log"}
 
-// Touched drops what a committed transaction may have changed (it is a
-// changes.Subscriber's half, with the feed's FeedOptions.EveryTable on):
-// every answer of each site whose tables it wrote, unless all it wrote
-// are option rows no answer is made from (answersMayRead); every answer
-// after DDL, a change to a network's sites, or a write to a table all
-// sites share (users: a network's sites all show them). Sites are numbered as the
-// feed numbers them: 0 on a single site, 1 for the base prefix's tables
-// on a network; tables are named with Options.TablePrefix.
+// Touched drops what a committed transaction may have changed (the cache
+// is a changes.Subscriber, with the feed's FeedOptions.EveryTable and
+// RowValues on). Sites are numbered as the feed numbers them: 0 on a
+// single site, 1 for the base prefix's tables on a network; tables are
+// named with Options.TablePrefix.
+//
+//   - DDL, rows the feed could not read, a network's sites or another
+//     table all sites share: every answer.
+//   - A site's posts, terms, comments, their meta and relationships, and
+//     users (every site's): the answers that show those entities (by the
+//     ids the rows name), and the lists of the site (of every site, for
+//     a user). Meta rows WordPress writes for its own bookkeeping drop
+//     nothing (ignoredMeta).
+//   - Option rows: every answer of the site, but for those no answer is
+//     made from (answersMayRead): a site writing its cron row every
+//     second keeps its answers.
+//   - Any other table of a site (a plugin's own): every answer of the
+//     site.
 func (c *Cache) Touched(t changes.Touched) {
-	prefix := c.o.TablePrefix
 	switch {
 	case t.DDL:
 		c.DropAll(DropSchema)
@@ -39,22 +50,71 @@ func (c *Cache) Touched(t changes.Touched) {
 		c.DropAll(DropNetwork)
 		return
 	}
-	options := prefix + "options"
+	prefix := c.o.TablePrefix
 	for site, tables := range t.Written {
 		if site <= 1 && slices.ContainsFunc(tables, func(name string) bool {
 			g, ok := strings.CutPrefix(name, prefix)
-			return ok && slices.Contains(globalTables, g)
+			if !ok || !slices.Contains(globalTables, g) {
+				return false
+			}
+			_, reported := t.RowValues[site][name+".ID"]
+			_, metaReported := t.RowValues[site][name+".user_id"]
+			return rowKinds[g] == nil || !reported && !metaReported // users whose ids are not known: every site's
 		}) {
 			c.DropAll(DropGlobal)
 			return
 		}
 	}
 	for site, tables := range t.Written {
-		if len(tables) == 1 && tables[0] == options && len(t.Options[site]) > 0 && !slices.ContainsFunc(t.Options[site], answersMayRead) {
+		values := t.RowValues[site]
+		byRows := !slices.ContainsFunc(tables, func(name string) bool {
+			if name == prefix+"options" {
+				return slices.ContainsFunc(t.Options[site], answersMayRead)
+			}
+			g, ok := strings.CutPrefix(name, prefix)
+			if !ok || rowKinds[g] == nil {
+				return true
+			}
+			for col := range rowKinds[g] {
+				if _, ok := values[name+"."+col]; ok {
+					return false
+				}
+			}
+			return true // its rows' ids were not reported
+		})
+		if !byRows {
+			c.DropSite(site, DropWritten)
 			continue
 		}
-		c.DropSite(site, DropWritten)
+		if keys := rowKeys(prefix, values); len(keys) > 0 {
+			c.dropKeys(site, keys, DropRows)
+		}
 	}
+}
+
+// rowKeys are the keys the rows named by values (the feed's RowValues of
+// one site) show, qualified: "post:14" as "<site>/post:14" is by
+// dropKeys' caller, users as "*/user:1".
+func rowKeys(prefix string, values map[string][]string) []string {
+	var keys []string
+	for col, ids := range values {
+		name, column, _ := strings.Cut(col, ".")
+		table, _ := strings.CutPrefix(name, prefix)
+		kind := rowKinds[table][column]
+		if kind == "" {
+			continue
+		}
+		if metaKeys, ok := values[name+".meta_key"]; ok && len(metaKeys) > 0 &&
+			!slices.ContainsFunc(metaKeys, func(k string) bool { return !ignoredMeta(table, k) }) {
+			continue // only bookkeeping rows
+		}
+		for _, id := range ids {
+			if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > 0 {
+				keys = append(keys, kind+":"+id)
+			}
+		}
+	}
+	return keys
 }
 
 // Commit: a namespace's change drops what Touched dropped already (the

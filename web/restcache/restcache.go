@@ -29,6 +29,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,25 +88,36 @@ type Cache struct {
 	o       Options
 	answers *otter.Cache[string, *answer]
 
-	mu      sync.Mutex
-	all     uint64           // moved by DropAll
-	sites   map[int64]uint64 // moved by DropSite
+	mu    sync.Mutex
+	all   uint64           // moved by DropAll
+	sites map[int64]uint64 // moved by DropSite
+	// vers are the versions of the keys answers are kept by ("2/post:14",
+	// "2/lists", "*/user:1", "*/lists"), moved by the drops of those
+	// keys; a key never dropped is at 0.
+	vers map[string]uint64
+	// seq counts every drop of a site's answers, and gseq every drop of
+	// every site's (users): an answer fetched across one is not kept.
+	seq     map[int64]uint64
+	gseq    uint64
 	flights map[string]*flight
 
 	counts Counts
 }
 
-// generation is what a kept answer was fetched at: it is given again only
-// while neither moved.
-type generation struct{ all, site uint64 }
+// generation is where the drops stood when a fetch began: an answer is
+// kept only if none came before it ended.
+type generation struct{ all, site, seq, gseq uint64 }
 
 // answer is PHP's answer as it was sent, never modified once kept.
 type answer struct {
-	gen    generation
-	status int
-	header http.Header
-	body   []byte
-	weight uint32
+	all, site uint64   // c.all and c.sites[site] when kept
+	keys      []string // what it shows (see keysOf), qualified by site
+	vers      []uint64 // their versions when kept
+	tags      []string // the cache tags it names (Cache-Tag, Surrogate-Key)
+	status    int
+	header    http.Header
+	body      []byte
+	weight    uint32
 }
 
 // flight is a fetch from PHP other requests for the same key wait for.
@@ -137,13 +149,19 @@ func New(o Options) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cache{o: o, answers: answers, sites: map[int64]uint64{}, flights: map[string]*flight{}}, nil
+	return &Cache{o: o, answers: answers, sites: map[int64]uint64{}, vers: map[string]uint64{}, seq: map[int64]uint64{},
+		flights: map[string]*flight{}}, nil
 }
+
+// maxVers bounds the versions kept of keys dropped: past it they are
+// forgotten, and every answer with them.
+const maxVers = 1 << 16
 
 // DropSite drops every answer of site: a change to its rows.
 func (c *Cache) DropSite(site int64, reason string) {
 	c.mu.Lock()
 	c.sites[site]++
+	c.seq[site]++
 	c.mu.Unlock()
 	c.counts.drop(reason)
 }
@@ -157,10 +175,88 @@ func (c *Cache) DropAll(reason string) {
 	c.counts.drop(reason)
 }
 
+// dropKeys drops the answers of site that show one of keys ("post:14";
+// a user's, of every site) and every list of site, or of every site when
+// a user is among them.
+func (c *Cache) dropKeys(site int64, keys []string, reason string) {
+	for i, k := range keys {
+		keys[i] = qualified(site, k)
+	}
+	c.mu.Lock()
+	if len(c.vers)+len(keys)+2 > maxVers {
+		clear(c.vers)
+		c.all++
+		c.mu.Unlock()
+		c.answers.InvalidateAll()
+		c.counts.drop(reason)
+		return
+	}
+	global := false
+	for _, k := range keys {
+		c.vers[k]++
+		global = global || strings.HasPrefix(k, "*/")
+	}
+	c.vers[qualified(site, keyLists)]++
+	c.seq[site]++
+	if global {
+		c.vers["*/"+keyLists]++
+		c.gseq++
+	}
+	c.mu.Unlock()
+	c.counts.drop(reason)
+}
+
+// qualified is key as site's answers are kept by it: users are every
+// site's ("*/user:1"), the rest the site's own ("2/post:14").
+func qualified(site int64, key string) string {
+	if strings.HasPrefix(key, kindUser+":") {
+		return "*/" + key
+	}
+	return strconv.FormatInt(site, 10) + "/" + key
+}
+
 func (c *Cache) generation(site int64) generation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return generation{c.all, c.sites[site]}
+	return generation{c.all, c.sites[site], c.seq[site], c.gseq}
+}
+
+// keep makes a, fetched from gen on, a kept answer of site showing keys
+// (nil: a list), when no drop came since gen; false when one did.
+func (c *Cache) keep(a *answer, site int64, gen generation, keys []string) bool {
+	if keys == nil {
+		keys = []string{keyLists, "*/" + keyLists}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if (generation{c.all, c.sites[site], c.seq[site], c.gseq}) != gen {
+		return false
+	}
+	a.all, a.site = gen.all, gen.site
+	a.keys, a.vers = make([]string, len(keys)), make([]uint64, len(keys))
+	for i, k := range keys {
+		if !strings.HasPrefix(k, "*/") {
+			k = qualified(site, k)
+		}
+		a.keys[i], a.vers[i] = k, c.vers[k]
+	}
+	return true
+}
+
+// fresh tells whether a, kept for site, may be given: nothing it shows
+// was dropped since.
+func (c *Cache) fresh(a *answer, site int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.all != c.all || a.site != c.sites[site] {
+		return false
+	}
+	for i, k := range a.keys {
+		if c.vers[k] != a.vers[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Outcomes of Serve, as the access log says them.
@@ -180,9 +276,8 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		return Bypass
 	}
 	key := keyOf(r, req)
-	gen := c.generation(req.Site)
 	if a, ok := c.answers.GetIfPresent(key); ok {
-		if a.gen == gen {
+		if c.fresh(a, req.Site) {
 			c.counts.Hits.Add(1)
 			a.write(w, r)
 			return Hit
@@ -212,8 +307,9 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 	c.mu.Unlock()
 
 	c.counts.Misses.Add(1)
-	f.a = c.fetch(w, r, php, gen)
-	if f.a != nil && c.current() && c.generation(req.Site) == gen {
+	gen := c.generation(req.Site)
+	f.a = c.fetch(w, r, php)
+	if f.a != nil && c.current() && c.keep(f.a, req.Site, gen, keysOf(req.Route, f.a.body)) {
 		c.answers.Set(key, f.a)
 		c.counts.Kept.Add(1)
 	} else {
@@ -319,7 +415,7 @@ func keyOf(r *http.Request, req Request) string {
 // fetch passes r to php through a capture: the answer goes to the client
 // as it comes, and is returned when it may be kept (nil otherwise). PHP
 // is asked for the identity coding, which any client may be given.
-func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, php http.Handler, gen generation) *answer {
+func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, php http.Handler) *answer {
 	rr := r
 	if _, ok := r.Header["Accept-Encoding"]; ok {
 		rr = r.Clone(r.Context())
@@ -332,7 +428,7 @@ func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, php http.Handler, 
 	}
 	h := rec.header.Clone()
 	h.Del("Date")
-	a := &answer{gen: gen, status: rec.status, header: h, body: rec.body.Bytes()}
+	a := &answer{status: rec.status, header: h, body: rec.body.Bytes()}
 	a.weight = uint32(len(a.body) + headerSize(h) + 256)
 	return a
 }

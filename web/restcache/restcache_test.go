@@ -2,9 +2,11 @@ package restcache
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -456,5 +458,128 @@ func TestTouched(t *testing.T) {
 				t.Errorf("answers dropped for sites %v, want %v", dropped, tc.dropped)
 			}
 		})
+	}
+}
+
+// wpREST answers like WordPress's REST server: posts 14 and 15 by user 1
+// in category 3, the user, the category, and the posts' list; each
+// answer numbered by how many it made of its path.
+type wpREST struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (p *wpREST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	if p.calls == nil {
+		p.calls = map[string]int{}
+	}
+	p.calls[r.URL.Path]++
+	n := p.calls[r.URL.Path]
+	p.mu.Unlock()
+	post := func(id int) string {
+		return fmt.Sprintf(`{"id":%d,"type":"post","slug":"p%d","author":1,"featured_media":0,"categories":[3],"tags":[],"n":%d,"_links":{"self":[{"href":"x"}]}}`, id, id, n)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	switch r.URL.Path {
+	case "/wp-json/wp/v2/posts/14":
+		io.WriteString(w, post(14))
+	case "/wp-json/wp/v2/posts/15":
+		io.WriteString(w, post(15))
+	case "/wp-json/wp/v2/users/1":
+		fmt.Fprintf(w, `{"id":1,"name":"admin","slug":"admin","avatar_urls":{"24":"x"},"n":%d}`, n)
+	case "/wp-json/wp/v2/categories/3":
+		fmt.Fprintf(w, `{"id":3,"taxonomy":"category","slug":"c","parent":0,"n":%d}`, n)
+	case "/wp-json/wp/v2/widgets/4":
+		fmt.Fprintf(w, `{"id":4,"sidebar":"s","n":%d}`, n) // an object of a kind the cache does not know
+	default:
+		fmt.Fprintf(w, `[%s,%s]`, post(14), post(15))
+	}
+}
+
+// TestTouched_ByRows: a write of a site's posts, terms, comments or users
+// drops the answers that show them and the site's lists, and keeps the
+// rest; a user's, on every site; bookkeeping meta rows drop nothing.
+func TestTouched_ByRows(t *testing.T) {
+	paths := []string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/categories/3", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}
+	rows := func(site int64, tables []string, values map[string][]string) changes.Touched {
+		return changes.Touched{Written: map[int64][]string{site: tables}, RowValues: map[int64]map[string][]string{site: values}}
+	}
+	for _, tc := range []struct {
+		name    string
+		touched changes.Touched
+		dropped []string // paths of site 1 asked of PHP again
+		site2   bool     // site 2's list too
+	}{
+		{"post 14", rows(1, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"14"}}),
+			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+		{"post 14's meta", rows(1, []string{"wp_postmeta"}, map[string][]string{"wp_postmeta.post_id": {"14"}, "wp_postmeta.meta_key": {"rc_note"}}),
+			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+		{"post 14's editor lock", rows(1, []string{"wp_postmeta"}, map[string][]string{"wp_postmeta.post_id": {"14"}, "wp_postmeta.meta_key": {"_edit_lock"}}),
+			nil, false},
+		{"category 3", rows(1, []string{"wp_term_taxonomy"}, map[string][]string{"wp_term_taxonomy.term_id": {"3"}}),
+			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/categories/3", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+		{"a comment on post 15", rows(1, []string{"wp_comments"}, map[string][]string{"wp_comments.comment_ID": {"9"}, "wp_comments.comment_post_ID": {"15"}}),
+			[]string{"/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+		{"user 1", rows(1, []string{"wp_users"}, map[string][]string{"wp_users.ID": {"1"}}),
+			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, true},
+		{"user 1's sessions", rows(1, []string{"wp_usermeta"}, map[string][]string{"wp_usermeta.user_id": {"1"}, "wp_usermeta.meta_key": {"session_tokens"}}),
+			nil, false},
+		{"post 14 on site 2", rows(2, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"14"}}),
+			nil, true},
+		{"a plugin's table", changes.Touched{Written: map[int64][]string{1: {"wp_plugin_stock"}}}, paths, false},
+		{"posts whose ids were not read", changes.Touched{Written: map[int64][]string{1: {"wp_posts"}}}, paths, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &wpREST{}
+			c := newCache(t, Options{TablePrefix: "wp_"})
+			list2 := Request{Site: 2, Route: "/wp/v2/posts"}
+			for _, path := range paths {
+				ask(c, p, "GET", path, Request{Site: 1, Route: strings.TrimPrefix(path, "/wp-json")})
+			}
+			ask(c, p, "GET", "/wp-json/wp/v2/posts", list2, "Host: two.example.org")
+			c.Touched(tc.touched)
+			var dropped []string
+			for _, path := range paths {
+				before := p.calls[path]
+				ask(c, p, "GET", path, Request{Site: 1, Route: strings.TrimPrefix(path, "/wp-json")})
+				if p.calls[path] > before {
+					dropped = append(dropped, path)
+				}
+			}
+			before := p.calls["/wp-json/wp/v2/posts"]
+			ask(c, p, "GET", "/wp-json/wp/v2/posts", list2, "Host: two.example.org")
+			site2 := p.calls["/wp-json/wp/v2/posts"] > before
+			if !slices.Equal(dropped, tc.dropped) && !(len(dropped) == 0 && len(tc.dropped) == 0) || site2 != tc.site2 {
+				t.Errorf("asked PHP again for %q and site 2's list %v; want %q, %v", dropped, site2, tc.dropped, tc.site2)
+			}
+		})
+	}
+}
+
+func TestKeysOf(t *testing.T) {
+	for _, tc := range []struct {
+		route, body string
+		want        []string
+	}{
+		{"/wp/v2/posts/14", `{"id":14,"type":"post","slug":"a","author":2,"featured_media":30,"parent":0,"categories":[3,4],"tags":[7]}`,
+			[]string{"post:14", "user:2", "post:30", "term:3", "term:4", "term:7"}},
+		{"/wp/v2/posts/14", `{"id":14,"type":"post","slug":"a","author":2,"_embedded":{"author":[{"id":2,"slug":"u","avatar_urls":{}}],"wp:term":[[{"id":5,"taxonomy":"genre","slug":"g"}]],"replies":[[{"id":9,"post":14,"author":0,"author_name":"x"}]]}}`,
+			[]string{"post:14", "user:2", "term:5", "comment:9"}},
+		{"/wp/v2/comments/9", `{"id":9,"post":14,"author":3,"author_name":"x","parent":0}`, []string{"comment:9", "post:14", "user:3"}},
+		{"/wp/v2/users/2", `{"id":2,"name":"u","slug":"u","avatar_urls":{}}`, []string{"user:2"}},
+		{"/wp/v2/posts", `[{"id":14,"type":"post","slug":"a"}]`, nil},               // a list
+		{"/wp/v2/posts/14", `{"id":15,"type":"post","slug":"a"}`, nil},              // not the entity its route names
+		{"/wp/v2/widgets/4", `{"id":4,"sidebar":"s"}`, nil},                         // a kind not known
+		{"/wp/v2/posts/14", `{"id":14,"type":"post","slug":"a","x":{"id":1}}`, nil}, // shows an object not known
+		{"/wp/v2/posts/14", `not json`, nil},
+	} {
+		got := keysOf(tc.route, []byte(tc.body))
+		slices.Sort(got)
+		want := slices.Clone(tc.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s %s: %q, want %q", tc.route, tc.body, got, tc.want)
+		}
 	}
 }
