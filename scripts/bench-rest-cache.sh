@@ -19,6 +19,7 @@
 # after: on a shared machine the ratios move with it.
 #
 #   scripts/bench-rest-cache.sh          # ROUNDS=3 DURATION=5s CHURN_DURATION=10s
+#   ROUNDS=5 SIDECAR_FLAGS='--access-log off' scripts/bench-rest-cache.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ROUNDS:=3}" "${DURATION:=5s}" "${CHURN_DURATION:=10s}" "${STATE:=.bench-rest}" "${FEED_DB_PORT:=18346}"
@@ -32,7 +33,9 @@ echo "bench-rest-cache: $(git rev-parse --short HEAD)$(git diff --quiet || echo 
 WP_DB_NAME=wpsidecar_bench_rest
 # shellcheck source=scripts/bench-binlog-db.sh
 . scripts/bench-binlog-db.sh
-SIDECAR_ARGS=("${feed_args[@]}" --cache-rest wp/v2 --admin-listen "$admin")
+# SIDECAR_FLAGS (words) adds flags: --access-log off, to see what the log costs.
+# shellcheck disable=SC2206
+SIDECAR_ARGS=("${feed_args[@]}" --cache-rest wp/v2 --admin-listen "$admin" ${SIDECAR_FLAGS:-})
 # shellcheck source=scripts/bench-site.sh
 . scripts/bench-site.sh
 eval "$(declare -f bench_cleanup | sed '1s/bench_cleanup/bench_cleanup_site/')"
