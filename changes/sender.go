@@ -14,9 +14,11 @@ import (
 // for lag after the change was noticed (it notices changes up to lag
 // later than this instance, and may have died before sending them), so
 // it is sent then. A receiver may get a change twice around a fail-over,
-// never in steady state. It subscribes to commits (Touched are every
-// instance's own business), and sends to its own subscriber: the webhooks
-// and the purges.
+// never in steady state. It subscribes to commits, and sends to its own
+// subscriber: the webhooks and the purges. What a transaction touched
+// (the purges of PHP's answers kept by --cache-rest) is passed on while
+// leading only: one missed around a fail-over leaves a CDN an answer
+// until its lifetime ends.
 type Sender struct {
 	send      Subscriber
 	keep, lag time.Duration
@@ -42,8 +44,14 @@ func NewSender(send Subscriber, keep, lag time.Duration) *Sender {
 	return &Sender{send: send, keep: keep, lag: lag, now: time.Now}
 }
 
-// Touched is nothing to send.
-func (s *Sender) Touched(Touched) {}
+// Touched passes t on while leading.
+func (s *Sender) Touched(t Touched) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leading {
+		s.send.Touched(t)
+	}
+}
 
 // Commit sends c, or keeps it while another instance leads. send must not
 // block: it is called with the order of changes held.

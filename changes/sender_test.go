@@ -45,3 +45,24 @@ func TestSender(t *testing.T) {
 		t.Errorf("%d kept, bound %d", len(s.recent), maxKept)
 	}
 }
+
+// touchedTo passes what transactions touched on.
+type touchedTo func(Touched)
+
+func (f touchedTo) Touched(t Touched)     { f(t) }
+func (touchedTo) Commit(wpsidecar.Commit) {}
+
+// TestSender_Touched: what a transaction touched is passed on while
+// leading, and not kept by a follower.
+func TestSender_Touched(t *testing.T) {
+	var got []bool
+	s := NewSender(touchedTo(func(t Touched) { got = append(got, t.DDL) }), time.Minute, time.Second)
+	s.Touched(Touched{DDL: false})
+	s.Lead(true, time.Time{})
+	s.Touched(Touched{DDL: true})
+	s.Lead(false, time.Time{})
+	s.Touched(Touched{DDL: false})
+	if !slices.Equal(got, []bool{true}) {
+		t.Errorf("passed on %v, want only the leader's [true]", got)
+	}
+}

@@ -86,13 +86,19 @@ func memoryReads(t *testing.T, fs *wptest.Site) int {
 // metric is the value of a counter of the sidecar's (its name and labels).
 func metric(t *testing.T, fs *wptest.Site, name string) int {
 	t.Helper()
-	m := ask(t, fs.AdminURL, "", http.MethodGet, "/metrics", "").body
-	i := strings.Index(m, name+" ")
-	if i < 0 {
-		t.Fatal("no " + name)
+	// The sample's own line: a counter without labels is named in its
+	// "# HELP" line too, followed by words.
+	for _, l := range strings.Split(ask(t, fs.AdminURL, "", http.MethodGet, "/metrics", "").body, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			n, err := strconv.ParseFloat(strings.Fields(v)[0], 64)
+			if err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			return int(n)
+		}
 	}
-	n, _ := strconv.ParseFloat(strings.Fields(m[i+len(name)+1:])[0], 64)
-	return int(n)
+	t.Fatal("no " + name)
+	return 0
 }
 
 // TestServeFromFeed: with --serve-from-feed, GETs are answered from memory

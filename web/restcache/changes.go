@@ -7,6 +7,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 )
 
 // Why answers were dropped (the metrics' reasons).
@@ -42,13 +43,34 @@ var globalTables = []string{"users", "usermeta", "blogs", "blogmeta", "site", "s
 //   - Any other table of a site (a plugin's own): every answer of the
 //     site.
 func (c *Cache) Touched(t changes.Touched) {
+	for _, d := range c.plan(t) {
+		switch {
+		case d.all:
+			c.DropAll(d.reason)
+		case d.keys == nil:
+			c.DropSite(d.site, d.reason)
+		default:
+			c.dropKeys(d.site, d.keys, d.reason)
+		}
+	}
+}
+
+// drop is one of what a transaction drops: every answer (all), every
+// answer of site (no keys), or those of site showing keys.
+type drop struct {
+	all    bool
+	site   int64
+	keys   []string
+	reason string
+}
+
+// plan is what t drops (see Touched).
+func (c *Cache) plan(t changes.Touched) []drop {
 	switch {
 	case t.DDL:
-		c.DropAll(DropSchema)
-		return
+		return []drop{{all: true, reason: DropSchema}}
 	case t.Network:
-		c.DropAll(DropNetwork)
-		return
+		return []drop{{all: true, reason: DropNetwork}}
 	}
 	prefix := c.o.TablePrefix
 	for site, tables := range t.Written {
@@ -61,10 +83,10 @@ func (c *Cache) Touched(t changes.Touched) {
 			_, metaReported := t.RowValues[site][name+".user_id"]
 			return rowKinds[g] == nil || !reported && !metaReported // users whose ids are not known: every site's
 		}) {
-			c.DropAll(DropGlobal)
-			return
+			return []drop{{all: true, reason: DropGlobal}}
 		}
 	}
+	var out []drop
 	for site, tables := range t.Written {
 		values := t.RowValues[site]
 		byRows := !slices.ContainsFunc(tables, func(name string) bool {
@@ -82,15 +104,59 @@ func (c *Cache) Touched(t changes.Touched) {
 			}
 			return true // its rows' ids were not reported
 		})
-		if !byRows {
-			c.DropSite(site, DropWritten)
-			continue
+		switch keys := rowKeys(prefix, values); {
+		case !byRows:
+			out = append(out, drop{site: site, reason: DropWritten})
+		case len(keys) > 0:
+			out = append(out, drop{site: site, keys: keys, reason: DropRows})
 		}
-		if keys := rowKeys(prefix, values); len(keys) > 0 {
-			c.dropKeys(site, keys, DropRows)
+	}
+	return out
+}
+
+// Tags are what a CDN must purge after t: the tags of the answers t
+// drops, as kept answers name them (tagsOf).
+func (c *Cache) Tags(t changes.Touched) []string {
+	var tags []string
+	for _, d := range c.plan(t) {
+		switch {
+		case d.all:
+			tags = append(tags, tagAll)
+		case d.keys == nil:
+			tags = append(tags, cachetag.SitePrefix(d.site)+tagAll)
+		default:
+			// The answers showing the keys, and the site's lists, or every
+			// site's when a user is among them (as dropKeys drops them).
+			tags = append(tags, keyTags(d.site, d.keys)...)
+			tags = append(tags, cachetag.SitePrefix(d.site)+tagAll+":"+keyLists)
+			if slices.ContainsFunc(d.keys, func(k string) bool { return strings.HasPrefix(k, kindUser+":") }) {
+				tags = append(tags, tagAll+":"+keyLists)
+			}
+		}
+	}
+	slices.Sort(tags)
+	return slices.Compact(tags)
+}
+
+// Purges are the purges of the answers CDNs keep of PHP's (a
+// changes.Subscriber, of the leader's: changes.Sender): what each
+// transaction dropped, by tag.
+type Purges struct {
+	Cache   *Cache
+	Purgers []*changes.Purger
+}
+
+// Touched queues t's tags in every purger.
+func (p Purges) Touched(t changes.Touched) {
+	if tags := p.Cache.Tags(t); len(tags) > 0 {
+		for _, q := range p.Purgers {
+			q.Purge(changes.Purge{Tags: tags})
 		}
 	}
 }
+
+// Commit is none of these purges' business.
+func (Purges) Commit(wpsidecar.Commit) {}
 
 // rowKeys are the keys the rows named by values (the feed's RowValues of
 // one site) show, qualified: "post:14" as "<site>/post:14" is by

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 )
 
 // What a kept answer shows, as keys a change drops it by.
@@ -195,4 +197,45 @@ func ignoredMeta(table, key string) bool {
 		}
 	}
 	return false
+}
+
+// tagAll is the tag every kept answer names, first (a CDN cuts a list too
+// long back to it): with a site's prefix, its answers; without, every
+// site's. Its keys' tags follow it ("rest:post:14"), a user's never
+// prefixed (every site's answers show users), and a list's "rest:lists".
+const tagAll = "rest"
+
+// tagsOf are the cache tags of an answer of site showing keys (nil: a
+// list): the site's tagAll and, on a network, every site's; then its
+// keys'. A list names its site's lists and, on a network, every site's
+// (a user's change is on every site's lists).
+func tagsOf(site int64, keys []string) []string {
+	p := cachetag.SitePrefix(site)
+	tags := []string{p + tagAll}
+	if p != "" {
+		tags = append(tags, tagAll)
+	}
+	if keys != nil {
+		return append(tags, keyTags(site, keys)...)
+	}
+	tags = append(tags, p+tagAll+":"+keyLists)
+	if p != "" {
+		tags = append(tags, tagAll+":"+keyLists)
+	}
+	return tags
+}
+
+// keyTags are the tags of keys of site, as answers name them: a user's
+// with no site's prefix.
+func keyTags(site int64, keys []string) []string {
+	p := cachetag.SitePrefix(site)
+	tags := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if strings.HasPrefix(k, kindUser+":") {
+			tags = append(tags, tagAll+":"+k)
+		} else {
+			tags = append(tags, p+tagAll+":"+k)
+		}
+	}
+	return tags
 }

@@ -27,6 +27,7 @@ package restcache
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -36,6 +37,7 @@ import (
 	"time"
 
 	"github.com/maypok86/otter/v2"
+	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 )
 
 // Defaults of Options' bounds: sized for a small container.
@@ -179,9 +181,6 @@ func (c *Cache) DropAll(reason string) {
 // a user's, of every site) and every list of site, or of every site when
 // a user is among them.
 func (c *Cache) dropKeys(site int64, keys []string, reason string) {
-	for i, k := range keys {
-		keys[i] = qualified(site, k)
-	}
 	c.mu.Lock()
 	if len(c.vers)+len(keys)+2 > maxVers {
 		clear(c.vers)
@@ -193,6 +192,7 @@ func (c *Cache) dropKeys(site int64, keys []string, reason string) {
 	}
 	global := false
 	for _, k := range keys {
+		k = qualified(site, k)
 		c.vers[k]++
 		global = global || strings.HasPrefix(k, "*/")
 	}
@@ -308,8 +308,9 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 
 	c.counts.Misses.Add(1)
 	gen := c.generation(req.Site)
-	f.a = c.fetch(w, r, php)
-	if f.a != nil && c.current() && c.keep(f.a, req.Site, gen, keysOf(req.Route, f.a.body)) {
+	var keys []string
+	f.a, keys = c.fetch(w, r, req, php)
+	if f.a != nil && c.current() && c.keep(f.a, req.Site, gen, keys) {
 		c.answers.Set(key, f.a)
 		c.counts.Kept.Add(1)
 	} else {
@@ -412,25 +413,37 @@ func keyOf(r *http.Request, req Request) string {
 	return b.String()
 }
 
-// fetch passes r to php through a capture: the answer goes to the client
-// as it comes, and is returned when it may be kept (nil otherwise). PHP
-// is asked for the identity coding, which any client may be given.
-func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, php http.Handler) *answer {
+// fetch passes r to php through a capture, and gives the answer to the
+// client; it returns the answer and the keys of what it shows when it
+// may be kept (nil otherwise). PHP is asked for the identity coding,
+// which any client may be given. An answer that may be kept is held
+// until it is whole, so that it goes out naming its cache tags (unless
+// PHP named some itself); a larger one goes out as it comes.
+func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, req Request, php http.Handler) (*answer, []string) {
 	rr := r
 	if _, ok := r.Header["Accept-Encoding"]; ok {
 		rr = r.Clone(r.Context())
 		rr.Header.Del("Accept-Encoding")
 	}
-	rec := &capture{ResponseWriter: w, header: http.Header{}, max: c.o.MaxAnswer}
+	rec := &capture{w: w, header: http.Header{}, max: c.o.MaxAnswer}
 	php.ServeHTTP(rec, rr)
-	if !rec.wrote || rec.over || r.Context().Err() != nil || !keepable(rec.status, rec.header) {
-		return nil
+	if rec.through || !rec.wrote {
+		return nil, nil
 	}
-	h := rec.header.Clone()
-	h.Del("Date")
-	a := &answer{status: rec.status, header: h, body: rec.body.Bytes()}
-	a.weight = uint32(len(a.body) + headerSize(h) + 256)
-	return a
+	var a *answer
+	var keys []string
+	if r.Context().Err() == nil && keepable(rec.status, rec.header) {
+		keys = keysOf(req.Route, rec.body.Bytes())
+		if _, own := rec.header["Surrogate-Key"]; !own {
+			cachetag.Set(rec.header, tagsOf(req.Site, keys)...)
+		}
+		h := rec.header.Clone()
+		h.Del("Date")
+		a = &answer{status: rec.status, header: h, body: bytes.Clone(rec.body.Bytes())}
+		a.weight = uint32(len(a.body) + headerSize(h) + 256)
+	}
+	rec.send()
+	return a, keys
 }
 
 // write gives a to the client: the kept head with a Date of now, and the
@@ -457,51 +470,78 @@ func headerSize(h http.Header) int {
 	return n
 }
 
-// capture passes an answer through to its writer and keeps a copy of its
-// head and of its body, up to max bytes (over: more came, and the copy is
-// of no use). PHP's head is kept apart from what the outer layers set on
-// the writer before (the request's id), which is not PHP's to give again.
+// capture holds PHP's answer, its head apart from what the outer layers
+// set on the writer before (the request's id, which is not PHP's to give
+// again), until send; one that grows past max bytes, or that PHP flushes,
+// goes through to the writer from then on (through).
 type capture struct {
-	http.ResponseWriter
-	header http.Header
-	max    int
-	status int
-	wrote  bool
-	over   bool
-	body   bytes.Buffer
+	w       http.ResponseWriter
+	header  http.Header
+	max     int
+	status  int
+	wrote   bool
+	through bool
+	body    bytes.Buffer
 }
 
 func (c *capture) Header() http.Header { return c.header }
 
 func (c *capture) WriteHeader(status int) {
-	if c.wrote {
-		return
-	}
-	dst := c.ResponseWriter.Header()
-	for k, v := range c.header {
-		dst[k] = v
-	}
-	if status >= 200 {
+	switch {
+	case c.wrote:
+	case status < 200: // informational: on its way at once
+		maps.Copy(c.w.Header(), c.header)
+		c.w.WriteHeader(status)
+	default:
 		c.status, c.wrote = status, true
 	}
-	c.ResponseWriter.WriteHeader(status)
 }
 
 func (c *capture) Write(p []byte) (int, error) {
 	if !c.wrote {
 		c.WriteHeader(http.StatusOK)
 	}
-	if !c.over {
-		if c.body.Len()+len(p) > c.max {
-			c.over = true
-			c.body = bytes.Buffer{}
-		} else {
-			c.body.Write(p)
-		}
+	if !c.through && c.body.Len()+len(p) > c.max {
+		c.goThrough()
 	}
-	return c.ResponseWriter.Write(p)
+	if c.through {
+		return c.w.Write(p)
+	}
+	return c.body.Write(p)
 }
 
-// Unwrap lets http.ResponseController and the layers that look for their
-// own writer below this one reach it.
-func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+// goThrough sends what is held, and lets the rest go as it comes.
+func (c *capture) goThrough() {
+	c.through = true
+	c.send()
+	c.body = bytes.Buffer{}
+}
+
+// send writes the head and the body held to the client.
+func (c *capture) send() {
+	maps.Copy(c.w.Header(), c.header)
+	c.w.WriteHeader(c.status)
+	c.w.Write(c.body.Bytes())
+}
+
+// FlushError: an event stream's flush sends what is held and lets the
+// rest through (such an answer is not kept); any other is held still.
+// The reverse proxy flushes every write of an answer PHP sends without
+// a length, which is most of them: holding is what keeps them whole.
+func (c *capture) FlushError() error {
+	if !c.wrote {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.through {
+		return http.NewResponseController(c.w).Flush()
+	}
+	if mt, _, _ := strings.Cut(c.header.Get("Content-Type"), ";"); strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
+		c.goThrough()
+		return http.NewResponseController(c.w).Flush()
+	}
+	return nil
+}
+
+// Unwrap lets the layers that look for their own writer below this one
+// reach it.
+func (c *capture) Unwrap() http.ResponseWriter { return c.w }

@@ -583,3 +583,81 @@ func TestKeysOf(t *testing.T) {
 		}
 	}
 }
+
+// TestTags: a kept answer names what it shows as cache tags, from the
+// first time it goes out; a change's purge names the tags of what it
+// dropped.
+func TestTags(t *testing.T) {
+	p := &wpREST{}
+	c := newCache(t, Options{TablePrefix: "wp_"})
+	for _, tc := range []struct {
+		site       int64
+		path, want string
+	}{
+		{0, "/wp-json/wp/v2/posts/14", "rest rest:post:14 rest:user:1 rest:term:3"},
+		{2, "/wp-json/wp/v2/posts/14", "site2:rest rest site2:rest:post:14 rest:user:1 site2:rest:term:3"},
+		{0, "/wp-json/wp/v2/posts", "rest rest:lists"},
+		{2, "/wp-json/wp/v2/posts", "site2:rest rest site2:rest:lists rest:lists"},
+	} {
+		host := fmt.Sprintf("Host: site%d.example", tc.site)
+		req := Request{Site: tc.site, Route: strings.TrimPrefix(tc.path, "/wp-json")}
+		first := ask(c, p, "GET", tc.path, req, host)
+		again := ask(c, p, "GET", tc.path, req, host)
+		if got := first.Header().Get("Surrogate-Key"); got != tc.want || again.Header().Get("Surrogate-Key") != tc.want {
+			t.Errorf("site %d %s: Surrogate-Key %q, then %q; want %q", tc.site, tc.path, got, again.Header().Get("Surrogate-Key"), tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		touched changes.Touched
+		want    []string
+	}{
+		{"post 14 on site 2", changes.Touched{Written: map[int64][]string{2: {"wp_posts"}}, RowValues: map[int64]map[string][]string{2: {"wp_posts.ID": {"14"}}}},
+			[]string{"site2:rest:lists", "site2:rest:post:14"}},
+		{"user 1", changes.Touched{Written: map[int64][]string{1: {"wp_users"}}, RowValues: map[int64]map[string][]string{1: {"wp_users.ID": {"1"}}}},
+			[]string{"rest:lists", "rest:user:1", "site1:rest:lists"}},
+		{"a plugin's table on site 2", changes.Touched{Written: map[int64][]string{2: {"wp_stock"}}}, []string{"site2:rest"}},
+		{"the cron row", changes.Touched{Written: map[int64][]string{0: {"wp_options"}}, Options: map[int64][]string{0: {"cron"}}}, nil},
+		{"DDL", changes.Touched{DDL: true}, []string{"rest"}},
+	} {
+		if got := c.Tags(tc.touched); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: purges %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// flushing answers like the reverse proxy passing on an answer PHP sent
+// without a length: a flush after every write.
+type flushing struct {
+	http.Handler
+	contentType string
+}
+
+func (f flushing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", f.contentType)
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	for _, part := range []string{`{"a":`, `1}`} {
+		io.WriteString(w, part)
+		rc.Flush()
+	}
+}
+
+// TestServe_Flushed: an answer flushed as it is written is kept whole;
+// an event stream goes through as it comes, and is not kept.
+func TestServe_Flushed(t *testing.T) {
+	for _, tc := range []struct {
+		contentType string
+		kept        bool
+	}{{"application/json; charset=UTF-8", true}, {"text/event-stream", false}} {
+		c := newCache(t, Options{})
+		php := flushing{contentType: tc.contentType}
+		target := "/wp-json/wp/v2/stream?type=" + url.QueryEscape(tc.contentType)
+		first := ask(c, php, "GET", target, site1)
+		kept := c.Stats().Kept
+		ask(c, php, "GET", target, site1)
+		if first.Body.String() != `{"a":1}` || (c.Stats().Hits > 0) != tc.kept {
+			t.Errorf("%s: %q, kept %d, hits %d", tc.contentType, first.Body.String(), kept, c.Stats().Hits)
+		}
+	}
+}
