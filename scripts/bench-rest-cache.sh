@@ -3,8 +3,8 @@
 # GET /wp-json/wp/v2/posts?per_page=10 (12 posts seeded) from PHP directly
 # (nginx + php-fpm), through the sidecar with --cache-rest wp/v2 holding
 # the answer, and from a bare Go handler sending PHP's captured answer
-# (scripts/benchref -body -headers: the same bytes and headers, nothing
-# else), alternating, ROUNDS rounds. The sidecar and the bare handler get
+# with the headers the sidecar sends with it (scripts/benchref -body
+# -headers: the same bytes and headers, nothing else), alternating, ROUNDS rounds. The sidecar and the bare handler get
 # all the CPUs. Bars: the kept answer >= 100x PHP and >= 0.85x the bare
 # handler; during those rounds the cache's hits grow and its misses stay
 # put. Then the hit ratio, hits / (hits + misses) from /metrics, of
@@ -68,16 +68,13 @@ path="/wp-json/wp/v2/posts?per_page=10"
 host="127.0.0.1:$SIDECAR_PORT"
 php_url="http://127.0.0.1:$WP_PORT$path" side_url="$WP_SITEURL$path" bare_url="http://127.0.0.1:$bare_port$path"
 
-# PHP's answer, once, as the sidecar's clients would get it (its Host);
-# the bare handler sends it back (benchref drops Date and Content-Length,
-# which Go's server writes itself, and the hop-by-hop headers).
+# PHP's answer, once, as the sidecar's clients would get it (its Host):
+# the bare handler sends its bytes back (benchref drops Date and
+# Content-Length, which Go's server writes itself, and hop-by-hop headers).
 curl -s -H "Host: $host" -D "$STATE/php.head" -o "$STATE/php.body" "$php_url"
 grep -q '^HTTP/1.1 200' "$STATE/php.head" || { echo "bench: PHP answered $(head -n1 "$STATE/php.head")" >&2; exit 1; }
 n=$(grep -o '"title":{"rendered":"Bench post' "$STATE/php.body" | wc -l)
 [ "$n" -ge 9 ] || { echo "bench: PHP's page holds only $n bench posts" >&2; exit 1; }
-go build -o "$STATE/benchref" ./scripts/benchref
-"$STATE/benchref" -listen "127.0.0.1:$bare_port" -body "$STATE/php.body" -headers "$STATE/php.head" & more_pids+=($!)
-for _ in $(seq 1 50); do curl -fso /dev/null "$bare_url" && break; sleep 0.1; done
 
 # Warm: the first anonymous GET is a miss that keeps PHP's answer, the
 # next a hit, byte for byte PHP's.
@@ -90,6 +87,11 @@ for _ in $(seq 1 50); do
 done
 [ "$(hits)" -gt "$h0" ] || { echo "bench: the sidecar does not keep $path (misses $m0 -> $(misses), hits $h0 -> $(hits)); /readyz: $(curl -s "http://$admin/readyz")" >&2; exit 1; }
 cmp -s "$STATE/php.body" "$STATE/side.body" || { echo "bench: the kept answer differs from PHP's" >&2; exit 1; }
+# The bare handler: PHP's bytes with the headers the sidecar sends with
+# them (PHP's, and its own: X-Request-Id, Surrogate-Key, Cache-Tag).
+go build -o "$STATE/benchref" ./scripts/benchref
+"$STATE/benchref" -listen "127.0.0.1:$bare_port" -body "$STATE/php.body" -headers "$STATE/side.head" & more_pids+=($!)
+for _ in $(seq 1 50); do curl -fso /dev/null "$bare_url" && break; sleep 0.1; done
 : > "$STATE/headers.txt"
 for f in php side bare; do
   [ "$f" = bare ] && curl -s -D "$STATE/bare.head" -o /dev/null "$bare_url"
