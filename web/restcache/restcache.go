@@ -104,6 +104,9 @@ type Cache struct {
 	flights map[string]*flight
 
 	counts Counts
+	// holding is what the answers being fetched hold together, bounded by
+	// MaxBytes: past it, an answer goes through as it comes, not kept.
+	holding atomic.Int64
 }
 
 // generation is where the drops stood when a fetch began: an answer is
@@ -425,7 +428,8 @@ func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, req Request, php h
 		rr = r.Clone(r.Context())
 		rr.Header.Del("Accept-Encoding")
 	}
-	rec := &capture{w: w, header: http.Header{}, max: c.o.MaxAnswer}
+	rec := &capture{w: w, header: http.Header{}, max: c.o.MaxAnswer, holding: &c.holding, limit: c.o.MaxBytes}
+	defer rec.release()
 	php.ServeHTTP(rec, rr)
 	if rec.through || !rec.wrote {
 		return nil, nil
@@ -482,6 +486,16 @@ type capture struct {
 	wrote   bool
 	through bool
 	body    bytes.Buffer
+	// holding is what every capture holds, counted against limit.
+	holding *atomic.Int64
+	limit   int64
+	held    int64
+}
+
+// release gives back what c held.
+func (c *capture) release() {
+	c.holding.Add(-c.held)
+	c.held = 0
 }
 
 func (c *capture) Header() http.Header { return c.header }
@@ -501,8 +515,13 @@ func (c *capture) Write(p []byte) (int, error) {
 	if !c.wrote {
 		c.WriteHeader(http.StatusOK)
 	}
-	if !c.through && c.body.Len()+len(p) > c.max {
+	if !c.through && (c.body.Len()+len(p) > c.max || c.holding.Add(int64(len(p))) > c.limit) {
+		if c.body.Len()+len(p) <= c.max {
+			c.holding.Add(-int64(len(p))) // counted, then refused
+		}
 		c.goThrough()
+	} else if !c.through {
+		c.held += int64(len(p))
 	}
 	if c.through {
 		return c.w.Write(p)
@@ -515,6 +534,7 @@ func (c *capture) goThrough() {
 	c.through = true
 	c.send()
 	c.body = bytes.Buffer{}
+	c.release()
 }
 
 // send writes the head and the body held to the client.

@@ -661,3 +661,21 @@ func TestServe_Flushed(t *testing.T) {
 		}
 	}
 }
+
+// TestCapture_Holding: what the answers being fetched hold together is
+// bounded: past the bound, an answer goes through as it comes (not
+// kept), and what one held is given back when it ends.
+func TestCapture_Holding(t *testing.T) {
+	var holding atomic.Int64
+	a := &capture{w: httptest.NewRecorder(), header: http.Header{}, max: 1000, holding: &holding, limit: 100}
+	b := &capture{w: httptest.NewRecorder(), header: http.Header{}, max: 1000, holding: &holding, limit: 100}
+	a.Write(make([]byte, 80))
+	b.Write(make([]byte, 30))
+	if a.through || !b.through || holding.Load() != 80 {
+		t.Errorf("a through %v, b through %v, holding %d; want a held, b through, 80", a.through, b.through, holding.Load())
+	}
+	a.release()
+	if holding.Load() != 0 {
+		t.Errorf("holding %d after release", holding.Load())
+	}
+}
