@@ -72,6 +72,7 @@ fuzz:
 	$(GO) test ./domain/themeopt -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
 	$(GO) test ./internal/contentcoding -run '^$$' -fuzz FuzzNegotiate -fuzztime 15s
 	$(GO) test ./web/restcache -run '^$$' -fuzz FuzzHasNonce -fuzztime 15s
+	$(GO) test ./web/proxy -run '^$$' -fuzz FuzzForwardedKey -fuzztime 15s
 
 demo:
 	scripts/demo.sh

@@ -588,17 +588,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		tx.touched.DDL = true
 		return
 	}
-	col := func(row []any, name string) string {
-		if i := slices.Index(cols, name); i >= 0 && i < len(row) {
-			switch v := row[i].(type) {
-			case string:
-				return v
-			case []byte:
-				return string(v)
-			}
-		}
-		return ""
-	}
+	col := func(row []any, name string) string { return rowString(cols, row, name) }
 	num := func(row []any, name string) int64 { return rowNum(cols, row, name) }
 	if pk := f.primaryKey(name); pk != "" && len(e.Rows) > 0 {
 		f.noteWritten(tx, table, pk, num(e.Rows[0], pk))
@@ -854,25 +844,28 @@ func rowNum(cols []string, row []any, name string) int64 {
 	return 0
 }
 
-// rowText is a row's column as text: a number in decimal, a string or
-// bytes as they are; "" for another type (NULL) or no such column.
-func rowText(cols []string, row []any, name string) string {
+// rowString is a row's text column as it is; "" for another type or no
+// such column.
+func rowString(cols []string, row []any, name string) string {
 	if i := slices.Index(cols, name); i >= 0 && i < len(row) {
 		switch v := row[i].(type) {
 		case string:
 			return v
 		case []byte:
 			return string(v)
-		case nil:
-			return ""
 		}
-		if n := rowNum(cols, row, name); n != 0 {
-			return strconv.FormatInt(n, 10)
-		}
-		if v, ok := row[i].(uint64); ok {
-			return strconv.FormatUint(v, 10)
-		}
-		return fmt.Sprint(row[i])
+	}
+	return ""
+}
+
+// rowText is a row's column as text: a text column as it is, an integer
+// in decimal; "" for NULL, another type or no such column.
+func rowText(cols []string, row []any, name string) string {
+	if s := rowString(cols, row, name); s != "" {
+		return s
+	}
+	if n := rowNum(cols, row, name); n != 0 {
+		return strconv.FormatInt(n, 10)
 	}
 	return ""
 }

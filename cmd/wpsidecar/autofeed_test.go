@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,5 +236,37 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 	}
 	if got := readOptions(t, s); got != `{"a":"y","b":"z"}` {
 		t.Errorf("options after a change followed: %s", got)
+	}
+}
+
+// TestRun_CacheREST: --cache-rest says in /readyz whether PHP's answers
+// are given from memory (on once the binlog feed follows), and in
+// --check-config what it keeps; with change-feed poll it is refused.
+func TestRun_CacheREST(t *testing.T) {
+	php := httptest.NewServer(http.NotFoundHandler())
+	defer php.Close()
+	srv := testdb.StartBinlogServer(t)
+	_, args, env := autoSite(t, srv, php.URL)
+	args = append(args, "--cache-rest", "wp/v2, wc/store/v1")
+	s := start(t, args, env)
+	waitReadyz(t, s, map[string]string{"change_feed": "binlog", "database": "ok", "leader": "yes", "serve_from_feed": "memory", "rest_cache": "on", "upstream": "ok"})
+	waitLog(t, s, "cache-rest on", `"namespaces":["wp/v2","wc/store/v1"]`, `"mib":64`)
+	s.stop()
+
+	var out bytes.Buffer
+	if err := run(context.Background(), append(args, "--check-config"), env, &out, io.Discard, nil); err != nil ||
+		!strings.Contains(out.String(), "\n# cache-rest: wp/v2,wc/store/v1: PHP's answers to anonymous GET and HEAD requests kept in at most 64 MiB while the binlog feed is current; every request goes to PHP while it is not\n") {
+		t.Errorf("check-config: %v\n%s", err, out.String())
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cache-rest", "wp/v2", "--change-feed", "poll"}, "cache-rest: needs change-feed auto or binlog"},
+		{[]string{"--cache-rest", "wp v2"}, `"wp v2" is not a REST namespace such as wp/v2`},
+	} {
+		if err := run(context.Background(), append(slices.Clone(args[:len(args)-2]), c.args...), env, io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
 	}
 }

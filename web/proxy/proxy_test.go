@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/web/rest"
+	"github.com/wpsidecar/wpsidecar/web/restcache"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
@@ -134,6 +136,7 @@ type fixtureOpts struct {
 	trusted         []netip.Prefix
 	upstreamTimeout time.Duration
 	accessLog       func(status int) bool
+	restCache       *restcache.Cache
 }
 
 func newFixture(t *testing.T, o fixtureOpts) *fixture {
@@ -152,7 +155,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	h, err := New(Options{
 		Upstream: u, TrustedProxies: o.trusted, UpstreamTimeout: o.upstreamTimeout, UpstreamDial: time.Second,
 		BodyTimeout: time.Minute, Main: rest.SiteOptions{Site: site, Namespaces: []rest.Namespace{testNS{}}},
-		Log: zerolog.New(f.log), Metrics: f.metrics, AccessLog: o.accessLog,
+		Log: zerolog.New(f.log), Metrics: f.metrics, AccessLog: o.accessLog, RESTCache: o.restCache,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +184,24 @@ func (f *fixture) get(t *testing.T, path string) (*http.Response, string) {
 }
 
 func TestPassthrough_KeepsHostRawPathAndRawQuery(t *testing.T) {
-	f := newFixture(t, fixtureOpts{})
+	for _, cached := range []bool{false, true} {
+		t.Run(fmt.Sprint("cache-rest=", cached), func(t *testing.T) { passthroughKeeps(t, cached) })
+	}
+}
+
+// passthroughKeeps: what PHP sees is what the client sent, and what the
+// client gets is PHP's answer, with --cache-rest too (each URI asked
+// twice: the second from memory where it may be kept).
+func passthroughKeeps(t *testing.T, cached bool) {
+	var o fixtureOpts
+	if cached {
+		c, err := restcache.New(restcache.Options{Namespaces: []string{"wp/v2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.restCache = c
+	}
+	f := newFixture(t, o)
 	addr := strings.TrimPrefix(f.front.URL, "http://")
 	tests := []string{
 		"/wp-json/wp/v2/posts/a%2Fb?x=1;y=2&z=%3B",
@@ -191,13 +211,58 @@ func TestPassthrough_KeepsHostRawPathAndRawQuery(t *testing.T) {
 		"/%E2%9C%93/caf%C3%A9",
 	}
 	for _, uri := range tests {
-		resp, body, _ := rawRequest(t, addr, "GET "+uri+" HTTP/1.1\r\nHost: blog.example.com:8443\r\nConnection: close\r\n\r\n")
-		out := resp.Status + "\n" + body
-		if want := "200 OK\nphp saw GET " + uri; out != want {
-			t.Errorf("%s: got %q, want %q", uri, out, want)
+		for range 2 {
+			resp, body, _ := rawRequest(t, addr, "GET "+uri+" HTTP/1.1\r\nHost: blog.example.com:8443\r\nConnection: close\r\n\r\n")
+			out := resp.Status + "\n" + body
+			if want := "200 OK\nphp saw GET " + uri; out != want {
+				t.Errorf("%s: got %q, want %q", uri, out, want)
+			}
+			if got := f.rec.last(t); got.Host != "blog.example.com:8443" || got.RequestURI != uri {
+				t.Errorf("%s: upstream got host %q uri %q", uri, got.Host, got.RequestURI)
+			}
 		}
-		if got := f.rec.last(t); got.Host != "blog.example.com:8443" || got.RequestURI != uri {
-			t.Errorf("%s: upstream got host %q uri %q", uri, got.Host, got.RequestURI)
+	}
+}
+
+// TestPassREST_AccessLog: with --cache-rest, a REST request no route of
+// the sidecar takes is logged as it was answered: a miss by PHP, then a
+// hit from memory; the metrics count them.
+func TestPassREST_AccessLog(t *testing.T) {
+	c, err := restcache.New(restcache.Options{Namespaces: []string{"wp/v2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, fixtureOpts{restCache: c})
+	for range 2 {
+		if resp, body := f.get(t, "/wp-json/wp/v2/posts?per_page=1"); resp.StatusCode != 200 || body != "php saw GET /wp-json/wp/v2/posts?per_page=1" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	}
+	f.get(t, "/wp-json/test/v1/nope") // not a namespace kept
+	var got []string
+	testwait.For(t, "three access lines", func() bool {
+		got = got[:0]
+		for _, l := range logLines(t, f.log) {
+			if l["message"] == "request" {
+				got = append(got, fmt.Sprint(l["rest_cache"], " ", l["served_by"], " ", l["route"]))
+			}
+		}
+		return len(got) == 3
+	})
+	if want := []string{"miss php php", "hit sidecar rest-cache", "bypass php php"}; !slices.Equal(got, want) {
+		t.Errorf("access lines %q, want %q", got, want)
+	}
+	f.rec.mu.Lock()
+	n := len(f.rec.reqs)
+	f.rec.mu.Unlock()
+	if n != 2 {
+		t.Errorf("PHP saw %d requests, want 2", n)
+	}
+	m := metricsText(t, f.metrics)
+	for _, line := range []string{`wpsidecar_rest_cache_requests_total{result="hit"} 1`, `wpsidecar_rest_cache_requests_total{result="miss"} 1`,
+		`wpsidecar_rest_cache_bypasses_total{reason="route"} 1`, `wpsidecar_rest_cache_kept_total 1`} {
+		if !strings.Contains(m, "\n"+line+"\n") {
+			t.Errorf("metrics lack %s:\n%s", line, m)
 		}
 	}
 }
@@ -855,4 +920,52 @@ func TestPassthrough_MarkerAndLoop(t *testing.T) {
 	if !strings.Contains(loop.log.String(), "does not recognise the marker") {
 		t.Errorf("no log line for the loop:\n%s", loop.log.String())
 	}
+}
+
+// TestForwardedKey: what the pass-through forwards that PHP may read: from
+// any peer the scheme alone (its claims are dropped before PHP), from a
+// trusted proxy its claims too, but never the client's address.
+func TestForwardedKey(t *testing.T) {
+	key := forwardedKey([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
+	req := func(peer string, hdr ...string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/wp-json/wp/v2/posts", nil)
+		r.RemoteAddr = peer
+		for i := 0; i+1 < len(hdr); i += 2 {
+			r.Header.Add(hdr[i], hdr[i+1])
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		a, b *http.Request
+		same bool
+	}{
+		{"an untrusted peer's claims", req("6.6.6.6:1"), req("6.6.6.6:1", "X-Forwarded-Proto", "http", "X-Forwarded-Host", "evil.example", "Forwarded", "proto=http;host=evil"), true},
+		{"a trusted proxy's scheme", req("10.0.0.2:1", "X-Forwarded-Proto", "https"), req("10.0.0.2:1", "X-Forwarded-Proto", "http"), false},
+		{"a trusted proxy's host", req("10.0.0.2:1", "X-Forwarded-Host", "a.example"), req("10.0.0.2:1", "X-Forwarded-Host", "b.example"), false},
+		{"a trusted proxy's Forwarded proto", req("10.0.0.2:1", "Forwarded", "for=1.2.3.4;proto=https"), req("10.0.0.2:1", "Forwarded", "for=1.2.3.4;proto=http"), false},
+		{"the client's address", req("10.0.0.2:1", "X-Forwarded-For", "1.2.3.4", "X-Real-Ip", "1.2.3.4", "Forwarded", "for=1.2.3.4;proto=https"),
+			req("10.0.0.2:1", "X-Forwarded-For", "5.6.7.8", "X-Real-Ip", "5.6.7.8", "Forwarded", "for=5.6.7.8;proto=https"), true},
+		{"a trusted proxy's underscore spelling", req("10.0.0.2:1"), req("10.0.0.2:1", "X_Forwarded_Proto", "http"), false},
+	} {
+		if got := key(c.a) == key(c.b); got != c.same {
+			t.Errorf("%s: keys %q and %q; same %v, want %v", c.name, key(c.a), key(c.b), got, c.same)
+		}
+	}
+}
+
+// FuzzForwardedKey: from a peer not trusted, no header reaches the key.
+func FuzzForwardedKey(f *testing.F) {
+	f.Add("6.6.6.6:1", "X-Forwarded-Proto", "http")
+	f.Add("10.0.0.2:1", "Forwarded", `for="[::1]";proto=https,host=a`)
+	key := forwardedKey([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
+	f.Fuzz(func(t *testing.T, peer, name, value string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = peer
+		r.Header[name] = []string{value}
+		k := key(r)
+		if !isTrusted([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, peer) && k != "http" {
+			t.Errorf("untrusted peer %q with %s: %q: key %q", peer, name, value, k)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -393,5 +394,54 @@ func TestHeadWriter_Unwraps(t *testing.T) {
 	hw.Write([]byte("a"))
 	if err := http.NewResponseController(hw).Flush(); err != nil || !w.Flushed || w.Header().Get("X-Edited") != "1" {
 		t.Errorf("flush: %v, flushed %v, header %v", err, w.Flushed, w.Header())
+	}
+}
+
+// TestPassREST: a REST request no route of the sidecar takes goes through
+// Options.PassREST, as the client sent it, with its site, its REST route
+// and the method WordPress serves; a request that is not REST (or, under
+// plain permalinks, /wp-json/ without ?rest_route=) goes to PHP directly,
+// and the sidecar's own routes answer as ever.
+func TestPassREST(t *testing.T) {
+	rec, st := &php{}, &settings{}
+	var passed []string
+	routes, err := New(Options{PHP: rec, PassREST: func(w http.ResponseWriter, r *http.Request, q PassedREST) {
+		passed = append(passed, fmt.Sprintf("%s %s → %d %s %s", r.Method, r.URL.RequestURI(), q.Site, q.Method, q.Route))
+		rec.ServeHTTP(w, r)
+	}}, SiteOptions{Site: st, Namespaces: []Namespace{testNS{}}, FeedSite: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { routes.Serve(w, r, "") }))
+	defer front.Close()
+	send := func(method, target string) {
+		req, _ := http.NewRequest(method, front.URL+target, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	send("GET", "/wp-json/wp/v2/posts?per_page=1")
+	send("GET", "/?rest_route=/wp/v2/posts/7")
+	send("GET", "/wp-json/wp/v2/posts/7?_method=DELETE")
+	send("HEAD", "/wp-json/WP/V2/posts")
+	send("GET", "/wp-json/test/v1/things/1") // the sidecar's own
+	send("GET", "/sample-page/")             // not REST
+	st.set(SiteREST{PlainPermalinks: true}, nil)
+	send("GET", "/wp-json/wp/v2/posts")        // not REST under plain permalinks
+	send("GET", "/?rest_route=/wp/v2/posts/8") // REST still
+	want := []string{
+		"GET /wp-json/wp/v2/posts?per_page=1 → 3 GET /wp/v2/posts",
+		"GET /?rest_route=/wp/v2/posts/7 → 3 GET /wp/v2/posts/7",
+		"GET /wp-json/wp/v2/posts/7?_method=DELETE → 3 DELETE /wp/v2/posts/7",
+		"HEAD /wp-json/WP/V2/posts → 3 HEAD /WP/V2/posts",
+		"GET /?rest_route=/wp/v2/posts/8 → 3 GET /wp/v2/posts/8",
+	}
+	if !slices.Equal(passed, want) {
+		t.Errorf("passed\n%q\nwant\n%q", passed, want)
+	}
+	if n := rec.count(); n != 7 {
+		t.Errorf("PHP saw %d requests, want 7 (all but the sidecar's own)", n)
 	}
 }

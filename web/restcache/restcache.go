@@ -118,7 +118,6 @@ type answer struct {
 	all, site uint64   // c.all and c.sites[site] when kept
 	keys      []string // what it shows (see keysOf), qualified by site
 	vers      []uint64 // their versions when kept
-	tags      []string // the cache tags it names (Cache-Tag, Surrogate-Key)
 	status    int
 	header    http.Header
 	body      []byte
