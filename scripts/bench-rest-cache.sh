@@ -42,6 +42,8 @@ eval "$(declare -f bench_cleanup | sed '1s/bench_cleanup/bench_cleanup_site/')"
 more_pids=()
 bench_cleanup() { [ ${#more_pids[@]} -eq 0 ] || kill "${more_pids[@]}" 2>/dev/null; bench_cleanup_site; stop_db; }
 trap bench_cleanup EXIT
+# The log is written in batches: its line may come a moment after the sidecar answers.
+for _ in $(seq 1 50); do grep -q '"cache-rest on' "$STATE/sidecar.log" && break; sleep 0.1; done
 grep -q '"cache-rest on' "$STATE/sidecar.log" || { echo "bench: --cache-rest is not on:" >&2; cat "$STATE/sidecar.log" >&2; exit 1; }
 
 # metric NAME LABELS: a counter's value on the sidecar's /metrics (0 when
