@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
@@ -695,4 +696,46 @@ func TestCapture_Holding(t *testing.T) {
 	if holding.Load() != 0 {
 		t.Errorf("holding %d after release", holding.Load())
 	}
+}
+
+// stalled is a client that takes nothing it is sent until let go.
+type stalled struct {
+	http.ResponseWriter
+	go_ chan struct{}
+}
+
+func (s stalled) Write(p []byte) (int, error) { <-s.go_; return s.ResponseWriter.Write(p) }
+
+// TestServe_SlowFirstClient: the requests waiting for a fetch are given
+// PHP's answer as soon as it is whole, however slowly the client that
+// asked first takes it.
+func TestServe_SlowFirstClient(t *testing.T) {
+	p := &php{gate: make(chan struct{})}
+	c := newCache(t, Options{})
+	slow := stalled{httptest.NewRecorder(), make(chan struct{})}
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		c.Serve(slow, httptest.NewRequest("GET", "/wp-json/wp/v2/posts", nil), site1, p)
+	}()
+	testwait.For(t, "the first request at PHP", func() bool { return p.calls.Load() == 1 })
+	waiter := make(chan *httptest.ResponseRecorder)
+	go func() { waiter <- ask(c, p, "GET", "/wp-json/wp/v2/posts", site1) }()
+	testwait.For(t, "the second request waiting for the first's fetch", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		f := c.flights[keyOf(httptest.NewRequest("GET", "/wp-json/wp/v2/posts", nil), site1)]
+		return f != nil && f.waiting.Load() == 1
+	})
+	close(p.gate)
+	select {
+	case w := <-waiter:
+		if w.Code != 200 || p.calls.Load() != 1 {
+			t.Errorf("the waiter: %d, PHP asked %d times", w.Code, p.calls.Load())
+		}
+	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for the answer
+		t.Error("the waiter is held while the first client takes its answer")
+	}
+	close(slow.go_)
+	<-first
 }
