@@ -4,13 +4,26 @@
 # (started when none answers on 127.0.0.1:6379), and WordPress with PHP,
 # phpredis and nginx from Debian's packages. Run as root, or it
 # prints what to install.
+#
+#   scripts/install-deps.sh          # everything the tests need
+#   scripts/install-deps.sh --demo   # only what `make demo` runs: no server
+#                                    # started, no test tools (npm, staticcheck)
 set -euo pipefail
 
-pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql php-redis redis-server nginx-light wrk varnish varnish-modules apache2 caddy systemd chromium)
+demo=
+[ "${1:-}" = --demo ] && demo=1
+
+if [ -n "$demo" ]; then
+  # The demo starts its own MariaDB (mariadbd, mariadb-install-db) and
+  # WordPress; curl and ss (iproute2) are how it checks them.
+  pkgs=(mariadb-server mariadb-client wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql nginx-light curl iproute2)
+else
+  pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql php-redis redis-server nginx-light wrk varnish varnish-modules apache2 caddy systemd chromium)
+fi
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || pkgs+=(golang-go)
 # Node and npm from Debian only where none is installed (a machine may have
 # its own Node, whose npm Debian's package would conflict with).
-command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+[ -n "$demo" ] || command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -27,6 +40,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   # Debian's packages start no services inside containers; nothing listens
   # until this script or the harness starts it.
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ -n "$demo" ]; then
+  echo "install-deps: ready for the demo"
+  exit 0
 fi
 
 if ! mariadb-admin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null 2>&1; then

@@ -96,14 +96,26 @@ wait_port() {
   return 1
 }
 
+# running PID: the process runs (a zombie does not: nginx, started in the
+# background of a shell that has exited, waits for init to reap it, which
+# some containers' init does only every few seconds).
+running() {
+  local st
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $st && $st != Z* ]]
+}
+
 stop() {
+  # Both are told at once and waited for together: a stop takes the
+  # slower one's time, not the sum.
+  local p pid pids=()
   for p in nginx php-fpm; do
-    local pid
     pid=$(cat "$state/$p.pid" 2>/dev/null) || continue
-    if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
-      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    fi
+    if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then pids+=("$pid"); fi
     rm -f "$state/$p.pid"
+  done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 100); do running "$pid" || break; sleep 0.05; done
   done
 }
 

@@ -105,7 +105,7 @@ func (c *Cache) plan(t changes.Touched) []drop {
 			return true // its rows' ids were not reported
 		})
 		switch keys := rowKeys(prefix, values); {
-		case !byRows:
+		case !byRows, slices.ContainsFunc(values[prefix+"posts.post_type"], func(t string) bool { return slices.Contains(siteWideTypes, t) }):
 			out = append(out, drop{site: site, reason: DropWritten})
 		case len(keys) > 0:
 			out = append(out, drop{site: site, keys: keys, reason: DropRows})

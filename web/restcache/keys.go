@@ -58,7 +58,9 @@ func keysOf(route string, body []byte) []string {
 			keys = append(keys, k)
 		}
 	}
-	if !walkEntities(top, add) {
+	if !walkEntities(top, add) || strings.HasPrefix(keys[0], kindUser+":") {
+		// A user is shown only while they have published posts: any
+		// post's write may change that, as for a list.
 		return nil
 	}
 	return keys
@@ -83,6 +85,7 @@ func walkEntities(v any, add func(kind string, id int64)) bool {
 			add(kind, numberOf(x["id"]))
 			switch kind {
 			case kindPost:
+				add(kindPost, numberOf(x["post"])) // media: the post it is attached to, whose status it follows
 				add(kindUser, numberOf(x["author"]))
 				add(kindPost, numberOf(x["featured_media"]))
 				add(kindPost, numberOf(x["parent"]))
@@ -148,12 +151,14 @@ func numberOf(v any) int64 {
 
 // rowKinds are the kinds of entity the columns of WordPress's tables the
 // feed reports name (RowValues), by table (after the prefix) and column.
+// wp_terms is not among them: a term's name or slug is in the links of
+// its descendants, which name only their parent, so a write of it drops
+// every answer of its site.
 var rowKinds = map[string]map[string]string{
 	"posts":              {"ID": kindPost},
 	"postmeta":           {"post_id": kindPost},
 	"comments":           {"comment_ID": kindComment, "comment_post_ID": kindPost},
 	"commentmeta":        {"comment_id": kindComment},
-	"terms":              {"term_id": kindTerm},
 	"term_taxonomy":      {"term_id": kindTerm},
 	"termmeta":           {"term_id": kindTerm},
 	"term_relationships": {"object_id": kindPost},
@@ -164,7 +169,7 @@ var rowKinds = map[string]map[string]string{
 // RowValues are the columns the change feed must report for the drops by
 // id (changes.FeedOptions.RowValues), the tables named with prefix.
 func RowValues(prefix string) map[string][]string {
-	out := map[string][]string{prefix + "postmeta": {"meta_key"}, prefix + "usermeta": {"meta_key"}}
+	out := map[string][]string{prefix + "postmeta": {"meta_key"}, prefix + "usermeta": {"meta_key"}, prefix + "posts": {"post_type"}}
 	for table, cols := range rowKinds {
 		for c := range cols {
 			out[prefix+table] = append(out[prefix+table], c)
@@ -172,6 +177,13 @@ func RowValues(prefix string) map[string][]string {
 	}
 	return out
 }
+
+// siteWideTypes are the post types a write of which drops every answer of
+// its site: those rendered into other posts' content and the site's
+// templates (synced patterns, navigation menus, templates and their
+// parts, global styles), and pages, whose slugs are in the links of
+// their descendants, which name only their parent.
+var siteWideTypes = []string{"wp_block", "wp_navigation", "wp_template", "wp_template_part", "wp_global_styles", "page", "nav_menu_item"}
 
 // ignoredMeta tells whether a meta row of table (postmeta, usermeta) is
 // one WordPress writes for its own bookkeeping and no REST answer shows:

@@ -310,18 +310,23 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 
 	c.counts.Misses.Add(1)
 	gen := c.generation(req.Site)
-	var keys []string
-	f.a, keys = c.fetch(w, r, req, php)
-	if f.a != nil && c.current() && c.keep(f.a, req.Site, gen, keys) {
-		c.answers.Set(key, f.a)
-		c.counts.Kept.Add(1)
-	} else {
-		f.a = nil
-	}
-	c.mu.Lock()
-	delete(c.flights, key)
-	c.mu.Unlock()
-	close(f.done)
+	// The waiters are let go as soon as PHP's answer is whole (or goes
+	// through, not kept), before it is sent to this client: a slow one
+	// holds up no other.
+	c.fetch(w, r, req, php, func(a *answer, keys []string) bool {
+		if a != nil && c.current() && c.keep(a, req.Site, gen, keys) {
+			c.answers.Set(key, a)
+			c.counts.Kept.Add(1)
+		} else {
+			a = nil
+		}
+		f.a = a
+		c.mu.Lock()
+		delete(c.flights, key)
+		c.mu.Unlock()
+		close(f.done)
+		return a != nil
+	})
 	return Miss
 }
 
@@ -333,16 +338,18 @@ func (c *Cache) Bypass(r *http.Request, req Request) string {
 	switch {
 	case !c.routeKept(req.Route):
 		return BypassRoute
-	case r.Method != http.MethodGet && r.Method != http.MethodHead, req.Method != "" && req.Method != r.Method:
+	case r.Method != http.MethodGet && r.Method != http.MethodHead, req.Method != "" && req.Method != r.Method, has(r.Header, "X-Http-Method-Override"):
+		// An override is PHP's to read, whichever of several fields it
+		// reads: it is never keyed.
 		return BypassMethod
-	case r.Header.Get("Authorization") != "":
+	case has(r.Header, "Authorization"):
 		return BypassCredentials
 	case len(r.Header.Values("Cookie")) > 0:
 		// WordPress's own cookies authenticate (wordpress_logged_in_…),
 		// unlock password-protected posts (wp-postpass_…) or name a
 		// commenter; a plugin may read any other. None is keyed.
 		return BypassCookie
-	case r.Header.Get("X-WP-Nonce") != "" || hasNonce(r.URL.RawQuery):
+	case has(r.Header, "X-Wp-Nonce") || hasNonce(r.URL.RawQuery):
 		return BypassNonce
 	case r.ContentLength != 0 || len(r.TransferEncoding) > 0:
 		return BypassBody
@@ -365,6 +372,13 @@ func (c *Cache) routeKept(route string) bool {
 		}
 	}
 	return false
+}
+
+// has tells whether h has a field name, empty or not, once or more: a
+// check of its first value alone would miss a second PHP reads.
+func has(h http.Header, name string) bool {
+	_, ok := h[name]
+	return ok
 }
 
 // conditional tells whether h makes the request conditional or partial:
@@ -408,7 +422,9 @@ func hasNonce(raw string) bool {
 // keyOf is what makes PHP's answer to r, as one string.
 func keyOf(r *http.Request, req Request) string {
 	var b strings.Builder
-	for _, s := range []string{r.Method, r.Host, req.Forwarded, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Get("Origin")} {
+	// Every Origin field: PHP echoes the last, a client may send several.
+	origin := strings.Join(r.Header.Values("Origin"), "\x00")
+	for _, s := range []string{r.Method, r.Host, req.Forwarded, r.URL.EscapedPath(), r.URL.RawQuery, origin} {
 		b.WriteString(s)
 		b.WriteByte(0)
 	}
@@ -421,32 +437,50 @@ func keyOf(r *http.Request, req Request) string {
 // which any client may be given. An answer that may be kept is held
 // until it is whole, so that it goes out naming its cache tags (unless
 // PHP named some itself); a larger one goes out as it comes.
-func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, req Request, php http.Handler) (*answer, []string) {
+func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, req Request, php http.Handler, done func(a *answer, keys []string) (kept bool)) {
 	rr := r
 	if _, ok := r.Header["Accept-Encoding"]; ok {
 		rr = r.Clone(r.Context())
 		rr.Header.Del("Accept-Encoding")
 	}
-	rec := &capture{w: w, header: http.Header{}, max: c.o.MaxAnswer, holding: &c.holding, limit: c.o.MaxBytes}
+	finished := false
+	finish := func(a *answer, keys []string) bool {
+		if finished {
+			return false
+		}
+		finished = true
+		return done(a, keys)
+	}
+	rec := &capture{w: w, header: http.Header{}, max: c.o.MaxAnswer, holding: &c.holding, limit: c.o.MaxBytes,
+		onThrough: func() { finish(nil, nil) }}
 	defer rec.release()
+	defer finish(nil, nil) // PHP's handler may end with a panic (a client gone)
 	php.ServeHTTP(rec, rr)
 	if rec.through || !rec.wrote {
-		return nil, nil
+		return
 	}
-	var a *answer
-	var keys []string
-	if r.Context().Err() == nil && keepable(rec.status, rec.header) {
-		keys = keysOf(req.Route, rec.body.Bytes())
-		if _, own := rec.header["Surrogate-Key"]; !own {
-			cachetag.Set(rec.header, tagsOf(req.Site, keys)...)
-		}
-		h := rec.header.Clone()
-		h.Del("Date")
-		a = &answer{status: rec.status, header: h, body: bytes.Clone(rec.body.Bytes())}
-		a.weight = uint32(len(a.body) + headerSize(h) + 256)
+	if r.Context().Err() != nil || !keepable(rec.status, rec.header) {
+		finish(nil, nil)
+		rec.send(rec.body.Bytes())
+		return
 	}
-	rec.send()
-	return a, keys
+	keys := keysOf(req.Route, rec.body.Bytes())
+	if _, own := rec.header["Surrogate-Key"]; !own {
+		cachetag.Set(rec.header, tagsOf(req.Site, keys)...)
+	}
+	h := rec.header.Clone()
+	h.Del("Date")
+	a := &answer{status: rec.status, header: h, body: bytes.Clone(rec.body.Bytes())}
+	a.weight = uint32(len(a.body) + headerSize(h) + 256)
+	if finish(a, keys) {
+		// Kept: the cache's copy is sent, counted in its budget; what was
+		// held is given back before a slow client takes it.
+		rec.release()
+		rec.body = bytes.Buffer{}
+		rec.send(a.body)
+		return
+	}
+	rec.send(rec.body.Bytes())
 }
 
 // write gives a to the client: the kept head with a Date of now, and the
@@ -489,6 +523,8 @@ type capture struct {
 	holding *atomic.Int64
 	limit   int64
 	held    int64
+	// onThrough is told when the answer starts going through.
+	onThrough func()
 }
 
 // release gives back what c held.
@@ -531,16 +567,19 @@ func (c *capture) Write(p []byte) (int, error) {
 // goThrough sends what is held, and lets the rest go as it comes.
 func (c *capture) goThrough() {
 	c.through = true
-	c.send()
+	if c.onThrough != nil {
+		c.onThrough()
+	}
+	c.send(c.body.Bytes())
 	c.body = bytes.Buffer{}
 	c.release()
 }
 
-// send writes the head and the body held to the client.
-func (c *capture) send() {
+// send writes the head and body to the client.
+func (c *capture) send(body []byte) {
 	maps.Copy(c.w.Header(), c.header)
 	c.w.WriteHeader(c.status)
-	c.w.Write(c.body.Bytes())
+	c.w.Write(body)
 }
 
 // FlushError: an event stream's flush sends what is held and lets the

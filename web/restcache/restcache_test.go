@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
@@ -49,8 +50,8 @@ func (p *php) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range p.head {
 		h[k] = v
 	}
-	if o := r.Header.Get("Origin"); o != "" {
-		h.Set("Access-Control-Allow-Origin", o)
+	if os := r.Header.Values("Origin"); len(os) > 0 && os[len(os)-1] != "" { // PHP reads the last field
+		h.Set("Access-Control-Allow-Origin", os[len(os)-1])
 		h.Add("Vary", "Origin")
 	}
 	w.WriteHeader(http.StatusOK)
@@ -154,6 +155,16 @@ func TestServe_Key(t *testing.T) {
 	if got := ask(c, p, "GET", "/wp-json/wp/v2/posts", site1); got.Header().Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("a request without Origin given another Origin's CORS header")
 	}
+	// Several Origin fields (PHP echoes the last) are a key of their own:
+	// the front end's own answer is never the attacker's.
+	ask(c, p, "GET", "/wp-json/wp/v2/tags", site1, "Origin: https://front.example", "Origin: https://evil.example")
+	ask(c, p, "GET", "/wp-json/wp/v2/tags", site1, "Origin: ", "Origin: https://evil.example")
+	for _, hdr := range [][]string{{"Origin: https://front.example"}, nil} {
+		got := ask(c, p, "GET", "/wp-json/wp/v2/tags", site1, hdr...)
+		if o := got.Header().Get("Access-Control-Allow-Origin"); strings.Contains(o, "evil") {
+			t.Errorf("%v: given the attacker's Access-Control-Allow-Origin %q", hdr, o)
+		}
+	}
 }
 
 func TestBypass(t *testing.T) {
@@ -178,6 +189,9 @@ func TestBypass(t *testing.T) {
 		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Cookie: wp-postpass_abc=x"}, BypassCookie},
 		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Cookie: _ga=1"}, BypassCookie},
 		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"X-WP-Nonce: abc"}, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"X-WP-Nonce: ", "X-WP-Nonce: abc"}, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Authorization: ", "Authorization: Basic YTpi"}, BypassCredentials},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"X-HTTP-Method-Override: GET", "X-HTTP-Method-Override: OPTIONS"}, BypassMethod},
 		{"GET", "/wp-json/wp/v2/posts?_wpnonce=abc", "/wp/v2/posts", nil, BypassNonce},
 		{"GET", "/wp-json/wp/v2/posts?%5Fwpnonce=abc", "/wp/v2/posts", nil, BypassNonce},
 		{"GET", "/wp-json/wp/v2/posts?_wpnonce[]=abc", "/wp/v2/posts", nil, BypassNonce},
@@ -511,16 +525,19 @@ func TestTouched_ByRows(t *testing.T) {
 		dropped []string // paths of site 1 asked of PHP again
 		site2   bool     // site 2's list too
 	}{
-		{"post 14", rows(1, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"14"}}),
-			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+		{"post 14", rows(1, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"14"}, "wp_posts.post_type": {"post"}}),
+			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+		{"page 16 (its slug is in its descendants' links)", rows(1, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"16"}, "wp_posts.post_type": {"page"}}), paths, false},
+		{"a synced pattern (rendered in posts)", rows(1, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"17"}, "wp_posts.post_type": {"wp_block"}}), paths, false},
+		{"a term's name", rows(1, []string{"wp_terms"}, map[string][]string{}), paths, false},
 		{"post 14's meta", rows(1, []string{"wp_postmeta"}, map[string][]string{"wp_postmeta.post_id": {"14"}, "wp_postmeta.meta_key": {"rc_note"}}),
-			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
 		{"post 14's editor lock", rows(1, []string{"wp_postmeta"}, map[string][]string{"wp_postmeta.post_id": {"14"}, "wp_postmeta.meta_key": {"_edit_lock"}}),
 			nil, false},
 		{"category 3", rows(1, []string{"wp_term_taxonomy"}, map[string][]string{"wp_term_taxonomy.term_id": {"3"}}),
-			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/categories/3", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/categories/3", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
 		{"a comment on post 15", rows(1, []string{"wp_comments"}, map[string][]string{"wp_comments.comment_ID": {"9"}, "wp_comments.comment_post_ID": {"15"}}),
-			[]string{"/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+			[]string{"/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
 		{"user 1", rows(1, []string{"wp_users"}, map[string][]string{"wp_users.ID": {"1"}}),
 			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, true},
 		{"user 1's sessions", rows(1, []string{"wp_usermeta"}, map[string][]string{"wp_usermeta.user_id": {"1"}, "wp_usermeta.meta_key": {"session_tokens"}}),
@@ -567,7 +584,8 @@ func TestKeysOf(t *testing.T) {
 		{"/wp/v2/posts/14", `{"id":14,"type":"post","slug":"a","author":2,"_embedded":{"author":[{"id":2,"slug":"u","avatar_urls":{}}],"wp:term":[[{"id":5,"taxonomy":"genre","slug":"g"}]],"replies":[[{"id":9,"post":14,"author":0,"author_name":"x"}]]}}`,
 			[]string{"post:14", "user:2", "term:5", "comment:9"}},
 		{"/wp/v2/comments/9", `{"id":9,"post":14,"author":3,"author_name":"x","parent":0}`, []string{"comment:9", "post:14", "user:3"}},
-		{"/wp/v2/users/2", `{"id":2,"name":"u","slug":"u","avatar_urls":{}}`, []string{"user:2"}},
+		{"/wp/v2/users/2", `{"id":2,"name":"u","slug":"u","avatar_urls":{}}`, nil}, // shown while they have published posts: a list
+		{"/wp/v2/media/30", `{"id":30,"type":"attachment","slug":"m","author":2,"post":14}`, []string{"post:30", "post:14", "user:2"}},
 		{"/wp/v2/posts", `[{"id":14,"type":"post","slug":"a"}]`, nil},               // a list
 		{"/wp/v2/posts/14", `{"id":15,"type":"post","slug":"a"}`, nil},              // not the entity its route names
 		{"/wp/v2/widgets/4", `{"id":4,"sidebar":"s"}`, nil},                         // a kind not known
@@ -678,4 +696,46 @@ func TestCapture_Holding(t *testing.T) {
 	if holding.Load() != 0 {
 		t.Errorf("holding %d after release", holding.Load())
 	}
+}
+
+// stalled is a client that takes nothing it is sent until let go.
+type stalled struct {
+	http.ResponseWriter
+	go_ chan struct{}
+}
+
+func (s stalled) Write(p []byte) (int, error) { <-s.go_; return s.ResponseWriter.Write(p) }
+
+// TestServe_SlowFirstClient: the requests waiting for a fetch are given
+// PHP's answer as soon as it is whole, however slowly the client that
+// asked first takes it.
+func TestServe_SlowFirstClient(t *testing.T) {
+	p := &php{gate: make(chan struct{})}
+	c := newCache(t, Options{})
+	slow := stalled{httptest.NewRecorder(), make(chan struct{})}
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		c.Serve(slow, httptest.NewRequest("GET", "/wp-json/wp/v2/posts", nil), site1, p)
+	}()
+	testwait.For(t, "the first request at PHP", func() bool { return p.calls.Load() == 1 })
+	waiter := make(chan *httptest.ResponseRecorder)
+	go func() { waiter <- ask(c, p, "GET", "/wp-json/wp/v2/posts", site1) }()
+	testwait.For(t, "the second request waiting for the first's fetch", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		f := c.flights[keyOf(httptest.NewRequest("GET", "/wp-json/wp/v2/posts", nil), site1)]
+		return f != nil && f.waiting.Load() == 1
+	})
+	close(p.gate)
+	select {
+	case w := <-waiter:
+		if w.Code != 200 || p.calls.Load() != 1 {
+			t.Errorf("the waiter: %d, PHP asked %d times", w.Code, p.calls.Load())
+		}
+	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for the answer
+		t.Error("the waiter is held while the first client takes its answer")
+	}
+	close(slow.go_)
+	<-first
 }
