@@ -119,6 +119,11 @@ type Routes struct {
 	public    Public
 	tags      func(http.Header) // the site's cache-tag prefix; nil: none
 	id        uint64            // the site's routes among those Prepared keeps answers of
+	// owned are the escaped path prefixes of the namespaces' routers
+	// ("/wp-json/fieldmgr/v1/"): a REST request under none of them is
+	// passed on without the router's matching.
+	owned    []string
+	feedSite int64
 }
 
 // New builds a site's routes. It fails when a namespace registered a
@@ -127,21 +132,20 @@ func New(o Options, so SiteOptions) (*Routes, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	s := &Routes{o: o, site: so.Site, public: so.Public, tags: siteTags(so.TagPrefix)}
+	s := &Routes{o: o, site: so.Site, public: so.Public, tags: siteTags(so.TagPrefix), feedSite: so.FeedSite}
 	if o.Prepared != nil {
 		s.id = o.Prepared.ids.Add(1)
 	}
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
 	for _, ns := range so.Namespaces {
+		s.owned = append(s.owned, "/wp-json/"+ns.Name()+"/")
 		sub := r.PathPrefix("/wp-json/" + ns.Name() + "/").Subrouter()
 		sub.Use(s.intercept)
 		ns.Register(sub)
 	}
 	// Last, so that everything no namespace route matched (other paths,
 	// other methods) goes to PHP, as the client sent it.
-	r.PathPrefix("/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.passREST(w, r, so.FeedSite)
-	})
+	r.PathPrefix("/").HandlerFunc(s.passREST)
 	if err := r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error { return route.GetError() }); err != nil {
 		return nil, fmt.Errorf("rest: route: %w", err)
 	}
@@ -168,6 +172,10 @@ func (s *Routes) serve(w http.ResponseWriter, r *http.Request, prefix string) {
 		s.o.PHP.ServeHTTP(w, r)
 	case s.public != nil && s.public.Matches(rr.URL.Path, rr.Method):
 		s.servePublic(w, rr)
+	case !s.owns(rr):
+		// What the router's last route would do, without its matching
+		// (most of what a kept answer of PHP's costs).
+		s.passREST(w, rr)
 	default:
 		// One match: what no namespace route takes reaches the router's
 		// last route, which passes the request on as the client sent it.
@@ -179,15 +187,27 @@ func (s *Routes) serve(w http.ResponseWriter, r *http.Request, prefix string) {
 // on as the client sent it: through Options.PassREST when set and the
 // request is one WordPress routes as REST (under plain permalinks, only
 // through ?rest_route=), to PHP otherwise.
-func (s *Routes) passREST(w http.ResponseWriter, r *http.Request, site int64) {
+func (s *Routes) passREST(w http.ResponseWriter, r *http.Request) {
 	sent := originalRequest(r)
 	if s.o.PassREST != nil {
 		if st, err := s.site.REST(); err == nil && (!st.PlainPermalinks || viaRESTRoute(r)) {
-			s.o.PassREST(w, sent, PassedREST{Site: site, Route: strings.TrimPrefix(r.URL.EscapedPath(), "/wp-json"), Method: r.Method})
+			s.o.PassREST(w, sent, PassedREST{Site: s.feedSite, Route: strings.TrimPrefix(r.URL.EscapedPath(), "/wp-json"), Method: r.Method})
 			return
 		}
 	}
 	s.o.PHP.ServeHTTP(w, sent)
+}
+
+// owns tells whether r, a REST view, is under one of the namespaces'
+// routers (as they match: the escaped path).
+func (s *Routes) owns(r *http.Request) bool {
+	p := r.URL.EscapedPath()
+	for _, o := range s.owned {
+		if strings.HasPrefix(p, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // intercept runs before every route of a namespace: with plain permalinks
