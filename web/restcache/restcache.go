@@ -126,8 +126,11 @@ type answer struct {
 
 // flight is a fetch from PHP other requests for the same key wait for.
 type flight struct {
-	done    chan struct{}
-	a       *answer // nil: not kept; the waiters go to PHP
+	done chan struct{}
+	a    *answer // nil: not kept; the waiters go to PHP
+	// raced: the answer could be kept but for a write (or the feed)
+	// meanwhile; the waiters look again.
+	raced   bool
 	waiting atomic.Int32
 }
 
@@ -250,6 +253,11 @@ func (c *Cache) keep(a *answer, site int64, gen generation, keys []string) bool 
 func (c *Cache) fresh(a *answer, site int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.freshLocked(a, site)
+}
+
+// freshLocked is fresh, with c.mu held.
+func (c *Cache) freshLocked(a *answer, site int64) bool {
 	if a.all != c.all || a.site != c.sites[site] {
 		return false
 	}
@@ -278,16 +286,32 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		return Bypass
 	}
 	key := keyOf(r, req)
-	if a, ok := c.answers.GetIfPresent(key); ok {
-		if c.fresh(a, req.Site) {
-			c.counts.Hits.Add(1)
-			a.write(w, r)
-			return Hit
+	// A waiter whose fetch could have been kept but for a write meanwhile
+	// looks again once: it leads the next fetch or waits for it, so that
+	// PHP answers one request of a key at a time however fast the writes
+	// come; then it goes to PHP itself.
+	for again := true; ; again = false {
+		if a, ok := c.answers.GetIfPresent(key); ok {
+			if c.fresh(a, req.Site) {
+				c.counts.Hits.Add(1)
+				a.write(w, r)
+				return Hit
+			}
+			c.answers.Invalidate(key)
 		}
-		c.answers.Invalidate(key)
-	}
-	c.mu.Lock()
-	if f, ok := c.flights[key]; ok {
+		c.mu.Lock()
+		f, ok := c.flights[key]
+		if !ok {
+			// A fetch may have ended, kept, since the look above: the
+			// flight goes only after its answer is in.
+			if a, ok := c.answers.GetIfPresent(key); ok && c.freshLocked(a, req.Site) {
+				c.mu.Unlock()
+				c.counts.Hits.Add(1)
+				a.write(w, r)
+				return Hit
+			}
+			break // with c.mu held: this request leads
+		}
 		f.waiting.Add(1)
 		c.mu.Unlock()
 		select {
@@ -300,9 +324,11 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 			f.a.write(w, r)
 			return Hit
 		}
-		c.counts.Misses.Add(1)
-		php.ServeHTTP(w, r)
-		return Miss
+		if !again || !f.raced {
+			c.counts.Misses.Add(1)
+			php.ServeHTTP(w, r)
+			return Miss
+		}
 	}
 	f := &flight{done: make(chan struct{})}
 	c.flights[key] = f
@@ -314,11 +340,12 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 	// through, not kept), before it is sent to this client: a slow one
 	// holds up no other.
 	c.fetch(w, r, req, php, func(a *answer, keys []string) bool {
-		if a != nil && c.current() && c.keep(a, req.Site, gen, keys) {
+		switch {
+		case a != nil && c.current() && c.keep(a, req.Site, gen, keys):
 			c.answers.Set(key, a)
 			c.counts.Kept.Add(1)
-		} else {
-			a = nil
+		case a != nil:
+			f.raced, a = true, nil
 		}
 		f.a = a
 		c.mu.Lock()

@@ -739,3 +739,39 @@ func TestServe_SlowFirstClient(t *testing.T) {
 	close(slow.go_)
 	<-first
 }
+
+// TestServe_RacedFetch: when a write comes while PHP makes an answer that
+// could be kept, the requests waiting for it do not all go to PHP: one
+// fetches again, the others wait for that one.
+func TestServe_RacedFetch(t *testing.T) {
+	c := newCache(t, Options{})
+	var once sync.Once
+	p := &php{gate: make(chan struct{}), during: func() { once.Do(func() { c.DropSite(1, DropWritten) }) }}
+	const n = 50
+	var wg sync.WaitGroup
+	codes := make(chan int, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes <- ask(c, p, "GET", "/wp-json/wp/v2/posts", site1).Code
+		}()
+	}
+	testwait.For(t, "every request at the first fetch", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		f := c.flights[keyOf(httptest.NewRequest("GET", "/wp-json/wp/v2/posts", nil), site1)]
+		return f != nil && f.waiting.Load() == n-1
+	})
+	close(p.gate)
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != 200 {
+			t.Errorf("status %d", code)
+		}
+	}
+	if got := p.calls.Load(); got != 2 {
+		t.Errorf("PHP asked %d times, want 2 (the raced fetch and the one after)", got)
+	}
+}
