@@ -78,14 +78,18 @@ func viaRESTRoute(r *http.Request) bool {
 	return ok && o.viaQuery
 }
 
-// phpQuery reads a query string as PHP fills $_GET: the last of repeated
-// names wins. Names with PHP's array syntax (a[]=) are left out.
+// phpQuery reads the names REST routing reads (rest_route, _method) of a
+// query string as PHP fills $_GET: the last of repeated names wins; a name
+// that cannot be one of them, even decoded, is not read at all.
 func phpQuery(raw string) map[string]string {
 	q := map[string]string{}
 	for raw != "" {
 		var kv string
 		kv, raw, _ = strings.Cut(raw, "&")
 		k, v, _ := strings.Cut(kv, "=")
+		if !strings.Contains(k, "rest_route") && !strings.Contains(k, "_method") && !strings.ContainsAny(k, "%+") {
+			continue // a name REST routing does not read, even decoded (most: per_page, _fields)
+		}
 		k, err1 := url.QueryUnescape(k)
 		v, err2 := url.QueryUnescape(v)
 		if err1 != nil || err2 != nil || k == "" {

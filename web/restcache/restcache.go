@@ -104,6 +104,9 @@ type Cache struct {
 	flights map[string]*flight
 
 	counts Counts
+	// date is the Date of the answers given within the second it names
+	// (made once a second, not once an answer).
+	date atomic.Pointer[httpDate]
 	// holding is what the answers being fetched hold together, bounded by
 	// MaxBytes: past it, an answer goes through as it comes, not kept.
 	holding atomic.Int64
@@ -294,7 +297,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		if a, ok := c.answers.GetIfPresent(key); ok {
 			if c.fresh(a, req.Site) {
 				c.counts.Hits.Add(1)
-				a.write(w, r)
+				a.write(w, r, c.now())
 				return Hit
 			}
 			c.answers.Invalidate(key)
@@ -307,7 +310,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 			if a, ok := c.answers.GetIfPresent(key); ok && c.freshLocked(a, req.Site) {
 				c.mu.Unlock()
 				c.counts.Hits.Add(1)
-				a.write(w, r)
+				a.write(w, r, c.now())
 				return Hit
 			}
 			break // with c.mu held: this request leads
@@ -321,7 +324,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		}
 		if f.a != nil {
 			c.counts.Collapsed.Add(1)
-			f.a.write(w, r)
+			f.a.write(w, r, c.now())
 			return Hit
 		}
 		if !again || !f.raced {
@@ -510,14 +513,31 @@ func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, req Request, php h
 	rec.send(rec.body.Bytes())
 }
 
-// write gives a to the client: the kept head with a Date of now, and the
-// body but to a HEAD request.
-func (a *answer) write(w http.ResponseWriter, r *http.Request) {
+// httpDate is a second, and as a Date header says it.
+type httpDate struct {
+	unix int64
+	text string
+}
+
+// now is the Date of an answer given now.
+func (c *Cache) now() string {
+	t := time.Now()
+	if d := c.date.Load(); d != nil && d.unix == t.Unix() {
+		return d.text
+	}
+	d := &httpDate{t.Unix(), t.UTC().Format(http.TimeFormat)}
+	c.date.Store(d)
+	return d.text
+}
+
+// write gives a to the client: the kept head with date, and the body but
+// to a HEAD request.
+func (a *answer) write(w http.ResponseWriter, r *http.Request, date string) {
 	h := w.Header()
 	for k, v := range a.header {
 		h[k] = v
 	}
-	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	h["Date"] = []string{date}
 	w.WriteHeader(a.status)
 	if r.Method != http.MethodHead {
 		w.Write(a.body)
