@@ -38,6 +38,18 @@ func restCount(t *testing.T, fs *wptest.Site, result string) int {
 	return metric(t, fs, `wpsidecar_rest_cache_requests_total{result="`+result+`"}`)
 }
 
+// waitKept waits until an anonymous GET of target is given from memory:
+// once the feed has reported the writes before, which drop an answer
+// fetched meanwhile.
+func waitKept(t *testing.T, fs *wptest.Site, target string) {
+	t.Helper()
+	testwait.For(t, target+" given from memory", func() bool {
+		hits := restCount(t, fs, "hit")
+		anonymous(t, fs, target)
+		return restCount(t, fs, "hit") > hits
+	})
+}
+
 // anonymous is the sidecar's answer to an anonymous GET of target.
 func anonymous(t *testing.T, fs *wptest.Site, target string, hdr ...string) answer {
 	t.Helper()
@@ -112,16 +124,11 @@ func restCacheWriteSources(t *testing.T, fs *wptest.Site) {
 			sqlExec(t, db, "UPDATE wp_rc_stock SET qty = 7 WHERE post_id = ?", post)
 		}, func(b string) bool { return strings.Contains(b, `"rc_stock":7`) }},
 	} {
-		// Kept: a GET is given from memory (once the feed has reported the
-		// writes before, which may drop an answer fetched meanwhile).
+		// Kept: a GET is given from memory.
 		if a := anonymous(t, fs, step.target); a.status != 200 || step.shows(a.body) {
 			t.Fatalf("%s, before: %d %.300s", step.name, a.status, a.body)
 		}
-		testwait.For(t, step.name+": the answer given from memory", func() bool {
-			hits := restCount(t, fs, "hit")
-			anonymous(t, fs, step.target)
-			return restCount(t, fs, "hit") > hits
-		})
+		waitKept(t, fs, step.target)
 		step.write()
 		atOnce, byThen := within(maxStaleness, func() bool { return step.shows(anonymous(t, fs, step.target).body) })
 		if !byThen {
@@ -404,11 +411,7 @@ func restCacheByEntity(t *testing.T, fs *wptest.Site) {
 	fs.PHP(t, `return wp_insert_post(array("post_title" => "rc B", "post_status" => "publish", "post_author" => 1));`, &b)
 	pathA, pathB, list := fmt.Sprintf("/wp-json/wp/v2/posts/%d", a), fmt.Sprintf("/wp-json/wp/v2/posts/%d", b), "/wp-json/wp/v2/posts?per_page=3"
 	for _, p := range []string{pathA, pathB, list} {
-		testwait.For(t, p+" given from memory", func() bool {
-			hits := restCount(t, fs, "hit")
-			anonymous(t, fs, p)
-			return restCount(t, fs, "hit") > hits
-		})
+		waitKept(t, fs, p)
 	}
 	fs.PHP(t, fmt.Sprintf(`return wp_update_post(array("ID" => %d, "post_title" => "rc A changed"));`, a), nil)
 	for _, p := range []string{pathA, list} {
