@@ -285,6 +285,12 @@ const (
 func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php http.Handler) string {
 	if reason := c.Bypass(r, req); reason != "" {
 		c.counts.bypass(reason)
+		if reason == BypassFeed {
+			// Not kept, but named by its tags as a kept one would be: a CDN
+			// may keep it, and the feed, once it catches up, purges them.
+			c.fetch(w, r, req, php, func(*answer, []string) bool { return false })
+			return Bypass
+		}
 		php.ServeHTTP(w, r)
 		return Bypass
 	}

@@ -775,3 +775,20 @@ func TestServe_RacedFetch(t *testing.T) {
 		t.Errorf("PHP asked %d times, want 2 (the raced fetch and the one after)", got)
 	}
 }
+
+// TestServe_FeedBehindTags: while the feed is behind, answers are not
+// kept, but go out named by their tags, so that a CDN that keeps them is
+// purged once the feed catches up.
+func TestServe_FeedBehindTags(t *testing.T) {
+	p := &wpREST{}
+	c := newCache(t, Options{Current: func() bool { return false }})
+	for range 2 {
+		w := ask(c, p, "GET", "/wp-json/wp/v2/posts/14", Request{Site: 0, Route: "/wp/v2/posts/14"})
+		if got := w.Header().Get("Surrogate-Key"); got != "rest rest:post:14 rest:user:1 rest:term:3" {
+			t.Errorf("Surrogate-Key %q", got)
+		}
+	}
+	if p.calls["/wp-json/wp/v2/posts/14"] != 2 || c.Stats().Kept != 0 {
+		t.Errorf("PHP asked %d times, kept %d: the feed behind keeps nothing", p.calls["/wp-json/wp/v2/posts/14"], c.Stats().Kept)
+	}
+}
