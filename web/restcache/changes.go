@@ -129,7 +129,7 @@ func (c *Cache) Tags(t changes.Touched) []string {
 			// site's when a user is among them (as dropKeys drops them).
 			tags = append(tags, keyTags(d.site, d.keys)...)
 			tags = append(tags, cachetag.SitePrefix(d.site)+tagAll+":"+keyLists)
-			if slices.ContainsFunc(d.keys, func(k string) bool { return strings.HasPrefix(k, kindUser+":") }) {
+			if slices.ContainsFunc(d.keys, isUser) {
 				tags = append(tags, tagAll+":"+keyLists)
 			}
 		}

@@ -58,7 +58,7 @@ func keysOf(route string, body []byte) []string {
 			keys = append(keys, k)
 		}
 	}
-	if !walkEntities(top, add) || strings.HasPrefix(keys[0], kindUser+":") {
+	if !walkEntities(top, add) || isUser(keys[0]) {
 		// A user is shown only while they have published posts: any
 		// post's write may change that, as for a list.
 		return nil
@@ -243,7 +243,7 @@ func keyTags(site int64, keys []string) []string {
 	p := cachetag.SitePrefix(site)
 	tags := make([]string, 0, len(keys))
 	for _, k := range keys {
-		if strings.HasPrefix(k, kindUser+":") {
+		if isUser(k) {
 			tags = append(tags, tagAll+":"+k)
 		} else {
 			tags = append(tags, p+tagAll+":"+k)
@@ -251,3 +251,6 @@ func keyTags(site int64, keys []string) []string {
 	}
 	return tags
 }
+
+// isUser tells whether key is a user's: every site's answers show users.
+func isUser(key string) bool { return strings.HasPrefix(key, kindUser+":") }

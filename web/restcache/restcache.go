@@ -217,7 +217,7 @@ func (c *Cache) dropKeys(site int64, keys []string, reason string) {
 // qualified is key as site's answers are kept by it: users are every
 // site's ("*/user:1"), the rest the site's own ("2/post:14").
 func qualified(site int64, key string) string {
-	if strings.HasPrefix(key, kindUser+":") {
+	if isUser(key) {
 		return "*/" + key
 	}
 	return strconv.FormatInt(site, 10) + "/" + key
@@ -380,7 +380,7 @@ func (c *Cache) Bypass(r *http.Request, req Request) string {
 		return BypassMethod
 	case has(r.Header, "Authorization"):
 		return BypassCredentials
-	case len(r.Header.Values("Cookie")) > 0:
+	case has(r.Header, "Cookie"):
 		// WordPress's own cookies authenticate (wordpress_logged_in_…),
 		// unlock password-protected posts (wp-postpass_…) or name a
 		// commenter; a plugin may read any other. None is keyed.
