@@ -15,8 +15,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wpsidecar/wpsidecar/config"
 )
@@ -77,24 +79,63 @@ func composeConfig(t *testing.T, env []string, args ...string) string {
 	return string(b)
 }
 
-// serviceEnv reads one service's environment from compose's normalised output.
-func serviceEnv(config, service string) []string {
-	var env []string
-	in, inEnv := false, false
+// composeServices reads compose's normalised output: each service's
+// top-level settings (key: value, as printed) and its environment.
+type composeService struct {
+	settings map[string]string
+	env      []string
+}
+
+func composeServices(config string) map[string]*composeService {
+	services := map[string]*composeService{}
+	var svc *composeService
+	section, inEnv := "", false
 	sc := bufio.NewScanner(strings.NewReader(config))
 	for sc.Scan() {
 		l := sc.Text()
 		switch {
-		case strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   "):
-			in = l == "  "+service+":"
-		case in && strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "     "):
-			inEnv = l == "    environment:"
-		case in && inEnv && strings.HasPrefix(l, "      "):
+		case !strings.HasPrefix(l, " "):
+			section, svc = l, nil
+		case section == "services:" && strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   "):
+			svc = &composeService{settings: map[string]string{}}
+			services[strings.TrimSuffix(strings.TrimSpace(l), ":")] = svc
+		case svc != nil && strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "     "):
+			k, v, _ := strings.Cut(strings.TrimSpace(l), ":")
+			svc.settings[k] = strings.TrimSpace(v)
+			inEnv = k == "environment"
+		case svc != nil && inEnv && strings.HasPrefix(l, "      "):
 			k, v, _ := strings.Cut(strings.TrimSpace(l), ": ")
-			env = append(env, k+"="+strings.Trim(v, `'"`))
+			svc.env = append(svc.env, k+"="+strings.Trim(v, `'"`))
 		}
 	}
-	return env
+	return services
+}
+
+// serviceEnv reads one service's environment from compose's normalised output.
+func serviceEnv(config, service string) []string {
+	if svc := composeServices(config)[service]; svc != nil {
+		return svc.env
+	}
+	return nil
+}
+
+// sidecarConfig loads a sidecar service's configuration from its
+// environment, with the wp-config.php the official image generates in
+// place of the one it would mount.
+func sidecarConfig(t *testing.T, env []string) (*config.Config, string) {
+	t.Helper()
+	wp, _ := filepath.Abs("../../config/wpconfig/testdata/wp-config-docker.php")
+	env = slices.Clone(env)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "WPSIDECAR_WP_CONFIG=") {
+			env[i] = "WPSIDECAR_WP_CONFIG=" + wp
+		}
+	}
+	cfg, _, err := config.Load(nil, env, io.Discard)
+	if err != nil {
+		t.Fatalf("sidecar configuration from compose: %v", err)
+	}
+	return cfg, wp
 }
 
 func TestPackaging_ComposeFiles(t *testing.T) {
@@ -126,16 +167,7 @@ func TestPackaging_ComposeFiles(t *testing.T) {
 	}
 	// The sidecar's environment, with the generated wp-config.php it would
 	// mount, is a valid configuration that reads keys from the file.
-	wp, _ := filepath.Abs("../../config/wpconfig/testdata/wp-config-docker.php")
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "WPSIDECAR_WP_CONFIG=") {
-			env[i] = "WPSIDECAR_WP_CONFIG=" + wp
-		}
-	}
-	cfg, _, err := config.Load(nil, env, io.Discard)
-	if err != nil {
-		t.Fatalf("sidecar configuration from compose: %v", err)
-	}
+	cfg, wp := sidecarConfig(t, env)
 	if cfg.Upstream.String() != "http://wordpress:80" || cfg.DB.Host != "db:3306" || !strings.HasPrefix(cfg.Source("auth-key"), wp+":") || cfg.AdminListen != "0.0.0.0:9090" {
 		t.Errorf("upstream %s db %s auth-key from %s admin %s", cfg.Upstream, cfg.DB.Host, cfg.Source("auth-key"), cfg.AdminListen)
 	}
@@ -148,10 +180,7 @@ func TestPackaging_ComposeFiles(t *testing.T) {
 		t.Errorf("varnish profile:\n%s", withVarnish)
 	}
 
-	var keys []string
-	for i, k := range config.KeyNames {
-		keys = append(keys, "WORDPRESS_"+k+"=key"+string(rune('a'+i)))
-	}
+	keys := keyEnv()
 	withKeys := composeConfig(t, keys, "-f", "docker-compose.yml", "-f", "docker-compose.keys.yml")
 	for _, svc := range []string{"sidecar", "wordpress"} {
 		got := strings.Join(serviceEnv(withKeys, svc), "\n")
@@ -161,6 +190,16 @@ func TestPackaging_ComposeFiles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keyEnv sets the eight keys and salts that docker-compose.keys.yml asks
+// for, each its own value.
+func keyEnv() []string {
+	var keys []string
+	for i, k := range config.KeyNames {
+		keys = append(keys, "WORDPRESS_"+k+"=key"+string(rune('a'+i)))
+	}
+	return keys
 }
 
 // TestPackaging_ComposeScale: docker-compose.scale.yml is valid, publishes
@@ -183,23 +222,49 @@ func TestPackaging_ComposeScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wp, _ := filepath.Abs("../../config/wpconfig/testdata/wp-config-docker.php")
 	for _, svc := range []string{"sidecar-1", "sidecar-2"} {
 		if !strings.Contains(string(lb), "server "+svc+":8080") {
 			t.Errorf("the balancer does not send to %s", svc)
 		}
-		env := serviceEnv(scale, svc)
-		for i, kv := range env {
-			if strings.HasPrefix(kv, "WPSIDECAR_WP_CONFIG=") {
-				env[i] = "WPSIDECAR_WP_CONFIG=" + wp
-			}
-		}
-		cfg, _, err := config.Load(nil, env, io.Discard)
-		if err != nil {
-			t.Fatalf("%s configuration from compose: %v", svc, err)
-		}
+		cfg, _ := sidecarConfig(t, serviceEnv(scale, svc))
 		if len(cfg.DB.Replicas) != 1 || cfg.DB.Replicas[0].Addr != "db-replica:3306" || len(cfg.TrustedProxies) != 1 || cfg.TrustedProxies[0].String() != "172.28.0.10/32" {
 			t.Errorf("%s: replicas %v, trusted %v", svc, cfg.DB.Replicas, cfg.TrustedProxies)
+		}
+	}
+}
+
+// TestPackaging_ComposeGrace: every sidecar of every Compose file is given
+// a stop grace period above its lame-duck delay and drain together, as its
+// own configuration sets them (the defaults, unless the file changes
+// them): stopped sooner, Compose kills it while it drains.
+func TestPackaging_ComposeGrace(t *testing.T) {
+	for _, files := range [][]string{
+		{"--profile", "varnish", "-f", "docker-compose.yml"},
+		{"-f", "docker-compose.yml", "-f", "docker-compose.keys.yml"},
+		{"-f", "docker-compose.scale.yml"},
+	} {
+		sidecars := 0
+		for name, svc := range composeServices(composeConfig(t, keyEnv(), files...)) {
+			if !slices.ContainsFunc(svc.env, func(kv string) bool { return strings.HasPrefix(kv, "WPSIDECAR_UPSTREAM=") }) {
+				continue
+			}
+			sidecars++
+			cfg, _ := sidecarConfig(t, svc.env)
+			need := cfg.ShutdownDelay + cfg.ShutdownTimeout
+			// Compose's own default when the file sets none.
+			grace := 10 * time.Second
+			if v, ok := svc.settings["stop_grace_period"]; ok {
+				var err error
+				if grace, err = time.ParseDuration(v); err != nil {
+					t.Fatalf("%v %s: stop_grace_period %q: %v", files, name, v, err)
+				}
+			}
+			if grace <= need {
+				t.Errorf("%v %s: stop_grace_period %s, not above --shutdown-delay %s + --shutdown-timeout %s", files, name, grace, cfg.ShutdownDelay, cfg.ShutdownTimeout)
+			}
+		}
+		if want := map[bool]int{true: 2, false: 1}[slices.Contains(files, "docker-compose.scale.yml")]; sidecars != want {
+			t.Errorf("%v: %d sidecar services, want %d", files, sidecars, want)
 		}
 	}
 }
