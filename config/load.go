@@ -29,8 +29,10 @@ const (
 	// line as its source.
 )
 
-// ErrHelp is returned by Load when the flags asked for help; the usage has
-// been written to the output given to Load.
+// ErrHelp is returned when the flags asked for help: by Load once the
+// server's usage has been written to the output given to it; by
+// LoadCommand and ParseCommandFlags with nothing written (a command
+// writes its own).
 var ErrHelp = flag.ErrHelp
 
 // Load builds the configuration from command-line arguments (without the
@@ -47,11 +49,11 @@ func Load(args []string, environ []string, usageOut io.Writer) (cfg *Config, che
 // command reaches one. flags adds the command's own flags; the arguments
 // that are not flags are returned, in order, and may come before, between
 // or after the flags.
-func LoadCommand(args []string, environ []string, usageOut io.Writer, flags func(*flag.FlagSet), database bool) (cfg *Config, positional []string, err error) {
+func LoadCommand(args []string, environ []string, flags func(*flag.FlagSet), database bool) (cfg *Config, positional []string, err error) {
 	if flags == nil {
 		flags = func(*flag.FlagSet) {} // a command all the same
 	}
-	cfg, _, positional, err = loadWith(args, environ, usageOut, flags, !database)
+	cfg, _, positional, err = loadWith(args, environ, io.Discard, flags, !database)
 	return cfg, positional, err
 }
 
@@ -59,11 +61,11 @@ func LoadCommand(args []string, environ []string, usageOut io.Writer, flags func
 // flags and the command's own (flags) and returns those that are not
 // flags; it reads nothing else — no variables, no files — for a command
 // that must not depend on the configuration on disk (the health check).
-func ParseCommandFlags(args []string, usageOut io.Writer, flags func(*flag.FlagSet)) ([]string, error) {
+func ParseCommandFlags(args []string, flags func(*flag.FlagSet)) ([]string, error) {
 	if flags == nil {
 		flags = func(*flag.FlagSet) {}
 	}
-	_, _, positional, err := parseFlags(args, usageOut, flags)
+	_, _, positional, err := parseFlags(args, io.Discard, flags)
 	return positional, err
 }
 
@@ -221,7 +223,9 @@ func parseFlags(args []string, usageOut io.Writer, command func(*flag.FlagSet)) 
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				Usage(usageOut)
+				if command == nil {
+					Usage(usageOut)
+				}
 				return nil, false, nil, err
 			}
 			return nil, false, nil, &Error{Problems: []string{err.Error() + " (wpsidecar --help lists the flags)"}}

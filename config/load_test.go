@@ -492,7 +492,7 @@ func TestLoad_HistoryRetention(t *testing.T) {
 // arguments in any order.
 func TestLoadCommand(t *testing.T) {
 	var dry bool
-	cfg, pos, err := LoadCommand([]string{"DIR", "--dry-run", "--db-name", "x", "MORE"}, base, io.Discard, func(fs *flag.FlagSet) {
+	cfg, pos, err := LoadCommand([]string{"DIR", "--dry-run", "--db-name", "x", "MORE"}, base, func(fs *flag.FlagSet) {
 		fs.BoolVar(&dry, "dry-run", false, "")
 	}, true)
 	if err != nil || !dry || cfg.DB.Name != "x" || strings.Join(pos, " ") != "DIR MORE" {
@@ -500,10 +500,10 @@ func TestLoadCommand(t *testing.T) {
 	}
 	// One that reaches no database (openapi, probe) takes every setting
 	// the server takes, and needs none of them.
-	if _, _, err := LoadCommand([]string{"--wp-config", "", "--db-name", "x"}, nil, io.Discard, nil, false); err != nil {
+	if _, _, err := LoadCommand([]string{"--wp-config", "", "--db-name", "x"}, nil, nil, false); err != nil {
 		t.Errorf("a command without a database: %v", err)
 	}
-	if _, _, err := LoadCommand(nil, nil, io.Discard, nil, true); err == nil || !strings.Contains(err.Error(), "db-user: required") {
+	if _, _, err := LoadCommand(nil, nil, nil, true); err == nil || !strings.Contains(err.Error(), "db-user: required") {
 		t.Errorf("a command with a database, none named: %v", err)
 	}
 	if _, _, err := Load([]string{"DIR"}, append([]string{"WPSIDECAR_UPSTREAM=http://php"}, base...), io.Discard); err == nil || !strings.Contains(err.Error(), "unexpected arguments") {

@@ -42,7 +42,8 @@ Commands, with the same settings (no --upstream needed):
   wpsidecar import DIR        apply them [--dry-run] [--prune] [--force]
   wpsidecar history           the history of changes [--namespace N] [--key K] [--since DATE] [--json]
   wpsidecar revert ID         write an entry's value back [--force]
-  (on a network: --site ID for one site), wpsidecar openapi, wpsidecar probe URL.
+  (on a network: --site ID for one site), wpsidecar openapi, wpsidecar probe URL;
+  wpsidecar COMMAND --help shows a command's own flags.
 
 `)
 	for _, s := range settings {

@@ -16,10 +16,14 @@ demo=
 if [ -n "$demo" ]; then
   # The demo starts its own MariaDB (mariadbd, mariadb-install-db) and
   # WordPress; curl and ss (iproute2) are how it checks them.
-  pkgs=(mariadb-server mariadb-client wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql nginx-light curl iproute2)
+  pkgs=(mariadb-server mariadb-client wordpress wordpress-theme-twentytwentyone nginx-light curl iproute2)
 else
-  pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-cli php-fpm php-mysql php-redis redis-server nginx-light wrk varnish varnish-modules apache2 caddy systemd chromium)
+  pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-redis redis-server nginx-light wrk varnish varnish-modules apache2 caddy systemd chromium)
 fi
+# PHP as WordPress runs: Debian's wordpress package only suggests php-xml
+# (without it wp-admin's dashboard says "RSS Error: XML or PCRE extensions
+# not loaded") and php-mbstring, which sites have.
+pkgs+=(php-cli php-fpm php-mysql php-xml php-mbstring)
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || pkgs+=(golang-go)
 # Node and npm from Debian only where none is installed (a machine may have
 # its own Node, whose npm Debian's package would conflict with).

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -65,7 +66,7 @@ type KindsOf func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error)
 // same flags, variables and wp-config.php, with the command's own flags
 // added to the flag set, as far as reads says. It returns the arguments
 // that are not flags, in order, and flag.ErrHelp when the flags asked for
-// help (the usage has been written).
+// help (with nothing written: the command writes its own usage).
 type Settings func(args []string, flags func(*flag.FlagSet), reads Reads) (Options, []string, error)
 
 // Reads is how much of the settings a command reads.
@@ -93,6 +94,8 @@ type Env struct {
 // A command is one of wpsidecar's subcommands.
 type command struct {
 	name string
+	// synopsis and about are its --help: how it is called, what it does.
+	synopsis, about string
 	// args is how many arguments that are not flags it takes (at least,
 	// at most), and usage what it says when given others.
 	args  [2]int
@@ -107,16 +110,21 @@ type command struct {
 
 // commands are wpsidecar's subcommands; without one, it serves.
 var commands = []command{
-	{name: "export", args: [2]int{1, 1}, usage: "give one directory: wpsidecar export DIR",
+	{name: "export", synopsis: "DIR", about: "Writes the field groups and theme options to DIR, one file each (docs/api.md).",
+		args: [2]int{1, 1}, usage: "give one directory: wpsidecar export DIR",
 		reads: ReadsDatabase, flags: siteFlag, run: (*cmd).export},
-	{name: "import", args: [2]int{1, 1}, usage: "give one directory: wpsidecar import DIR",
+	{name: "import", synopsis: "DIR", about: "Applies the files of DIR (as export writes them) to the database, each change\nrecorded in the history, and prints what changed.",
+		args: [2]int{1, 1}, usage: "give one directory: wpsidecar import DIR",
 		reads: ReadsDatabase, flags: importFlags, run: (*cmd).importDir},
-	{name: "history", usage: "takes no arguments",
-		reads: ReadsDatabase, flags: historyFlags, run: (*cmd).history},
-	{name: "revert", args: [2]int{1, 1}, usage: "give one history entry id: wpsidecar revert ID",
+	{name: "history", about: "Prints the history of changes to field groups and theme options, newest first.",
+		usage: "takes no arguments", reads: ReadsDatabase, flags: historyFlags, run: (*cmd).history},
+	{name: "revert", synopsis: "ID", about: "Writes the value of history entry ID back, as a new change.",
+		args: [2]int{1, 1}, usage: "give one history entry id: wpsidecar revert ID",
 		reads: ReadsDatabase, flags: revertFlags, run: (*cmd).revert},
-	{name: "openapi", usage: "takes no arguments", reads: ReadsSettings, run: (*cmd).openAPI},
-	{name: "probe", args: [2]int{0, 1}, usage: "give at most one URL: wpsidecar probe [URL] (default " + DefaultProbeURL + ")", reads: ReadsFlags, run: (*cmd).probe},
+	{name: "openapi", about: "Prints the OpenAPI description of the routes the sidecar serves, with the\nconfiguration the settings name.",
+		usage: "takes no arguments", reads: ReadsSettings, run: (*cmd).openAPI},
+	{name: "probe", synopsis: "[URL]", about: "Exits 0 when URL (default " + DefaultProbeURL + ") answers 200, else 1 with\nwhat it got: the container's health check.",
+		args: [2]int{0, 1}, usage: "give at most one URL: wpsidecar probe [URL] (default " + DefaultProbeURL + ")", reads: ReadsFlags, run: (*cmd).probe},
 }
 
 // Is tells whether name is a subcommand.
@@ -157,6 +165,36 @@ func historyFlags(fs *flag.FlagSet, f *flags) {
 func revertFlags(fs *flag.FlagSet, f *flags) {
 	siteFlag(fs, f)
 	fs.BoolVar(&f.force, "force", false, "revert even when the value changed since the entry")
+}
+
+// help writes the command's --help: how it is called, what it does, its
+// own flags, and what it reads of the server's settings.
+func (c command) help(w io.Writer) {
+	fmt.Fprintf(w, "Usage: wpsidecar %s\n\n%s\n", strings.TrimSpace(c.name+" [flags] "+c.synopsis), c.about)
+	if c.flags != nil {
+		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		c.flags(fs, &flags{})
+		fmt.Fprint(w, "\nIts flags:\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			arg := " VALUE"
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				arg = ""
+			}
+			def := ""
+			if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
+				def = " (default " + f.DefValue + ")"
+			}
+			fmt.Fprintf(w, "  --%s%s\n    \t%s%s\n", f.Name, arg, f.Usage, def)
+		})
+	}
+	switch c.reads {
+	case ReadsFlags:
+		fmt.Fprint(w, "\nIt accepts the server's flags (wpsidecar --help lists them) and reads nothing\nelse: no variables, no wp-config.php.\n")
+	case ReadsSettings:
+		fmt.Fprint(w, "\nIt reads the server's settings as the server does: its flags (wpsidecar --help\nlists them), WPSIDECAR_* variables and wp-config.php.\n")
+	case ReadsDatabase:
+		fmt.Fprint(w, "\nIt reads the server's settings as the server does: its flags (wpsidecar --help\nlists them), WPSIDECAR_* variables and wp-config.php, which say where the\ndatabase is.\n")
+	}
 }
 
 // UsageError is a command given arguments it does not take: like a
@@ -251,6 +289,7 @@ func run(ctx context.Context, c command, args []string, settings Settings, env E
 		}
 	}, c.reads)
 	if errors.Is(err, flag.ErrHelp) {
+		c.help(env.Stderr)
 		return nil
 	}
 	if err != nil {

@@ -61,7 +61,7 @@ func (s testSite) run(t *testing.T, ctx context.Context, name string, args ...st
 	w := &lockedWriter{b: &out}
 	done := make(chan error, 1)
 	go func() {
-		done <- command.Run(ctx, name, append(args, s.flags...), settings(w), command.Env{Stdout: w, Stderr: w})
+		done <- command.Run(ctx, name, append(args, s.flags...), settings(), command.Env{Stdout: w, Stderr: w})
 	}()
 	select {
 	case err := <-done:

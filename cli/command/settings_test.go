@@ -3,7 +3,6 @@ package command_test
 import (
 	"context"
 	"flag"
-	"io"
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar/store/grouptable"
@@ -24,13 +23,13 @@ import (
 // settings reads a command's settings from its flags alone, as
 // cmd/wpsidecar does (commandSettings there; the object cache aside: these
 // sites have none).
-func settings(stderr io.Writer) command.Settings {
+func settings() command.Settings {
 	return func(args []string, flags func(*flag.FlagSet), reads command.Reads) (command.Options, []string, error) {
 		if reads == command.ReadsFlags {
-			pos, err := config.ParseCommandFlags(args, stderr, flags)
+			pos, err := config.ParseCommandFlags(args, flags)
 			return command.Options{}, pos, err
 		}
-		cfg, pos, err := config.LoadCommand(args, nil, stderr, flags, reads == command.ReadsDatabase)
+		cfg, pos, err := config.LoadCommand(args, nil, flags, reads == command.ReadsDatabase)
 		if err != nil {
 			return command.Options{}, nil, err
 		}

@@ -51,7 +51,7 @@ import (
 // bound addresses (tests listen on port 0).
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, listening func(public, admin net.Addr)) error {
 	if len(args) > 0 && command.Is(args[0]) {
-		return command.Run(ctx, args[0], args[1:], commandSettings(environ, stderr), command.Env{Stdout: stdout, Stderr: stderr})
+		return command.Run(ctx, args[0], args[1:], commandSettings(environ), command.Env{Stdout: stdout, Stderr: stderr})
 	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
 		fmt.Fprintln(stdout, versionLine())
@@ -678,13 +678,13 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, reloads []func() 
 }
 
 // commandSettings reads a subcommand's settings as the server does its own.
-func commandSettings(environ []string, stderr io.Writer) command.Settings {
+func commandSettings(environ []string) command.Settings {
 	return func(args []string, flags func(*flag.FlagSet), reads command.Reads) (command.Options, []string, error) {
 		if reads == command.ReadsFlags {
-			pos, err := config.ParseCommandFlags(args, stderr, flags)
+			pos, err := config.ParseCommandFlags(args, flags)
 			return command.Options{}, pos, err
 		}
-		cfg, pos, err := config.LoadCommand(args, environ, stderr, flags, reads == command.ReadsDatabase)
+		cfg, pos, err := config.LoadCommand(args, environ, flags, reads == command.ReadsDatabase)
 		if err != nil {
 			return command.Options{}, nil, err
 		}

@@ -61,3 +61,37 @@ func TestCommands_ServerSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestCommands_Help: each command's --help (or -h) shows how it is called
+// and its own flags, not the server's, on stderr, and exits 0.
+func TestCommands_Help(t *testing.T) {
+	for _, c := range []struct {
+		name, usage string
+		flags       []string
+		reads       string
+	}{
+		{"export", "Usage: wpsidecar export [flags] DIR", []string{"--site VALUE"}, "which say where the\ndatabase is.\n"},
+		{"import", "Usage: wpsidecar import [flags] DIR", []string{"--dry-run", "--force", "--prune", "--site VALUE"}, "which say where the\ndatabase is.\n"},
+		{"history", "Usage: wpsidecar history [flags]", []string{"--json", "--key VALUE", "--namespace VALUE", "--page VALUE", "--per-page VALUE", "--since VALUE", "--site VALUE"}, "which say where the\ndatabase is.\n"},
+		{"revert", "Usage: wpsidecar revert [flags] ID", []string{"--force", "--site VALUE"}, "which say where the\ndatabase is.\n"},
+		{"openapi", "Usage: wpsidecar openapi [flags]", nil, "WPSIDECAR_* variables and wp-config.php.\n"},
+		{"probe", "Usage: wpsidecar probe [flags] [URL]", nil, "reads nothing\nelse: no variables, no wp-config.php.\n"},
+	} {
+		for _, h := range []string{"--help", "-h"} {
+			var out, errOut bytes.Buffer
+			if err := run(context.Background(), []string{c.name, h}, nil, &out, &errOut, nil); err != nil || out.Len() != 0 {
+				t.Errorf("%s %s: %v, stdout %q", c.name, h, err, out.String())
+			}
+			help := errOut.String()
+			var flags []string
+			for _, l := range strings.Split(help, "\n") {
+				if strings.HasPrefix(l, "  --") {
+					flags = append(flags, strings.TrimPrefix(l, "  "))
+				}
+			}
+			if first, _, _ := strings.Cut(help, "\n"); first != c.usage || strings.Join(flags, " ") != strings.Join(c.flags, " ") || !strings.HasSuffix(help, c.reads) {
+				t.Errorf("%s %s: usage %q, flags %q, want %q %q, ending %q:\n%s", c.name, h, first, flags, c.usage, c.flags, c.reads, help)
+			}
+		}
+	}
+}
