@@ -108,7 +108,7 @@ func (s *Service) routes() []routetable.Route {
 	return []routetable.Route{
 		{Path: "/options", Handlers: []routetable.MethodHandler{
 			{Method: http.MethodGet, Fn: s.handleGet, Doc: routetable.Operation{ID: "getThemeOptions", Summary: "Get the saved theme options",
-				Description: "The saved set, in stored order; {} when nothing is saved. ?section= picks one section's ids.", Answer: "ThemeOptions", Read: true}, Prepared: true},
+				Description: "The saved set, in stored order; {} when nothing is saved.", Answer: "ThemeOptions", Read: true}, Prepared: true},
 			{Method: http.MethodPost, Fn: s.handleSave, Doc: routetable.Operation{ID: "saveThemeOptions", Summary: "Save theme options",
 				Description: "Saves the ids given; every id must be a configured field and every value fit its type, else nothing is written.",
 				Body:        "ThemeOptions", Answer: "ThemeOptionsSaved", Write: true,
