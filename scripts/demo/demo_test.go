@@ -1,0 +1,277 @@
+//go:build e2e
+
+package demo
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/testbrowser"
+)
+
+// bannerTimeout bounds the wait for the banner: the first run builds the
+// sidecar and installs WordPress, on a busy machine too.
+const bannerTimeout = 10 * time.Minute
+
+// freePorts are n ports nothing listens on now, on 127.0.0.1.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// demoEnv moves every port of the demo and its state into the test's own.
+func demoEnv(t *testing.T, ports []int) []string {
+	env := os.Environ()
+	for i, v := range []string{"DEMO_PORT", "WP_PORT", "WP_PROXY_PORT", "DEMO_ADMIN_PORT", "DEMO_DB_PORT"} {
+		env = append(env, v+"="+strconv.Itoa(ports[i]))
+	}
+	return append(env, "DEMO_STATE="+filepath.Join(t.TempDir(), "demo"))
+}
+
+// TestDemo_PortTaken: a port the demo needs, held by another server, stops
+// it before anything starts, naming the port, its holder and the variable
+// that moves it.
+func TestDemo_PortTaken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("demo: runs scripts/demo.sh; skipped under -short")
+	}
+	ports := freePorts(t, 5)
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(ports[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	env := demoEnv(t, ports)
+	cmd := exec.Command("scripts/demo.sh")
+	cmd.Dir, cmd.Env = "../..", env
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("demo with WP_PORT taken: %v, want exit status 1\n%s", err, out)
+	}
+	comm, _ := os.ReadFile("/proc/self/comm")
+	want := fmt.Sprintf("demo: port %d (WP_PORT) is taken by %s (pid %d); stop it, or move the demo: WP_PORT=<free port> make demo\n",
+		ports[1], strings.TrimSpace(string(comm)), os.Getpid())
+	if string(out) != want {
+		t.Errorf("demo with WP_PORT taken said\n%q\nwant\n%q", out, want)
+	}
+	if _, err := os.Stat(strings.TrimPrefix(env[len(env)-1], "DEMO_STATE=")); !os.IsNotExist(err) {
+		t.Errorf("the demo made its state before checking the ports: %v", err)
+	}
+}
+
+// banner is what the demo prints once everything is up.
+type banner struct {
+	site, admin, adminUser, adminPassword, history, readyz, metrics string
+	mode                                                            map[string]any
+	fromMemory, dbReads, hitsBefore, hitsAfter                      int
+	restLog                                                         string
+	curls                                                           []string
+}
+
+var bannerLines = map[string]*regexp.Regexp{
+	"site":    regexp.MustCompile(`(?m)^  WordPress behind wpsidecar: (\S+)$`),
+	"admin":   regexp.MustCompile(`(?m)^  Admin: +(\S+) +user (\S+), password (\S+)$`),
+	"history": regexp.MustCompile(`(?m)^  Change history: +(\S+) `),
+	"health":  regexp.MustCompile(`(?m)^  Health and metrics: +(\S+) +(\S+)$`),
+	"mode":    regexp.MustCompile(`(?m)^  Mode \(/readyz\): +(.+)$`),
+	"served":  regexp.MustCompile(`(?m)^  Served from the feed: +20 GETs of the field groups: (\d+) answered from memory, (\d+) database reads$`),
+	"kept":    regexp.MustCompile(`(?m)rest_cache hits (\d+) -> (\d+) \(access log: (.*)\)$`),
+	"curl":    regexp.MustCompile(`(?m)^    (curl .+)$`),
+}
+
+func parseBanner(t *testing.T, s string) banner {
+	t.Helper()
+	m := map[string][]string{}
+	for name, re := range bannerLines {
+		if m[name] = re.FindStringSubmatch(s); m[name] == nil {
+			t.Fatalf("the banner has no %s line (%s):\n%s", name, re, s)
+		}
+	}
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	b := banner{site: m["site"][1], admin: m["admin"][1], adminUser: m["admin"][2], adminPassword: m["admin"][3],
+		history: m["history"][1], readyz: m["health"][1], metrics: m["health"][2],
+		fromMemory: atoi(m["served"][1]), dbReads: atoi(m["served"][2]),
+		hitsBefore: atoi(m["kept"][1]), hitsAfter: atoi(m["kept"][2]), restLog: m["kept"][3]}
+	if err := json.Unmarshal([]byte(m["mode"][1]), &b.mode); err != nil {
+		t.Fatalf("the banner's mode is not /readyz's JSON: %v: %s", err, m["mode"][1])
+	}
+	for _, c := range bannerLines["curl"].FindAllStringSubmatch(s, -1) {
+		b.curls = append(b.curls, c[1])
+	}
+	return b
+}
+
+// TestDemo: `make demo` as a newcomer runs it. Its banner names the mode
+// the README measures (the binlog feed, answers from memory), shows answers
+// given from memory and a wp/v2 answer kept; every address it prints
+// answers, every curl it suggests succeeds, wp-admin's Change history
+// screen lists the demo's changes in a browser; Ctrl-C stops it all and
+// frees every port.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("demo: runs scripts/demo.sh; skipped under -short")
+	}
+	ports := freePorts(t, 5)
+	cmd := exec.Command("scripts/demo.sh")
+	cmd.Dir, cmd.Env = "../..", demoEnv(t, ports)
+	// Its own process group, as a terminal's foreground job: Ctrl-C goes to
+	// the whole group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	var mu sync.Mutex
+	var out strings.Builder
+	up := make(chan struct{})
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			mu.Lock()
+			out.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if sc.Text() == "  Ctrl-C stops everything." {
+				close(up)
+			}
+		}
+	}()
+	output := func() string { mu.Lock(); defer mu.Unlock(); return out.String() }
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			<-exited
+		}
+	})
+	start := time.Now()
+	select {
+	case <-up:
+	case err := <-exited:
+		stopped = true
+		t.Fatalf("the demo ended before its banner: %v\n%s", err, output())
+	case <-time.After(bannerTimeout):
+		t.Fatalf("no banner in %s:\n%s", bannerTimeout, output())
+	}
+	t.Logf("banner after %s", time.Since(start).Round(time.Millisecond))
+	b := parseBanner(t, output())
+
+	if b.mode["change_feed"] != "binlog" || b.mode["serve_from_feed"] != "memory" {
+		t.Errorf("the demo's mode: %v, want the binlog feed and answers from memory", b.mode)
+	}
+	if b.fromMemory == 0 || b.fromMemory+b.dbReads != 20 {
+		t.Errorf("of 20 GETs, %d answered from memory and %d read the database", b.fromMemory, b.dbReads)
+	}
+	if b.hitsAfter != b.hitsBefore+1 || b.restLog != "rest_cache=miss rest_cache=hit" {
+		t.Errorf("the kept answer: hits %d -> %d, access log %q; want one hit after a miss", b.hitsBefore, b.hitsAfter, b.restLog)
+	}
+
+	// Every address answers: the site, wp-admin and the history screen
+	// (sending to the sign-in form), the admin listener.
+	for _, c := range []struct{ url, want string }{
+		{b.site, "</html>"},
+		{b.admin, `id="loginform"`},
+		{b.history, `id="loginform"`},
+		{b.readyz, `"change_feed":"binlog"`},
+		{b.metrics, "wpsidecar_rest_cache_requests_total"},
+	} {
+		resp, err := http.Get(c.url)
+		if err != nil {
+			t.Errorf("GET %s: %v", c.url, err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), c.want) {
+			t.Errorf("GET %s: %d, body without %q:\n%.300s", c.url, resp.StatusCode, c.want, body)
+		}
+	}
+	// Every curl it suggests answers 200 with JSON.
+	if len(b.curls) != 6 {
+		t.Errorf("%d curl commands, want 6: %q", len(b.curls), b.curls)
+	}
+	for _, c := range b.curls {
+		got, err := exec.Command("bash", "-c", c+` -w '\n%{http_code}'`).Output()
+		i := strings.LastIndexByte(string(got), '\n')
+		body, code := string(got[:max(i, 0)]), string(got[i+1:])
+		if err != nil || code != "200" || !json.Valid([]byte(body)) {
+			t.Errorf("%s: %v, status %s, body %.300s", c, err, code, body)
+		}
+	}
+
+	// Tools → Change history, signed in as the admin the banner names: the
+	// demo's field groups are listed.
+	br := testbrowser.Start(t, testbrowser.Options{})
+	// wp-admin shows Gravatar avatars, which this closed network cannot
+	// look up (a newcomer's machine can).
+	br.AllowNetworkError(`net::ERR_NAME_NOT_RESOLVED`)
+	br.Navigate(b.site + "wp-login.php")
+	br.WaitVisible("#user_login")
+	br.SetValue("#user_login", b.adminUser)
+	br.SetValue("#user_pass", b.adminPassword)
+	br.Click("#wp-submit")
+	br.WaitVisible("#wpadminbar")
+	// The dashboard's news widget, loaded once the page is up: PHP has the
+	// extensions WordPress's feeds need (the network may still be closed).
+	br.WaitTrue("the news widget loaded", `() => !document.querySelector("#dashboard_primary .widget-loading")`)
+	if news := br.Text("#dashboard_primary"); strings.Contains(news, "XML or PCRE extensions not loaded") {
+		t.Errorf("wp-admin's dashboard: %q", news)
+	}
+	br.Navigate(b.history)
+	br.WaitTrue("the list loaded or failed", `() => document.getElementById("wpsidecar-history").getAttribute("data-state") !== "loading"`)
+	if state := br.Attr("#wpsidecar-history", "data-state"); state == "error" {
+		t.Fatalf("the history screen says %q", br.Text("#wpsidecar-history-error"))
+	}
+	for _, key := range []string{"product_details", "author_profile", "accent_color"} {
+		br.WaitVisible(fmt.Sprintf(`#wpsidecar-history-table tr.wpsidecar-entry[data-key=%q]`, key))
+	}
+	br.Screenshot("demo-history.png")
+
+	// Ctrl-C: everything stops, and every port is free again.
+	stopped = true
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	interrupted := time.Now()
+	if err := <-exited; err != nil {
+		t.Errorf("the demo, interrupted: %v", err)
+	}
+	<-read
+	t.Logf("stopped %s after Ctrl-C", time.Since(interrupted).Round(time.Millisecond))
+	if o := output(); !strings.HasSuffix(o, "demo stopped\n") {
+		t.Errorf("the demo's last words: %q", o[max(0, len(o)-300):])
+	}
+	for _, p := range ports {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+			c.Close()
+			t.Errorf("port %d still answers after the demo stopped", p)
+		}
+	}
+}
