@@ -153,7 +153,7 @@ func TestManifests(t *testing.T) {
 		t.Errorf("PHP's container does not outlive the sidecar's lame-duck phase: %+v", php.Lifecycle)
 	}
 	// The database settings: the same Secret and keys as the official
-	// image's variables.
+	// image's variables (the keys and salts: TestKeysAndSalts).
 	from := func(c corev1.Container) map[string]string {
 		m := map[string]string{}
 		for _, e := range c.Env {
@@ -164,7 +164,7 @@ func TestManifests(t *testing.T) {
 		return m
 	}
 	phpEnv, sideEnv := from(php), from(side)
-	for _, k := range []string{"WORDPRESS_DB_HOST", "WORDPRESS_DB_USER", "WORDPRESS_DB_PASSWORD", "WORDPRESS_DB_NAME", "WORDPRESS_AUTH_KEY", "WORDPRESS_LOGGED_IN_KEY", "WORDPRESS_NONCE_KEY", "WORDPRESS_LOGGED_IN_SALT", "WORDPRESS_NONCE_SALT"} {
+	for _, k := range []string{"WORDPRESS_DB_HOST", "WORDPRESS_DB_USER", "WORDPRESS_DB_PASSWORD", "WORDPRESS_DB_NAME"} {
 		if phpEnv[k] == "" || phpEnv[k] != sideEnv[k] {
 			t.Errorf("%s: PHP's %q, the sidecar's %q", k, phpEnv[k], sideEnv[k])
 		}
@@ -192,6 +192,59 @@ func TestManifests(t *testing.T) {
 	for k, v := range pdbs[0].Spec.Selector.MatchLabels {
 		if labels[k] != v {
 			t.Errorf("the PDB's selector %s=%s misses the pods", k, v)
+		}
+	}
+}
+
+// TestKeysAndSalts: every one of WordPress's eight keys and salts is in
+// the Secret and reaches both containers, under the official image's
+// variable (which the sidecar reads too), from that Secret. A key one
+// container lacks is one the official image makes up in each pod apart.
+func TestKeysAndSalts(t *testing.T) {
+	deps, _, secrets, _ := objects(t)
+	if len(deps) != 1 || len(secrets) != 1 {
+		t.Fatalf("%d deployments, %d secrets", len(deps), len(secrets))
+	}
+	secret := secrets[0]
+	// env is a container's variables as Kubernetes sets them (the last
+	// entry of a name wins): "secret/key" from a Secret, else "=value".
+	env := func(name string) map[string]string {
+		m := map[string]string{}
+		for _, c := range deps[0].Spec.Template.Spec.Containers {
+			if c.Name != name {
+				continue
+			}
+			for _, e := range c.Env {
+				switch {
+				case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+					m[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+				default:
+					m[e.Name] = "=" + e.Value
+				}
+			}
+			return m
+		}
+		t.Fatalf("no container %q", name)
+		return nil
+	}
+	containers := map[string]map[string]string{"wordpress": env("wordpress"), "wpsidecar": env("wpsidecar")}
+	for _, tc := range []struct{ variable, key string }{
+		{"WORDPRESS_AUTH_KEY", "auth-key"},
+		{"WORDPRESS_SECURE_AUTH_KEY", "secure-auth-key"},
+		{"WORDPRESS_LOGGED_IN_KEY", "logged-in-key"},
+		{"WORDPRESS_NONCE_KEY", "nonce-key"},
+		{"WORDPRESS_AUTH_SALT", "auth-salt"},
+		{"WORDPRESS_SECURE_AUTH_SALT", "secure-auth-salt"},
+		{"WORDPRESS_LOGGED_IN_SALT", "logged-in-salt"},
+		{"WORDPRESS_NONCE_SALT", "nonce-salt"},
+	} {
+		if v, ok := secret.StringData[tc.key]; !ok || v == "" {
+			t.Errorf("%s: the Secret %s has no %s", tc.variable, secret.Name, tc.key)
+		}
+		for _, c := range []string{"wordpress", "wpsidecar"} {
+			if got, want := containers[c][tc.variable], secret.Name+"/"+tc.key; got != want {
+				t.Errorf("%s: the %s container's is %q, want %q", tc.variable, c, got, want)
+			}
 		}
 	}
 }
@@ -225,6 +278,16 @@ func TestBitnamiValues(t *testing.T) {
 	}
 	if got := flag(c.Args, "--wp-config"); got != "/bitnami/wordpress/wp-config.php" || len(c.VolumeMounts) != 1 || !c.VolumeMounts[0].ReadOnly {
 		t.Errorf("wp-config %q, mounts %+v", got, c.VolumeMounts)
+	}
+	// The database settings, keys and salts come from that file, as PHP's
+	// do: a WORDPRESS_* variable would win over it (envFrom may hold one).
+	for _, e := range c.Env {
+		if strings.HasPrefix(e.Name, "WORDPRESS_") {
+			t.Errorf("the sidecar's variable %s would win over the chart's wp-config.php", e.Name)
+		}
+	}
+	if len(c.EnvFrom) != 0 {
+		t.Errorf("the sidecar's envFrom %+v may hold WORDPRESS_* variables, which would win over the chart's wp-config.php", c.EnvFrom)
 	}
 	_, svcs, _, _ := objects(t)
 	for _, s := range svcs {
