@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -249,9 +250,10 @@ func TestKeysAndSalts(t *testing.T) {
 	}
 }
 
-// TestBitnamiValues: the values add a sidecar the chart can take
-// (Kubernetes containers, strictly) that works beside the chart's Apache.
-func TestBitnamiValues(t *testing.T) {
+// bitnamiSidecar decodes bitnami-values.yaml: its one sidecar (strictly,
+// as a Kubernetes container) and its terminationGracePeriodSeconds.
+func bitnamiSidecar(t *testing.T) (corev1.Container, int64) {
+	t.Helper()
 	b, err := os.ReadFile("bitnami-values.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -272,9 +274,16 @@ func TestBitnamiValues(t *testing.T) {
 	if err := dec.Decode(&c); err != nil {
 		t.Fatal(err)
 	}
+	return c, values.Grace
+}
+
+// TestBitnamiValues: the values add a sidecar the chart can take
+// (Kubernetes containers, strictly) that works beside the chart's Apache.
+func TestBitnamiValues(t *testing.T) {
+	c, grace := bitnamiSidecar(t)
 	need := checkSidecar(t, c, 8080) // the chart's containerPorts.http
-	if time.Duration(values.Grace)*time.Second <= need {
-		t.Errorf("grace %ds, not above %s", values.Grace, need)
+	if time.Duration(grace)*time.Second <= need {
+		t.Errorf("grace %ds, not above %s", grace, need)
 	}
 	if got := flag(c.Args, "--wp-config"); got != "/bitnami/wordpress/wp-config.php" || len(c.VolumeMounts) != 1 || !c.VolumeMounts[0].ReadOnly {
 		t.Errorf("wp-config %q, mounts %+v", got, c.VolumeMounts)
@@ -294,5 +303,41 @@ func TestBitnamiValues(t *testing.T) {
 		if s.Name == "wordpress-wpsidecar" && port(c, s.Spec.Ports[0].TargetPort) != 8081 {
 			t.Errorf("bitnami-service.yaml targets %v, not the sidecar", s.Spec.Ports[0].TargetPort)
 		}
+	}
+}
+
+// TestImage: nothing publishes the sidecar's image, so both manifests name
+// the placeholder docs/deploy/kubernetes.md builds and pushes, and its
+// kustomize example maps that very name.
+func TestImage(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/deploy/kubernetes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func(pattern string) string {
+		m := regexp.MustCompile(pattern).FindAllSubmatch(doc, -1)
+		if len(m) != 1 {
+			t.Fatalf("the doc has %d lines matching %s, want 1", len(m), pattern)
+		}
+		return string(m[0][1])
+	}
+	image := one(`(?m)^docker build -t (\S+) \.$`)
+	if push := one(`(?m)^docker push (\S+)$`); push != image {
+		t.Errorf("the doc builds %s and pushes %s", image, push)
+	}
+	name, _, _ := strings.Cut(image, ":")
+	if mapped := one(`(?m)^  - name: (\S+)$`); mapped != name {
+		t.Errorf("the doc's kustomize example maps %s, not %s", mapped, name)
+	}
+	deps, _, _, _ := objects(t)
+	i := slices.IndexFunc(deps[0].Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "wpsidecar" })
+	if i < 0 {
+		t.Fatal("wordpress.yaml has no wpsidecar container")
+	}
+	if c := deps[0].Spec.Template.Spec.Containers[i]; c.Image != image {
+		t.Errorf("wordpress.yaml's sidecar is %s, the doc builds %s", c.Image, image)
+	}
+	if c, _ := bitnamiSidecar(t); c.Image != image {
+		t.Errorf("bitnami-values.yaml's sidecar is %s, the doc builds %s", c.Image, image)
 	}
 }
