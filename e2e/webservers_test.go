@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -713,5 +714,66 @@ func TestWebServersWithoutSecret(t *testing.T) {
 	}
 	if got := askFront(t, f.url, http.MethodGet, "/wp-json/fieldmgr/v1/no-such-route"); got.status != 508 {
 		t.Errorf("caddy without a secret, a route the sidecar passes on: %d %s", got.status, got.body)
+	}
+}
+
+// TestCaddyDocExample: the Caddyfile docs/deploy/caddy.md opens with is
+// whole. Its HTTPS site has a plain http:// block on the loopback for what
+// the sidecar hands back, that block is the sidecar's --upstream in the
+// command below it, both blocks import the snippet with the same secret,
+// and Debian's Caddy takes the file (the shipped snippet and a secret in
+// place of the doc's).
+func TestCaddyDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/deploy/caddy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := func(lang string) string {
+		_, rest, ok := strings.Cut(string(doc), "```"+lang+"\n")
+		body, _, closed := strings.Cut(rest, "```")
+		if !ok || !closed {
+			t.Fatalf("docs/deploy/caddy.md has no %s example", lang)
+		}
+		return body
+	}
+	conf, command := example("caddy"), example("sh")
+	loopback := regexp.MustCompile(`(?m)^http://:(\d+) \{\n\tbind 127\.0\.0\.1\n`).FindAllStringSubmatch(conf, -1)
+	if len(loopback) != 1 {
+		t.Fatalf("%d http:// blocks bound to 127.0.0.1, want 1:\n%s", len(loopback), conf)
+	}
+	want := "http://127.0.0.1:" + loopback[0][1]
+	// firsts are the first submatches of pattern's matches in text.
+	firsts := func(pattern, text string) (v []string) {
+		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(text, -1) {
+			v = append(v, m[1])
+		}
+		return v
+	}
+	if up := firsts(`--upstream (\S+)`, command); len(up) != 1 || up[0] != want {
+		t.Errorf("the sidecar's --upstream %q, want %s (the loopback block)", up, want)
+	}
+	secrets := firsts(`(?m)^\timport wpsidecar (.+)$`, conf)
+	if len(secrets) != 2 || secrets[0] != secrets[1] {
+		t.Fatalf("the snippet imported with %q, want in both blocks with the same secret", secrets)
+	}
+	dir := t.TempDir()
+	snippet := filepath.Join(dir, "wpsidecar.caddy")
+	if err := os.WriteFile(snippet, []byte(recipe(t, "deploy/caddy/wpsidecar.caddy", 8080)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const shipped = "import /etc/caddy/wpsidecar.caddy\n"
+	if strings.Count(conf, shipped) != 1 {
+		t.Fatalf("the example does not import the snippet as %q:\n%s", shipped, conf)
+	}
+	conf = strings.Replace(conf, shipped, "import "+snippet+"\n", 1)
+	conf = strings.ReplaceAll(conf, "\timport wpsidecar "+secrets[0]+"\n", "\timport wpsidecar "+randomSecret()+"\n")
+	path := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := exec.Command("caddy", "validate", "--config", path, "--adapter", "caddyfile")
+	check.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("caddy validate: %v\n%s\n%s", err, out, conf)
 	}
 }

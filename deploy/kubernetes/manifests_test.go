@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,7 +154,7 @@ func TestManifests(t *testing.T) {
 		t.Errorf("PHP's container does not outlive the sidecar's lame-duck phase: %+v", php.Lifecycle)
 	}
 	// The database settings: the same Secret and keys as the official
-	// image's variables.
+	// image's variables (the keys and salts: TestKeysAndSalts).
 	from := func(c corev1.Container) map[string]string {
 		m := map[string]string{}
 		for _, e := range c.Env {
@@ -164,7 +165,7 @@ func TestManifests(t *testing.T) {
 		return m
 	}
 	phpEnv, sideEnv := from(php), from(side)
-	for _, k := range []string{"WORDPRESS_DB_HOST", "WORDPRESS_DB_USER", "WORDPRESS_DB_PASSWORD", "WORDPRESS_DB_NAME", "WORDPRESS_AUTH_KEY", "WORDPRESS_LOGGED_IN_KEY", "WORDPRESS_NONCE_KEY", "WORDPRESS_LOGGED_IN_SALT", "WORDPRESS_NONCE_SALT"} {
+	for _, k := range []string{"WORDPRESS_DB_HOST", "WORDPRESS_DB_USER", "WORDPRESS_DB_PASSWORD", "WORDPRESS_DB_NAME"} {
 		if phpEnv[k] == "" || phpEnv[k] != sideEnv[k] {
 			t.Errorf("%s: PHP's %q, the sidecar's %q", k, phpEnv[k], sideEnv[k])
 		}
@@ -196,9 +197,63 @@ func TestManifests(t *testing.T) {
 	}
 }
 
-// TestBitnamiValues: the values add a sidecar the chart can take
-// (Kubernetes containers, strictly) that works beside the chart's Apache.
-func TestBitnamiValues(t *testing.T) {
+// TestKeysAndSalts: every one of WordPress's eight keys and salts is in
+// the Secret and reaches both containers, under the official image's
+// variable (which the sidecar reads too), from that Secret. A key one
+// container lacks is one the official image makes up in each pod apart.
+func TestKeysAndSalts(t *testing.T) {
+	deps, _, secrets, _ := objects(t)
+	if len(deps) != 1 || len(secrets) != 1 {
+		t.Fatalf("%d deployments, %d secrets", len(deps), len(secrets))
+	}
+	secret := secrets[0]
+	// env is a container's variables as Kubernetes sets them (the last
+	// entry of a name wins): "secret/key" from a Secret, else "=value".
+	env := func(name string) map[string]string {
+		m := map[string]string{}
+		for _, c := range deps[0].Spec.Template.Spec.Containers {
+			if c.Name != name {
+				continue
+			}
+			for _, e := range c.Env {
+				switch {
+				case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+					m[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+				default:
+					m[e.Name] = "=" + e.Value
+				}
+			}
+			return m
+		}
+		t.Fatalf("no container %q", name)
+		return nil
+	}
+	containers := map[string]map[string]string{"wordpress": env("wordpress"), "wpsidecar": env("wpsidecar")}
+	for _, tc := range []struct{ variable, key string }{
+		{"WORDPRESS_AUTH_KEY", "auth-key"},
+		{"WORDPRESS_SECURE_AUTH_KEY", "secure-auth-key"},
+		{"WORDPRESS_LOGGED_IN_KEY", "logged-in-key"},
+		{"WORDPRESS_NONCE_KEY", "nonce-key"},
+		{"WORDPRESS_AUTH_SALT", "auth-salt"},
+		{"WORDPRESS_SECURE_AUTH_SALT", "secure-auth-salt"},
+		{"WORDPRESS_LOGGED_IN_SALT", "logged-in-salt"},
+		{"WORDPRESS_NONCE_SALT", "nonce-salt"},
+	} {
+		if v, ok := secret.StringData[tc.key]; !ok || v == "" {
+			t.Errorf("%s: the Secret %s has no %s", tc.variable, secret.Name, tc.key)
+		}
+		for _, c := range []string{"wordpress", "wpsidecar"} {
+			if got, want := containers[c][tc.variable], secret.Name+"/"+tc.key; got != want {
+				t.Errorf("%s: the %s container's is %q, want %q", tc.variable, c, got, want)
+			}
+		}
+	}
+}
+
+// bitnamiSidecar decodes bitnami-values.yaml: its one sidecar (strictly,
+// as a Kubernetes container) and its terminationGracePeriodSeconds.
+func bitnamiSidecar(t *testing.T) (corev1.Container, int64) {
+	t.Helper()
 	b, err := os.ReadFile("bitnami-values.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -219,17 +274,70 @@ func TestBitnamiValues(t *testing.T) {
 	if err := dec.Decode(&c); err != nil {
 		t.Fatal(err)
 	}
+	return c, values.Grace
+}
+
+// TestBitnamiValues: the values add a sidecar the chart can take
+// (Kubernetes containers, strictly) that works beside the chart's Apache.
+func TestBitnamiValues(t *testing.T) {
+	c, grace := bitnamiSidecar(t)
 	need := checkSidecar(t, c, 8080) // the chart's containerPorts.http
-	if time.Duration(values.Grace)*time.Second <= need {
-		t.Errorf("grace %ds, not above %s", values.Grace, need)
+	if time.Duration(grace)*time.Second <= need {
+		t.Errorf("grace %ds, not above %s", grace, need)
 	}
 	if got := flag(c.Args, "--wp-config"); got != "/bitnami/wordpress/wp-config.php" || len(c.VolumeMounts) != 1 || !c.VolumeMounts[0].ReadOnly {
 		t.Errorf("wp-config %q, mounts %+v", got, c.VolumeMounts)
+	}
+	// The database settings, keys and salts come from that file, as PHP's
+	// do: a WORDPRESS_* variable would win over it (envFrom may hold one).
+	for _, e := range c.Env {
+		if strings.HasPrefix(e.Name, "WORDPRESS_") {
+			t.Errorf("the sidecar's variable %s would win over the chart's wp-config.php", e.Name)
+		}
+	}
+	if len(c.EnvFrom) != 0 {
+		t.Errorf("the sidecar's envFrom %+v may hold WORDPRESS_* variables, which would win over the chart's wp-config.php", c.EnvFrom)
 	}
 	_, svcs, _, _ := objects(t)
 	for _, s := range svcs {
 		if s.Name == "wordpress-wpsidecar" && port(c, s.Spec.Ports[0].TargetPort) != 8081 {
 			t.Errorf("bitnami-service.yaml targets %v, not the sidecar", s.Spec.Ports[0].TargetPort)
 		}
+	}
+}
+
+// TestImage: nothing publishes the sidecar's image, so both manifests name
+// the placeholder docs/deploy/kubernetes.md builds and pushes, and its
+// kustomize example maps that very name.
+func TestImage(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/deploy/kubernetes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func(pattern string) string {
+		m := regexp.MustCompile(pattern).FindAllSubmatch(doc, -1)
+		if len(m) != 1 {
+			t.Fatalf("the doc has %d lines matching %s, want 1", len(m), pattern)
+		}
+		return string(m[0][1])
+	}
+	image := one(`(?m)^docker build -t (\S+) \.$`)
+	if push := one(`(?m)^docker push (\S+)$`); push != image {
+		t.Errorf("the doc builds %s and pushes %s", image, push)
+	}
+	name, _, _ := strings.Cut(image, ":")
+	if mapped := one(`(?m)^  - name: (\S+)$`); mapped != name {
+		t.Errorf("the doc's kustomize example maps %s, not %s", mapped, name)
+	}
+	deps, _, _, _ := objects(t)
+	i := slices.IndexFunc(deps[0].Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "wpsidecar" })
+	if i < 0 {
+		t.Fatal("wordpress.yaml has no wpsidecar container")
+	}
+	if c := deps[0].Spec.Template.Spec.Containers[i]; c.Image != image {
+		t.Errorf("wordpress.yaml's sidecar is %s, the doc builds %s", c.Image, image)
+	}
+	if c, _ := bitnamiSidecar(t); c.Image != image {
+		t.Errorf("bitnami-values.yaml's sidecar is %s, the doc builds %s", c.Image, image)
 	}
 }
