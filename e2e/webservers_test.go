@@ -777,3 +777,106 @@ func TestCaddyDocExample(t *testing.T) {
 		t.Errorf("caddy validate: %v\n%s\n%s", err, out, conf)
 	}
 }
+
+// TestApacheDocExample: the Apache configuration docs/deploy/apache.md
+// opens with is whole. Its HTTPS site has a second virtual host on the
+// loopback for what the sidecar hands back, that host is the sidecar's
+// --upstream in the commands above it, both hosts Include the recipe
+// after the one Define of the secret, the loopback host tells PHP the
+// request came over HTTPS, and Debian's Apache takes the file with the
+// modules the page's a2enmod names (the shipped recipe, a secret in place
+// of the doc's and a directory of the test's as DocumentRoot).
+func TestApacheDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/deploy/apache.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := func(lang string) string {
+		_, rest, ok := strings.Cut(string(doc), "```"+lang+"\n")
+		body, _, closed := strings.Cut(rest, "```")
+		if !ok || !closed {
+			t.Fatalf("docs/deploy/apache.md has no %s example", lang)
+		}
+		return body
+	}
+	conf, commands := example("apache"), example("sh")
+	// firsts are the first submatches of pattern's matches in text.
+	firsts := func(pattern, text string) (v []string) {
+		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(text, -1) {
+			v = append(v, m[1])
+		}
+		return v
+	}
+	hosts := regexp.MustCompile(`(?ms)^<VirtualHost ([^>]+)>\n(.*?)^</VirtualHost>\n`).FindAllStringSubmatch(conf, -1)
+	if len(hosts) != 2 || hosts[0][1] != "*:443" {
+		t.Fatalf("the example's virtual hosts: %d, want 2, the site's *:443 first:\n%s", len(hosts), conf)
+	}
+	site, loopback := hosts[0][2], hosts[1][2]
+	listen := firsts(`(?m)^Listen (\S+)$`, conf)
+	if len(listen) != 1 || !strings.HasPrefix(listen[0], "127.0.0.1:") || hosts[1][1] != listen[0] {
+		t.Fatalf("Listen %q, want one on 127.0.0.1 and the second virtual host on it (<VirtualHost %s>)", listen, hosts[1][1])
+	}
+	want := "http://" + listen[0]
+	if up := firsts(`--upstream (\S+)`, commands); len(up) != 1 || up[0] != want {
+		t.Errorf("the sidecar's --upstream %q, want %s (the loopback virtual host)", up, want)
+	}
+	const include = "    Include /etc/apache2/wpsidecar.conf\n"
+	if strings.Count(site, include) != 1 || strings.Count(loopback, include) != 1 {
+		t.Errorf("the recipe Included %d times in the site's virtual host and %d in the loopback one, want once in each, as %q",
+			strings.Count(site, include), strings.Count(loopback, include), include)
+	}
+	secrets := firsts(`(?m)^\s*Define WPSIDECAR_SECRET (\S+)$`, conf)
+	if len(secrets) != 1 || strings.Index(conf, "Define WPSIDECAR_SECRET") > strings.Index(conf, "<VirtualHost") {
+		t.Fatalf("the secret Defined %d times, want once, before both virtual hosts (so both Includes read it):\n%s", len(secrets), conf)
+	}
+	root, loopbackRoot := firsts(`(?m)^    DocumentRoot (\S+)$`, site), firsts(`(?m)^    DocumentRoot (\S+)$`, loopback)
+	if len(root) != 1 || len(loopbackRoot) != 1 || loopbackRoot[0] != root[0] {
+		t.Fatalf("DocumentRoot %q in the site's virtual host and %q in the loopback one, want one, the same", root, loopbackRoot)
+	}
+	for _, line := range []string{"    ServerName https://", "    SetEnv HTTPS on\n", "    RemoteIPHeader X-Forwarded-For\n", "    RemoteIPInternalProxy 127.0.0.1\n"} {
+		if !strings.Contains(loopback, line) {
+			t.Errorf("the loopback virtual host lacks %q:\n%s", line, loopback)
+		}
+	}
+	mods := firsts(`(?m)^a2enmod (.+)$`, commands)
+	if len(mods) != 1 {
+		t.Fatalf("a2enmod %q, want one line", mods)
+	}
+
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	docroot := filepath.Join(dir, "html")
+	if err := os.Mkdir(docroot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	snippet := write("wpsidecar.conf", recipe(t, "deploy/apache/wpsidecar.conf", 8080))
+	conf = strings.ReplaceAll(conf, "Include /etc/apache2/wpsidecar.conf\n", "Include "+snippet+"\n")
+	conf = strings.ReplaceAll(conf, "DocumentRoot "+root[0]+"\n", "DocumentRoot "+docroot+"\n")
+	conf = strings.Replace(conf, "Define WPSIDECAR_SECRET "+secrets[0]+"\n", "Define WPSIDECAR_SECRET "+randomSecret()+"\n", 1)
+	siteConf := write("site.conf", conf)
+	// What Debian enables by default (the MPM, access, index and types),
+	// then what the page's a2enmod names.
+	var load strings.Builder
+	for _, m := range append([]string{"mpm_event", "authz_core", "dir", "mime"}, strings.Fields(mods[0])...) {
+		fmt.Fprintf(&load, "LoadModule %s_module /usr/lib/apache2/modules/mod_%s.so\n", m, m)
+	}
+	main := write("apache2.conf", fmt.Sprintf(`ServerRoot %[1]s
+ServerName 127.0.0.1
+PidFile %[1]s/apache.pid
+DefaultRuntimeDir %[1]s
+Mutex file:%[1]s
+ErrorLog %[1]s/error.log
+%[2]sTypesConfig /etc/mime.types
+Include %[3]s
+`, dir, load.String(), siteConf))
+	out, err := exec.Command("apache2", "-t", "-f", main).CombinedOutput()
+	if err != nil || string(out) != "Syntax OK\n" {
+		t.Errorf("apache2 -t: %v\n%s\n%s", err, out, conf)
+	}
+}
