@@ -228,7 +228,11 @@ func parseFlags(args []string, usageOut io.Writer, command func(*flag.FlagSet)) 
 				}
 				return nil, false, nil, err
 			}
-			return nil, false, nil, &Error{Problems: []string{err.Error() + " (wpsidecar --help lists the flags)"}}
+			hint := " (wpsidecar --help lists the flags)"
+			if command != nil {
+				hint = " (the command's --help lists its own flags, wpsidecar --help the server's)"
+			}
+			return nil, false, nil, &Error{Problems: []string{err.Error() + hint}}
 		}
 		if fs.NArg() == 0 || command == nil {
 			break

@@ -37,13 +37,15 @@ _SALT variables) give at least --upstream, --db-user, --db-password, --db-host,
 Every flag is also a variable WPSIDECAR_NAME; any variable may be given as
 NAME_FILE, a file holding the value.
 
-Commands, with the same settings (no --upstream needed):
+Commands, with the same settings (no --upstream needed); wpsidecar COMMAND --help
+lists a command's own flags:
   wpsidecar export DIR        field groups and theme options as files
-  wpsidecar import DIR        apply them [--dry-run] [--prune] [--force]
-  wpsidecar history           the history of changes [--namespace N] [--key K] [--since DATE] [--json]
-  wpsidecar revert ID         write an entry's value back [--force]
-  (on a network: --site ID for one site), wpsidecar openapi, wpsidecar probe URL;
-  wpsidecar COMMAND --help shows a command's own flags.
+  wpsidecar import DIR        apply them
+  wpsidecar history           the history of changes
+  wpsidecar revert ID         write an entry's value back
+  wpsidecar openapi           the OpenAPI description of the routes served
+  wpsidecar probe [URL]       the container's health check
+  wpsidecar --version         the version and the commit built
 
 `)
 	for _, s := range settings {

@@ -18,7 +18,7 @@ if [ -n "$demo" ]; then
   # WordPress; curl and ss (iproute2) are how it checks them.
   pkgs=(mariadb-server mariadb-client wordpress wordpress-theme-twentytwentyone nginx-light curl iproute2)
 else
-  pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-redis redis-server nginx-light wrk varnish varnish-modules apache2 caddy systemd chromium)
+  pkgs=(mariadb-server mariadb-client docker-compose wordpress wordpress-theme-twentytwentyone php-redis redis-server nginx-light curl iproute2 wrk varnish varnish-modules apache2 caddy systemd chromium)
 fi
 # PHP as WordPress runs: Debian's wordpress package only suggests php-xml
 # (without it wp-admin's dashboard says "RSS Error: XML or PCRE extensions

@@ -189,7 +189,7 @@ func (c command) help(w io.Writer) {
 	}
 	switch c.reads {
 	case ReadsFlags:
-		fmt.Fprint(w, "\nIt accepts the server's flags (wpsidecar --help lists them) and reads nothing\nelse: no variables, no wp-config.php.\n")
+		fmt.Fprint(w, "\nIt accepts the server's flags (wpsidecar --help lists them), so that the server's\ncommand line may follow it, but uses none of them (give URL for another\naddress) and reads nothing else: no variables, no wp-config.php.\n")
 	case ReadsSettings:
 		fmt.Fprint(w, "\nIt reads the server's settings as the server does: its flags (wpsidecar --help\nlists them), WPSIDECAR_* variables and wp-config.php.\n")
 	case ReadsDatabase:

@@ -75,7 +75,7 @@ func TestCommands_Help(t *testing.T) {
 		{"history", "Usage: wpsidecar history [flags]", []string{"--json", "--key VALUE", "--namespace VALUE", "--page VALUE", "--per-page VALUE", "--since VALUE", "--site VALUE"}, "which say where the\ndatabase is.\n"},
 		{"revert", "Usage: wpsidecar revert [flags] ID", []string{"--force", "--site VALUE"}, "which say where the\ndatabase is.\n"},
 		{"openapi", "Usage: wpsidecar openapi [flags]", nil, "WPSIDECAR_* variables and wp-config.php.\n"},
-		{"probe", "Usage: wpsidecar probe [flags] [URL]", nil, "reads nothing\nelse: no variables, no wp-config.php.\n"},
+		{"probe", "Usage: wpsidecar probe [flags] [URL]", nil, "and reads nothing else: no variables, no wp-config.php.\n"},
 	} {
 		for _, h := range []string{"--help", "-h"} {
 			var out, errOut bytes.Buffer

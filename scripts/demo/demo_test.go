@@ -43,7 +43,8 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// demoEnv moves every port of the demo and its state into the test's own.
+// demoEnv moves every port of the demo and its state into the test's own
+// (DEMO_STATE, the last variable).
 func demoEnv(t *testing.T, ports []int) []string {
 	env := os.Environ()
 	for i, v := range []string{"DEMO_PORT", "WP_PORT", "WP_PROXY_PORT", "DEMO_ADMIN_PORT", "DEMO_DB_PORT"} {
@@ -128,18 +129,20 @@ func parseBanner(t *testing.T, s string) banner {
 
 // demo is one run of scripts/demo.sh, up (its banner printed).
 type demo struct {
-	cmd    *exec.Cmd
-	exited chan error
-	read   chan struct{}
-	mu     sync.Mutex
-	out    strings.Builder
+	cmd *exec.Cmd
+	// exited is closed when the demo has ended, how in err; read when
+	// all it printed is in out.
+	exited, read chan struct{}
+	err          error
+	mu           sync.Mutex
+	out          strings.Builder
 }
 
 // startDemo runs scripts/demo.sh with env and waits for its banner; the
 // test's cleanup interrupts it if the test did not.
 func startDemo(t *testing.T, env []string) *demo {
 	t.Helper()
-	d := &demo{cmd: exec.Command("scripts/demo.sh"), exited: make(chan error, 1), read: make(chan struct{})}
+	d := &demo{cmd: exec.Command("scripts/demo.sh"), exited: make(chan struct{}), read: make(chan struct{})}
 	d.cmd.Dir, d.cmd.Env = "../..", env
 	// Its own process group, as a terminal's foreground job: Ctrl-C goes to
 	// the whole group.
@@ -149,7 +152,7 @@ func startDemo(t *testing.T, env []string) *demo {
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { d.exited <- d.cmd.Wait(); pw.Close() }()
+	go func() { d.err = d.cmd.Wait(); pw.Close(); close(d.exited) }()
 	up := make(chan struct{})
 	go func() {
 		defer close(d.read)
@@ -186,13 +189,15 @@ func (d *demo) output() string {
 // interrupt is Ctrl-C: it returns once the demo has ended, with how it
 // ended (nil when it had already).
 func (d *demo) interrupt() error {
-	if d.cmd.ProcessState != nil {
+	select {
+	case <-d.exited:
 		return nil
+	default:
 	}
 	syscall.Kill(-d.cmd.Process.Pid, syscall.SIGINT)
-	err := <-d.exited
+	<-d.exited
 	<-d.read
-	return err
+	return d.err
 }
 
 // TestDemo: `make demo` as a newcomer runs it, twice (the second reuses
@@ -213,7 +218,25 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// running are the command lines of the processes that name dir.
+func running(t *testing.T, dir string) []string {
+	t.Helper()
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, p := range procs {
+		b, _ := os.ReadFile(p) // gone since: not running
+		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, dir) {
+			found = append(found, filepath.Base(filepath.Dir(p))+": "+cmd)
+		}
+	}
+	return found
+}
+
 func checkDemo(t *testing.T, env []string, ports []int) {
+	state := strings.TrimPrefix(env[len(env)-1], "DEMO_STATE=")
 	d := startDemo(t, env)
 	b := parseBanner(t, d.output())
 	if b.mode["change_feed"] != "binlog" || b.mode["serve_from_feed"] != "memory" {
@@ -304,5 +327,10 @@ func checkDemo(t *testing.T, env []string, ports []int) {
 			c.Close()
 			t.Errorf("port %d still answers after the demo stopped", p)
 		}
+	}
+	// Nor does anything it started run on (PHP-FPM listens on a socket):
+	// every process of the demo names its state directory.
+	if left := running(t, state); len(left) > 0 {
+		t.Errorf("still running after the demo stopped:\n%s", strings.Join(left, "\n"))
 	}
 }

@@ -173,7 +173,7 @@ func newPassthrough(o upstreamOptions) http.Handler {
 		}
 		if looped(r) {
 			zerolog.Ctx(r.Context()).Error().Str("upstream", o.URL.Redacted()).
-				Msg("a request passed on came back to the sidecar: the web server at --upstream does not recognise the marker " + HeaderPassed + " (its recipe's secret, docs/deploy/)")
+				Msg("a request passed on came back to the sidecar: --upstream is the sidecar's own address, or the web server there does not recognise the marker " + HeaderPassed + " (its recipe's secret, docs/deploy/)")
 			writePlain(w, http.StatusLoopDetected, "508 Loop Detected: the request came back to the sidecar that passed it on.\n")
 			return
 		}
