@@ -717,6 +717,30 @@ func TestWebServersWithoutSecret(t *testing.T) {
 	}
 }
 
+// docExample is the first example of a page's (a path from the
+// repository's root) in language lang: a fenced block's text.
+func docExample(t *testing.T, page, lang string) string {
+	t.Helper()
+	doc, err := os.ReadFile("../" + page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```"+lang+"\n")
+	body, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		t.Fatalf("%s has no %s example", page, lang)
+	}
+	return body
+}
+
+// firsts are the first submatches of pattern's matches in text.
+func firsts(pattern, text string) (v []string) {
+	for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(text, -1) {
+		v = append(v, m[1])
+	}
+	return v
+}
+
 // TestCaddyDocExample: the Caddyfile docs/deploy/caddy.md opens with is
 // whole. Its HTTPS site has a plain http:// block on the loopback for what
 // the sidecar hands back, that block is the sidecar's --upstream in the
@@ -724,31 +748,12 @@ func TestWebServersWithoutSecret(t *testing.T) {
 // and Debian's Caddy takes the file (the shipped snippet and a secret in
 // place of the doc's).
 func TestCaddyDocExample(t *testing.T) {
-	doc, err := os.ReadFile("../docs/deploy/caddy.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	example := func(lang string) string {
-		_, rest, ok := strings.Cut(string(doc), "```"+lang+"\n")
-		body, _, closed := strings.Cut(rest, "```")
-		if !ok || !closed {
-			t.Fatalf("docs/deploy/caddy.md has no %s example", lang)
-		}
-		return body
-	}
-	conf, command := example("caddy"), example("sh")
+	conf, command := docExample(t, "docs/deploy/caddy.md", "caddy"), docExample(t, "docs/deploy/caddy.md", "sh")
 	loopback := regexp.MustCompile(`(?m)^http://:(\d+) \{\n\tbind 127\.0\.0\.1\n`).FindAllStringSubmatch(conf, -1)
 	if len(loopback) != 1 {
 		t.Fatalf("%d http:// blocks bound to 127.0.0.1, want 1:\n%s", len(loopback), conf)
 	}
 	want := "http://127.0.0.1:" + loopback[0][1]
-	// firsts are the first submatches of pattern's matches in text.
-	firsts := func(pattern, text string) (v []string) {
-		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(text, -1) {
-			v = append(v, m[1])
-		}
-		return v
-	}
 	if up := firsts(`--upstream (\S+)`, command); len(up) != 1 || up[0] != want {
 		t.Errorf("the sidecar's --upstream %q, want %s (the loopback block)", up, want)
 	}
@@ -787,26 +792,7 @@ func TestCaddyDocExample(t *testing.T) {
 // modules the page's a2enmod names (the shipped recipe, a secret in place
 // of the doc's and a directory of the test's as DocumentRoot).
 func TestApacheDocExample(t *testing.T) {
-	doc, err := os.ReadFile("../docs/deploy/apache.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	example := func(lang string) string {
-		_, rest, ok := strings.Cut(string(doc), "```"+lang+"\n")
-		body, _, closed := strings.Cut(rest, "```")
-		if !ok || !closed {
-			t.Fatalf("docs/deploy/apache.md has no %s example", lang)
-		}
-		return body
-	}
-	conf, commands := example("apache"), example("sh")
-	// firsts are the first submatches of pattern's matches in text.
-	firsts := func(pattern, text string) (v []string) {
-		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(text, -1) {
-			v = append(v, m[1])
-		}
-		return v
-	}
+	conf, commands := docExample(t, "docs/deploy/apache.md", "apache"), docExample(t, "docs/deploy/apache.md", "sh")
 	hosts := regexp.MustCompile(`(?ms)^<VirtualHost ([^>]+)>\n(.*?)^</VirtualHost>\n`).FindAllStringSubmatch(conf, -1)
 	if len(hosts) != 2 || hosts[0][1] != "*:443" {
 		t.Fatalf("the example's virtual hosts: %d, want 2, the site's *:443 first:\n%s", len(hosts), conf)
