@@ -283,11 +283,14 @@ type cmd struct {
 
 func run(ctx context.Context, c command, args []string, settings Settings, env Env) error {
 	x := &cmd{out: env.Stdout}
-	o, pos, err := settings(args, func(fs *flag.FlagSet) {
+	flags := func(fs *flag.FlagSet) {
 		if c.flags != nil {
 			c.flags(fs, &x.f)
 		}
-	}, c.reads)
+	}
+	// The flags and arguments first, then the settings: a command given
+	// the wrong arguments says so before it asks where the database is.
+	_, pos, err := settings(args, flags, ReadsFlags)
 	if errors.Is(err, flag.ErrHelp) {
 		c.help(env.Stderr)
 		return nil
@@ -297,6 +300,10 @@ func run(ctx context.Context, c command, args []string, settings Settings, env E
 	}
 	if len(pos) < c.args[0] || len(pos) > c.args[1] {
 		return &UsageError{Problem: fmt.Sprintf("wpsidecar %s: %s", c.name, c.usage)}
+	}
+	o, pos, err := settings(args, flags, c.reads)
+	if err != nil {
+		return err
 	}
 	x.o = o
 	if c.reads != ReadsDatabase {

@@ -223,22 +223,22 @@ func TestRun_RefusesAPipe(t *testing.T) {
 	}
 }
 
-// wpsidecar history refuses a filter as the list route does, in the same
-// words (history.ParseFilter's), as a usage problem, before it reads
-// anything.
+// wpsidecar history refuses a filter as the list route does, with the
+// route's message (history.ParseFilter's) under the flag's name, as a
+// usage problem, before it reads anything.
 func TestHistory_BadFilter(t *testing.T) {
 	s := newSite(t)
 	for _, c := range []struct {
 		args []string
-		bad  string
+		want string
 	}{
-		{[]string{"--per-page", "101"}, "per_page"},
-		{[]string{"--page", "0"}, "page"},
-		{[]string{"--namespace", "wp"}, "namespace"},
-		{[]string{"--since", "yesterday"}, "since"},
+		{[]string{"--per-page", "101"}, "--per-page 101: per_page must be between 1 (inclusive) and 100 (inclusive)"},
+		{[]string{"--page", "0"}, "--page 0: page must be between 1 (inclusive) and 2147483647 (inclusive)"},
+		{[]string{"--namespace", "wp"}, "--namespace wp: namespace is not one of fieldmgr, themeopts."},
+		{[]string{"--since", "yesterday"}, "--since yesterday: Invalid date."},
 	} {
 		err, out := s.run(t, context.Background(), "history", c.args...)
-		if want := "invalid configuration:\n  wpsidecar history: rest_invalid_param: Invalid parameter(s): " + c.bad; err != want || out != "" {
+		if want := "invalid configuration:\n  wpsidecar history " + c.want; err != want || out != "" {
 			t.Errorf("history %v: %q, printed %q\nwant %q", c.args, err, out, want)
 		}
 	}

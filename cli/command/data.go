@@ -180,8 +180,13 @@ func (c *cmd) history(ctx context.Context, _ []string) error {
 		}
 	}
 	filter, err := history.ParseFilter(q, c.o.Units)
+	if bad := (*history.InvalidParam)(nil); errors.As(err, &bad) {
+		// Named as the flag it came from, with the route's own message.
+		flag := strings.ReplaceAll(bad.Name, "_", "-")
+		return &UsageError{Problem: fmt.Sprintf("wpsidecar history --%s %s: %s", flag, q[bad.Name][0], bad.Message)}
+	}
 	if err != nil {
-		return &UsageError{Problem: "wpsidecar history: " + err.Error()}
+		return err
 	}
 	for _, s := range c.sites {
 		list, total, err := s.DB.History().List(ctx, filter)

@@ -9,9 +9,11 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cli/command"
 	"github.com/wpsidecar/wpsidecar/cli/exportdir"
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
@@ -41,6 +43,7 @@ func settings() command.Settings {
 			Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
 				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
 			PublicRoutes: cfg.PublicRoutes,
+			Units:        wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}},
 			Kinds: func() (command.KindsOf, error) {
 				t, _, err := themeopts.Open(themeopts.Paths{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
 				if err != nil {

@@ -54,6 +54,11 @@ func TestCommands_ServerSettings(t *testing.T) {
 		{[]string{"openapi", "extra"}, "wpsidecar openapi: takes no arguments"},
 		{[]string{"probe", ready.URL, "extra"}, "wpsidecar probe: give at most one URL: wpsidecar probe [URL] (default http://127.0.0.1:9090/readyz)"},
 		{[]string{"openapi", "--log-level", "loud"}, `log-level: "loud" is not one of debug, info, warn, error`},
+		// The arguments are checked before the settings say where the
+		// database is (there are none here).
+		{[]string{"import"}, "wpsidecar import: give one directory: wpsidecar import DIR"},
+		{[]string{"revert", "1", "2"}, "wpsidecar revert: give one history entry id: wpsidecar revert ID"},
+		{[]string{"history", "--bogus"}, "flag provided but not defined: -bogus (the command's --help lists its own flags, wpsidecar --help the server's)"},
 	} {
 		err := run(context.Background(), c.args, nil, io.Discard, io.Discard, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
