@@ -36,9 +36,11 @@ func TestPackaging_DockerfileBuildRecipe(t *testing.T) {
 		t.Fatal("Dockerfile has no `RUN CGO_ENABLED=0 go build … -o /out/wpsidecar ./cmd/wpsidecar` line")
 	}
 	out := filepath.Join(t.TempDir(), "wpsidecar")
-	// The same shell line, writing to a temporary file instead of /out.
+	// The same shell line, writing to a temporary file instead of /out,
+	// with the version a build argument would give.
 	cmd := exec.Command("sh", "-c", string(m[1])+" -o "+out+" "+string(m[2]))
 	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "VERSION=1.2.3")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
 	}
@@ -59,6 +61,9 @@ func TestPackaging_DockerfileBuildRecipe(t *testing.T) {
 	run.Env = []string{"WORDPRESS_DB_USER=wp"}
 	if b, err := run.CombinedOutput(); err != nil || !strings.Contains(string(b), "http://wordpress") {
 		t.Errorf("built binary --check-config: %v\n%s", err, b)
+	}
+	if b, err := exec.Command(out, "--version").Output(); err != nil || !strings.HasPrefix(string(b), "wpsidecar 1.2.3 (commit ") {
+		t.Errorf("built binary --version: %v %q, want version 1.2.3 from the build argument", err, b)
 	}
 }
 
