@@ -26,29 +26,6 @@ import (
 // historyPage is Tools → Change history, the companion plugin's screen.
 const historyPage = "/wp-admin/tools.php?page=wpsidecar-history"
 
-// browserLogin signs u in through wp-login.php as a person would: the
-// form typed into and submitted; it returns when the dashboard shows.
-// shot, when not "", is the screenshot of the filled-in form.
-func browserLogin(t *testing.T, b *testbrowser.Browser, base string, u wptest.User, shot string) {
-	t.Helper()
-	b.Navigate(base + "/wp-login.php")
-	b.WaitVisible("#user_login")
-	// Set, not typed: wp-login.php focuses and selects the login field
-	// 200 ms after it loads (wp_attempt_focus), and on a loaded machine
-	// that lands in the middle of typing the password, whose last keys
-	// then replace the login.
-	b.SetValue("#user_login", u.Login)
-	b.SetValue("#user_pass", u.Password)
-	if shot != "" {
-		b.Screenshot(shot)
-	}
-	b.Click("#wp-submit")
-	b.WaitVisible("#wpadminbar")
-	if loc := b.Location(); !strings.HasPrefix(loc, base+"/wp-admin/") {
-		t.Fatalf("after signing in as %s the browser is at %s", u.Login, loc)
-	}
-}
-
 // phpErrors are the lines PHP logged for the site (notices, warnings,
 // deprecations, errors) since offset, and the log's size now.
 func phpErrors(t *testing.T, fs *wptest.Site, offset int) (string, int) {
@@ -92,7 +69,7 @@ func TestHistoryScreenInBrowser(t *testing.T) {
 	})
 	t.Run("editor", func(t *testing.T) {
 		b := testbrowser.Start(t, testbrowser.Options{})
-		browserLogin(t, b, fs.URL, fs.Users["editor"], "")
+		b.SignIn(fs.URL, fs.Users["editor"].Login, fs.Users["editor"].Password, "")
 		if n := b.Count(historyMenu); n != 0 {
 			t.Errorf("the editor's menu has %d links to the history", n)
 		}
@@ -176,7 +153,7 @@ func historyFlow(t *testing.T, fs *wptest.Site, client *http.Client, proxy strin
 	php := waitEntry(t, fs, "binlog", b2)
 
 	b := testbrowser.Start(t, testbrowser.Options{Proxy: proxy})
-	browserLogin(t, b, fs.URL, admin, "01-login.png")
+	b.SignIn(fs.URL, admin.Login, admin.Password, "01-login.png")
 	if n := b.Count(historyMenu); n != 1 {
 		t.Errorf("the administrator's menu has %d links to the history, want 1", n)
 	}

@@ -134,10 +134,6 @@ http {
 		check = exec.Command("nginx", "-t", "-c", conf, "-p", dir)
 	case "apache":
 		snippet := write("wpsidecar.conf", recipe(t, "deploy/apache/wpsidecar.conf", sidecarPort))
-		var mods strings.Builder
-		for _, m := range []string{"mpm_event", "authz_core", "dir", "mime", "rewrite", "proxy", "proxy_http", "proxy_fcgi", "headers"} {
-			fmt.Fprintf(&mods, "LoadModule %s_module /usr/lib/apache2/modules/mod_%s.so\n", m, m)
-		}
 		user := ""
 		if root {
 			user = "User www-data\nGroup www-data"
@@ -146,17 +142,9 @@ http {
 		if secret != "" {
 			secret = "Define WPSIDECAR_SECRET " + secret
 		}
-		conf := write("apache2.conf", fmt.Sprintf(`ServerRoot %[1]s
-ServerName 127.0.0.1
-PidFile %[1]s/apache.pid
-DefaultRuntimeDir %[1]s
-Mutex file:%[1]s
-ErrorLog %[1]s/error.log
-LogLevel warn
+		conf := write("apache2.conf", fmt.Sprintf(`%[3]sLogLevel warn
 Listen 127.0.0.1:%[2]d
-%[3]s
 %[4]s
-TypesConfig /etc/mime.types
 <VirtualHost 127.0.0.1:%[2]d>
     DocumentRoot %[5]s
     %[8]s
@@ -178,7 +166,7 @@ TypesConfig /etc/mime.types
         SetHandler "proxy:unix:%[7]s|fcgi://localhost"
     </FilesMatch>
 </VirtualHost>
-`, dir, port, mods.String(), user, site.Docroot, snippet, sock, secret))
+`, dir, port, apacheServer(dir, "rewrite", "proxy", "proxy_http", "proxy_fcgi", "headers"), user, site.Docroot, snippet, sock, secret))
 		cmd = exec.Command("apache2", "-f", conf, "-DFOREGROUND")
 		check = exec.Command("apache2", "-t", "-f", conf)
 	case "caddy":
@@ -717,6 +705,19 @@ func TestWebServersWithoutSecret(t *testing.T) {
 	}
 }
 
+// apacheServer is the server part of an Apache configuration of a test's
+// own: its files under dir, what Debian enables by default (the MPM,
+// access, index and types) and the modules mods (Debian's names) loaded.
+func apacheServer(dir string, mods ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ServerRoot %[1]s\nServerName 127.0.0.1\nPidFile %[1]s/apache.pid\nDefaultRuntimeDir %[1]s\nMutex file:%[1]s\nErrorLog %[1]s/error.log\n", dir)
+	for _, m := range append([]string{"mpm_event", "authz_core", "dir", "mime"}, mods...) {
+		fmt.Fprintf(&b, "LoadModule %s_module /usr/lib/apache2/modules/mod_%s.so\n", m, m)
+	}
+	b.WriteString("TypesConfig /etc/mime.types\n")
+	return b.String()
+}
+
 // docExample is the first example of a page's (a path from the
 // repository's root) in language lang: a fenced block's text.
 func docExample(t *testing.T, page, lang string) string {
@@ -846,21 +847,8 @@ func TestApacheDocExample(t *testing.T) {
 	conf = strings.ReplaceAll(conf, "DocumentRoot "+root[0]+"\n", "DocumentRoot "+docroot+"\n")
 	conf = strings.Replace(conf, "Define WPSIDECAR_SECRET "+secrets[0]+"\n", "Define WPSIDECAR_SECRET "+randomSecret()+"\n", 1)
 	siteConf := write("site.conf", conf)
-	// What Debian enables by default (the MPM, access, index and types),
-	// then what the page's a2enmod names.
-	var load strings.Builder
-	for _, m := range append([]string{"mpm_event", "authz_core", "dir", "mime"}, strings.Fields(mods[0])...) {
-		fmt.Fprintf(&load, "LoadModule %s_module /usr/lib/apache2/modules/mod_%s.so\n", m, m)
-	}
-	main := write("apache2.conf", fmt.Sprintf(`ServerRoot %[1]s
-ServerName 127.0.0.1
-PidFile %[1]s/apache.pid
-DefaultRuntimeDir %[1]s
-Mutex file:%[1]s
-ErrorLog %[1]s/error.log
-%[2]sTypesConfig /etc/mime.types
-Include %[3]s
-`, dir, load.String(), siteConf))
+	// Debian's default modules, then what the page's a2enmod names.
+	main := write("apache2.conf", apacheServer(dir, strings.Fields(mods[0])...)+"Include "+siteConf+"\n")
 	out, err := exec.Command("apache2", "-t", "-f", main).CombinedOutput()
 	if err != nil || string(out) != "Syntax OK\n" {
 		t.Errorf("apache2 -t: %v\n%s\n%s", err, out, conf)

@@ -187,14 +187,15 @@ func (c command) help(w io.Writer) {
 			fmt.Fprintf(w, "  --%s%s\n    \t%s%s\n", f.Name, arg, f.Usage, def)
 		})
 	}
-	switch c.reads {
-	case ReadsFlags:
+	if c.reads == ReadsFlags {
 		fmt.Fprint(w, "\nIt accepts the server's flags (wpsidecar --help lists them), so that the server's\ncommand line may follow it, but uses none of them (give URL for another\naddress) and reads nothing else: no variables, no wp-config.php.\n")
-	case ReadsSettings:
-		fmt.Fprint(w, "\nIt reads the server's settings as the server does: its flags (wpsidecar --help\nlists them), WPSIDECAR_* variables and wp-config.php.\n")
-	case ReadsDatabase:
-		fmt.Fprint(w, "\nIt reads the server's settings as the server does: its flags (wpsidecar --help\nlists them), WPSIDECAR_* variables and wp-config.php, which say where the\ndatabase is.\n")
+		return
 	}
+	fmt.Fprint(w, "\nIt reads the server's settings as the server does: its flags (wpsidecar --help\nlists them), WPSIDECAR_* variables and wp-config.php")
+	if c.reads == ReadsDatabase {
+		fmt.Fprint(w, ", which say where the\ndatabase is")
+	}
+	fmt.Fprint(w, ".\n")
 }
 
 // UsageError is a command given arguments it does not take: like a
@@ -301,19 +302,19 @@ func run(ctx context.Context, c command, args []string, settings Settings, env E
 	if len(pos) < c.args[0] || len(pos) > c.args[1] {
 		return &UsageError{Problem: fmt.Sprintf("wpsidecar %s: %s", c.name, c.usage)}
 	}
-	o, pos, err := settings(args, flags, c.reads)
-	if err != nil {
-		return err
+	if c.reads != ReadsFlags {
+		if x.o, pos, err = settings(args, flags, c.reads); err != nil {
+			return err
+		}
 	}
-	x.o = o
 	if c.reads != ReadsDatabase {
 		return c.run(x, ctx, pos)
 	}
 	// Writes evict what WordPress's persistent object cache holds.
-	db := o.DB
+	db := x.o.DB
 	db.MaxOpen = 2
-	if o.ObjectCache != nil {
-		oc, err := o.ObjectCache(ctx)
+	if x.o.ObjectCache != nil {
+		oc, err := x.o.ObjectCache(ctx)
 		if err != nil {
 			return err
 		}
@@ -328,6 +329,6 @@ func run(ctx context.Context, c command, args []string, settings Settings, env E
 	if x.sites, err = x.storedSites(ctx, sdb); err != nil {
 		return err
 	}
-	x.network = o.DB.Multisite && x.f.site == 0
+	x.network = x.o.DB.Multisite && x.f.site == 0
 	return c.run(x, ctx, pos)
 }

@@ -183,7 +183,7 @@ func (c *cmd) history(ctx context.Context, _ []string) error {
 	if bad := (*history.InvalidParam)(nil); errors.As(err, &bad) {
 		// Named as the flag it came from, with the route's own message.
 		flag := strings.ReplaceAll(bad.Name, "_", "-")
-		return &UsageError{Problem: fmt.Sprintf("wpsidecar history --%s %s: %s", flag, q[bad.Name][0], bad.Message)}
+		return &UsageError{Problem: fmt.Sprintf("wpsidecar history --%s %s: %s", flag, strings.Join(q[bad.Name], ","), bad.Message)}
 	}
 	if err != nil {
 		return err

@@ -84,13 +84,14 @@ func composeConfig(t *testing.T, env []string, args ...string) string {
 	return string(b)
 }
 
-// composeServices reads compose's normalised output: each service's
+// composeService is a service of compose's normalised output: its
 // top-level settings (key: value, as printed) and its environment.
 type composeService struct {
 	settings map[string]string
 	env      []string
 }
 
+// composeServices reads compose's normalised output, by service name.
 func composeServices(config string) map[string]*composeService {
 	services := map[string]*composeService{}
 	var svc *composeService

@@ -263,6 +263,30 @@ func (b *Browser) Location() string {
 	return u
 }
 
+// SignIn signs login in to the WordPress at base through wp-login.php as a
+// person would: the form filled in and submitted; it returns when
+// wp-admin shows. shot, when not "", is the screenshot of the filled-in
+// form.
+func (b *Browser) SignIn(base, login, password, shot string) {
+	b.t.Helper()
+	b.Navigate(base + "/wp-login.php")
+	b.WaitVisible("#user_login")
+	// Set, not typed: wp-login.php focuses and selects the login field
+	// 200 ms after it loads (wp_attempt_focus), and on a loaded machine
+	// that lands in the middle of typing the password, whose last keys
+	// then replace the login.
+	b.SetValue("#user_login", login)
+	b.SetValue("#user_pass", password)
+	if shot != "" {
+		b.Screenshot(shot)
+	}
+	b.Click("#wp-submit")
+	b.WaitVisible("#wpadminbar")
+	if loc := b.Location(); !strings.HasPrefix(loc, base+"/wp-admin/") {
+		b.t.Fatalf("after signing in as %s the browser is at %s", login, loc)
+	}
+}
+
 // WaitVisible waits until an element matching the CSS selector is shown.
 func (b *Browser) WaitVisible(sel string) {
 	b.t.Helper()

@@ -290,12 +290,7 @@ func checkDemo(t *testing.T, env []string, ports []int) {
 		// wp-admin shows Gravatar avatars, which this closed network cannot
 		// look up (a newcomer's machine can).
 		br.AllowNetworkError(`net::ERR_NAME_NOT_RESOLVED`)
-		br.Navigate(b.site + "wp-login.php")
-		br.WaitVisible("#user_login")
-		br.SetValue("#user_login", b.adminUser)
-		br.SetValue("#user_pass", b.adminPassword)
-		br.Click("#wp-submit")
-		br.WaitVisible("#wpadminbar")
+		br.SignIn(strings.TrimSuffix(b.site, "/"), b.adminUser, b.adminPassword, "")
 		// The dashboard's news widget, loaded once the page is up: PHP has the
 		// extensions WordPress's feeds need (the network may still be closed).
 		br.WaitTrue("the news widget loaded", `() => !document.querySelector("#dashboard_primary .widget-loading")`)
