@@ -16,6 +16,7 @@
 #   DEMO_ADMIN_PORT=9090  the sidecar's /readyz and /metrics
 #   DEMO_DB_PORT=8083     the demo's own MariaDB
 #   DEMO_STATE=.demo
+# The demo's sidecar takes none of the shell's WPSIDECAR_* variables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
@@ -121,9 +122,16 @@ scripts/wordpress.sh start "$state/wp" > "$state/wp.env"
 app_password=$(WP_HTTP_HOST="127.0.0.1:$DEMO_PORT" php scripts/wp/app-password.php "$WP_DOCROOT" "$WP_ADMIN_USER" demo "$state/app-password.json")
 
 admin="http://127.0.0.1:$DEMO_ADMIN_PORT"
+# The sidecar runs the demo's settings only. WPSIDECAR_* variables in the
+# caller's shell (a real site's settings, or the tests' own, such as
+# WPSIDECAR_STACKS) would be read as settings or refused as unknown ones.
+inherited=$(compgen -e | grep '^WPSIDECAR_' | paste -sd' ' - || true)
+unset_inherited=()
+for var in $inherited; do unset_inherited+=(-u "$var"); done
+[ -z "$inherited" ] || echo "demo: the sidecar runs without these from your environment: $inherited"
 # A demo may stop at once: no lame-duck delay (production's keeps answering
 # while a load balancer notices), and a short drain.
-WPSIDECAR_BINLOG_DSN="wpsidecar_feed:$feed_password@tcp(127.0.0.1:$DEMO_DB_PORT)/" \
+env "${unset_inherited[@]}" WPSIDECAR_BINLOG_DSN="wpsidecar_feed:$feed_password@tcp(127.0.0.1:$DEMO_DB_PORT)/" \
   "$state/wpsidecar" --listen "127.0.0.1:$DEMO_PORT" --admin-listen "127.0.0.1:$DEMO_ADMIN_PORT" \
   --upstream "$WP_URL" --wp-config "$WP_CONFIG" --themeopts-config scripts/themeopts-demo.json \
   --cache-rest wp/v2 --shutdown-delay 0 --shutdown-timeout 2s --log-format console > "$state/sidecar.log" 2>&1 &

@@ -44,9 +44,12 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // demoEnv moves every port of the demo and its state into the test's own
-// (DEMO_STATE, the last variable).
+// (DEMO_STATE, the last variable), in a shell that holds WPSIDECAR_
+// variables the demo must not take.
 func demoEnv(t *testing.T, ports []int) []string {
-	env := os.Environ()
+	// What a developer's shell may hold: the tests' own variables (CI sets
+	// WPSIDECAR_STACKS) and a real site's setting, none of them the demo's.
+	env := append(os.Environ(), "WPSIDECAR_STACKS=/nonexistent", "WPSIDECAR_DB_PASSWORD=not-the-demos")
 	for i, v := range []string{"DEMO_PORT", "WP_PORT", "WP_PROXY_PORT", "DEMO_ADMIN_PORT", "DEMO_DB_PORT"} {
 		env = append(env, v+"="+strconv.Itoa(ports[i]))
 	}
@@ -241,6 +244,17 @@ func checkDemo(t *testing.T, env []string, ports []int) {
 	b := parseBanner(t, d.output())
 	if b.mode["change_feed"] != "binlog" || b.mode["serve_from_feed"] != "memory" {
 		t.Errorf("the demo's mode: %v, want the binlog feed and answers from memory", b.mode)
+	}
+	// The shell's WPSIDECAR_ variables were left out, and the demo says so.
+	const leftOut = "demo: the sidecar runs without these from your environment:"
+	line := ""
+	for _, l := range strings.Split(d.output(), "\n") {
+		if strings.HasPrefix(l, leftOut) {
+			line = l + " "
+		}
+	}
+	if !strings.Contains(line, " WPSIDECAR_DB_PASSWORD ") || !strings.Contains(line, " WPSIDECAR_STACKS ") {
+		t.Errorf("the demo did not name the WPSIDECAR_ variables it left out; its line: %q", line)
 	}
 	if b.fromMemory != 20 || b.dbReads != 0 {
 		t.Errorf("of 20 GETs, %d answered from memory and %d read the database", b.fromMemory, b.dbReads)
