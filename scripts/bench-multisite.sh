@@ -10,6 +10,9 @@
 #   scripts/bench-multisite.sh        # SITES=100 ROUNDS=3 DURATION=5s
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The sidecars run the benchmark's settings only: none of the shell's
+# WPSIDECAR_* variables (a site's settings, or the tests' own).
+for var in $(compgen -e | grep '^WPSIDECAR_' || true); do unset "$var"; done
 : "${SITES:=100}" "${ROUNDS:=3}" "${DURATION:=5s}" "${STATE:=.bench-multisite}" "${DOMAIN:=net.test}"
 export WP_PORT=${WP_PORT:-18181} WP_PROXY_PORT=${WP_PROXY_PORT:-18182} WP_DB_NAME=${WP_DB_NAME:-wpsidecar_bench_multisite}
 NETWORK_PORT=18183 SINGLE_PORT=18184

@@ -4,6 +4,9 @@
 # SIDECAR_GOMAXPROCS sets the sidecar's GOMAXPROCS by hand; SIDECAR_ARGS
 # (an array) adds flags.
 : "${STATE:=.bench}"
+# The sidecars run the benchmark's settings only: none of the shell's
+# WPSIDECAR_* variables (a site's settings, or the tests' own).
+for var in $(compgen -e | grep '^WPSIDECAR_' || true); do unset "$var"; done
 export WP_PORT=${WP_PORT:-18081} WP_PROXY_PORT=${WP_PROXY_PORT:-18082}
 SIDECAR_PORT=${SIDECAR_PORT:-18080}
 export WP_SITEURL="http://127.0.0.1:$SIDECAR_PORT" WP_DB_NAME=${WP_DB_NAME:-wpsidecar_bench}
