@@ -149,6 +149,13 @@ func newPassthrough(o upstreamOptions) http.Handler {
 			// with ';'); PHP reads them, so the raw query goes as it came.
 			out.URL.RawQuery = in.URL.RawQuery
 		},
+		// The answer carries one request id, the sidecar's, which its log
+		// names and PHP was given; the upstream's own (a web server's, or
+		// a sidecar's when one passes to another) would make two.
+		ModifyResponse: func(resp *http.Response) error {
+			resp.Header.Del("X-Request-Id")
+			return nil
+		},
 		Transport:    timedTransport{transport, nil},
 		BufferPool:   newBufferPool(),
 		ErrorLog:     StdLogger(o.Log),
