@@ -43,6 +43,13 @@ port_holder() {
 seen=" "
 for var in DEMO_PORT WP_PORT WP_PROXY_PORT DEMO_ADMIN_PORT DEMO_DB_PORT; do
   port=${!var}
+  case $port in
+    '' | *[!0-9]* | 0*) port=0 ;;
+  esac
+  if [ ${#port} -gt 5 ] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
+    echo "demo: $var=${!var} is not a port number (1 to 65535)" >&2
+    exit 1
+  fi
   case $seen in
     *" $port "*) echo "demo: port $port is given to two of DEMO_PORT, WP_PORT, WP_PROXY_PORT, DEMO_ADMIN_PORT, DEMO_DB_PORT; give $var another" >&2; exit 1 ;;
   esac

@@ -56,35 +56,69 @@ func demoEnv(t *testing.T, ports []int) []string {
 	return append(env, "DEMO_STATE="+filepath.Join(t.TempDir(), "demo"))
 }
 
-// TestDemo_PortTaken: a port the demo needs, held by another server, stops
-// it before anything starts, naming the port, its holder and the variable
-// that moves it.
-func TestDemo_PortTaken(t *testing.T) {
+// TestDemo_RefusedPorts: a port the demo needs, held by another server,
+// given twice or not a port stops it before anything starts, naming the
+// port, its holder and the variable that moves it.
+func TestDemo_RefusedPorts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("demo: runs scripts/demo.sh; skipped under -short")
 	}
-	ports := freePorts(t, 5)
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(ports[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	env := demoEnv(t, ports)
-	cmd := exec.Command("scripts/demo.sh")
-	cmd.Dir, cmd.Env = "../..", env
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("demo with WP_PORT taken: %v, want exit status 1\n%s", err, out)
-	}
 	comm, _ := os.ReadFile("/proc/self/comm")
-	want := fmt.Sprintf("demo: port %d (WP_PORT) is taken by %s (pid %d); stop it, or move the demo: WP_PORT=<free port> make demo\n",
-		ports[1], strings.TrimSpace(string(comm)), os.Getpid())
-	if string(out) != want {
-		t.Errorf("demo with WP_PORT taken said\n%q\nwant\n%q", out, want)
-	}
-	if _, err := os.Stat(strings.TrimPrefix(env[len(env)-1], "DEMO_STATE=")); !os.IsNotExist(err) {
-		t.Errorf("the demo made its state before checking the ports: %v", err)
+	for _, tt := range []struct {
+		name string
+		// set gives the variables the case changes (holding WP_PORT when
+		// nil) and what the demo must say.
+		set func(ports []int) (env []string, want string)
+	}{
+		{"taken", func(ports []int) ([]string, string) {
+			return nil, fmt.Sprintf("demo: port %d (WP_PORT) is taken by %s (pid %d); stop it, or move the demo: WP_PORT=<free port> make demo\n",
+				ports[1], strings.TrimSpace(string(comm)), os.Getpid())
+		}},
+		{"twice", func(ports []int) ([]string, string) {
+			return []string{"WP_PROXY_PORT=" + strconv.Itoa(ports[1])},
+				fmt.Sprintf("demo: port %d is given to two of DEMO_PORT, WP_PORT, WP_PROXY_PORT, DEMO_ADMIN_PORT, DEMO_DB_PORT; give WP_PROXY_PORT another\n", ports[1])
+		}},
+		{"not a number", func([]int) ([]string, string) {
+			return []string{"DEMO_ADMIN_PORT=nine"}, "demo: DEMO_ADMIN_PORT=nine is not a port number (1 to 65535)\n"
+		}},
+		{"too large", func([]int) ([]string, string) {
+			return []string{"DEMO_DB_PORT=70000"}, "demo: DEMO_DB_PORT=70000 is not a port number (1 to 65535)\n"
+		}},
+		{"zero", func([]int) ([]string, string) {
+			return []string{"DEMO_PORT=0"}, "demo: DEMO_PORT=0 is not a port number (1 to 65535)\n"
+		}},
+		{"octal-looking", func([]int) ([]string, string) {
+			return []string{"DEMO_PORT=08080"}, "demo: DEMO_PORT=08080 is not a port number (1 to 65535)\n"
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ports := freePorts(t, 5)
+			set, want := tt.set(ports)
+			if set == nil {
+				l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(ports[1]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Close()
+			}
+			env := demoEnv(t, ports)
+			state := strings.TrimPrefix(env[len(env)-1], "DEMO_STATE=")
+			cmd := exec.Command("scripts/demo.sh")
+			// The case's variables come last: for a name given twice, the
+			// last value is the one the demo gets.
+			cmd.Dir, cmd.Env = "../..", append(env, set...)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("demo: %v, want exit status 1\n%s", err, out)
+			}
+			if string(out) != want {
+				t.Errorf("the demo said\n%q\nwant\n%q", out, want)
+			}
+			if _, err := os.Stat(state); !os.IsNotExist(err) {
+				t.Errorf("the demo made its state before checking the ports: %v", err)
+			}
+		})
 	}
 }
 
