@@ -34,8 +34,8 @@ _SALT variables) give at least --upstream, --db-user, --db-password, --db-host,
 --db-name and, for cookies and nonces, the eight keys and salts (--auth-key …
 --nonce-salt). --check-config prints what is in force and where it came from.
 
-Every flag is also a variable WPSIDECAR_NAME; any variable may be given as
-NAME_FILE, a file holding the value.
+Every flag but --check-config is also a variable WPSIDECAR_NAME, named
+under it; any variable may be given as NAME_FILE, a file holding the value.
 
 Commands, with the same settings (no --upstream needed); wpsidecar COMMAND --help
 lists a command's own flags:
