@@ -100,6 +100,9 @@ type command struct {
 	// at most), and usage what it says when given others.
 	args  [2]int
 	usage string
+	// check, when set, refuses arguments of the right number but not of
+	// the right kind, before the settings are read.
+	check func(args []string) error
 	// reads: how much of the settings it reads; ReadsDatabase: it
 	// reaches the site's database, which is opened (and its sites found,
 	// --site chosen) before run.
@@ -120,6 +123,7 @@ var commands = []command{
 		usage: "takes no arguments", reads: ReadsDatabase, flags: historyFlags, run: (*cmd).history},
 	{name: "revert", synopsis: "ID", about: "Writes the value of history entry ID back, as a new change.",
 		args: [2]int{1, 1}, usage: "give one history entry id: wpsidecar revert ID",
+		check: func(args []string) error { _, err := revertID(args); return err },
 		reads: ReadsDatabase, flags: revertFlags, run: (*cmd).revert},
 	{name: "openapi", about: "Prints the OpenAPI description of the routes the sidecar serves, with the\nconfiguration the settings name.",
 		usage: "takes no arguments", reads: ReadsSettings, run: (*cmd).openAPI},
@@ -199,10 +203,12 @@ func (c command) help(w io.Writer) {
 }
 
 // UsageError is a command given arguments it does not take: like a
-// configuration problem, the process exits 2 for it.
+// configuration problem, the process exits 2 for it. Problem begins with
+// the command's name ("import: give one directory: …"); it is no problem
+// of the configuration, and says so by not being called one.
 type UsageError struct{ Problem string }
 
-func (e *UsageError) Error() string { return "invalid configuration:\n  " + e.Problem }
+func (e *UsageError) Error() string { return e.Problem }
 
 // IsUsageError tells a command's usage problem from other failures.
 func IsUsageError(err error) bool {
@@ -222,7 +228,7 @@ const stopGrace = 2 * time.Second
 func Run(ctx context.Context, name string, args []string, settings Settings, env Env) error {
 	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
 	if i < 0 {
-		return &UsageError{Problem: fmt.Sprintf("wpsidecar %s: no such command", name)}
+		return &UsageError{Problem: fmt.Sprintf("%s: no such command", name)}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -300,7 +306,12 @@ func run(ctx context.Context, c command, args []string, settings Settings, env E
 		return err
 	}
 	if len(pos) < c.args[0] || len(pos) > c.args[1] {
-		return &UsageError{Problem: fmt.Sprintf("wpsidecar %s: %s", c.name, c.usage)}
+		return &UsageError{Problem: fmt.Sprintf("%s: %s", c.name, c.usage)}
+	}
+	if c.check != nil {
+		if err := c.check(pos); err != nil {
+			return err
+		}
 	}
 	if c.reads != ReadsFlags {
 		if x.o, pos, err = settings(args, flags, c.reads); err != nil {

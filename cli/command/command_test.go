@@ -238,7 +238,7 @@ func TestHistory_BadFilter(t *testing.T) {
 		{[]string{"--since", "yesterday"}, "--since yesterday: Invalid date."},
 	} {
 		err, out := s.run(t, context.Background(), "history", c.args...)
-		if want := "invalid configuration:\n  wpsidecar history " + c.want; err != want || out != "" {
+		if want := "history " + c.want; err != want || out != "" {
 			t.Errorf("history %v: %q, printed %q\nwant %q", c.args, err, out, want)
 		}
 	}

@@ -183,7 +183,7 @@ func (c *cmd) history(ctx context.Context, _ []string) error {
 	if bad := (*history.InvalidParam)(nil); errors.As(err, &bad) {
 		// Named as the flag it came from, with the route's own message.
 		flag := strings.ReplaceAll(bad.Name, "_", "-")
-		return &UsageError{Problem: fmt.Sprintf("wpsidecar history --%s %s: %s", flag, strings.Join(q[bad.Name], ","), bad.Message)}
+		return &UsageError{Problem: fmt.Sprintf("history --%s %s: %s", flag, strings.Join(q[bad.Name], ","), bad.Message)}
 	}
 	if err != nil {
 		return err
@@ -225,16 +225,25 @@ func change(e history.Entry) string {
 	return "changed"
 }
 
+// revertID is revert's argument, a history entry's id.
+func revertID(args []string) (int64, error) {
+	id, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &UsageError{Problem: fmt.Sprintf("revert: %q is not a history entry id", args[0])}
+	}
+	return id, nil
+}
+
 func (c *cmd) revert(ctx context.Context, args []string) error {
 	if !c.o.DB.History {
 		return errHistoryOff
 	}
-	id, err := strconv.ParseInt(args[0], 10, 64)
-	if err != nil || id <= 0 {
-		return &UsageError{Problem: fmt.Sprintf("wpsidecar revert: %q is not a history entry id", args[0])}
+	id, err := revertID(args)
+	if err != nil {
+		return err
 	}
 	if len(c.sites) > 1 {
-		return &UsageError{Problem: "wpsidecar revert: on a network, say which site's entry: --site ID"}
+		return &UsageError{Problem: "revert: on a network, say which site's entry: --site ID"}
 	}
 	s := c.sites[0]
 	st, err := s.DB.ReadSiteSettings(ctx, store.SiteURLs{})

@@ -49,19 +49,21 @@ func TestCommands_ServerSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"openapi", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
-		{[]string{"probe", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
-		{[]string{"openapi", "extra"}, "wpsidecar openapi: takes no arguments"},
-		{[]string{"probe", ready.URL, "extra"}, "wpsidecar probe: give at most one URL: wpsidecar probe [URL] (default http://127.0.0.1:9090/readyz)"},
-		{[]string{"openapi", "--log-level", "loud"}, `log-level: "loud" is not one of debug, info, warn, error`},
+		{[]string{"openapi", "--no-such-flag"}, "invalid configuration:\n  flag provided but not defined: -no-such-flag (the command's --help lists its own flags, wpsidecar --help the server's)"},
+		{[]string{"probe", "--no-such-flag"}, "invalid configuration:\n  flag provided but not defined: -no-such-flag (the command's --help lists its own flags, wpsidecar --help the server's)"},
+		{[]string{"openapi", "extra"}, "openapi: takes no arguments"},
+		{[]string{"probe", ready.URL, "extra"}, "probe: give at most one URL: wpsidecar probe [URL] (default http://127.0.0.1:9090/readyz)"},
+		{[]string{"openapi", "--log-level", "loud"}, "invalid configuration:\n  " + `log-level: "loud" is not one of debug, info, warn, error`},
 		// The arguments are checked before the settings say where the
 		// database is (there are none here).
-		{[]string{"import"}, "wpsidecar import: give one directory: wpsidecar import DIR"},
-		{[]string{"revert", "1", "2"}, "wpsidecar revert: give one history entry id: wpsidecar revert ID"},
-		{[]string{"history", "--bogus"}, "flag provided but not defined: -bogus (the command's --help lists its own flags, wpsidecar --help the server's)"},
+		{[]string{"import"}, "import: give one directory: wpsidecar import DIR"},
+		{[]string{"revert", "1", "2"}, "revert: give one history entry id: wpsidecar revert ID"},
+		{[]string{"revert", "abc"}, `revert: "abc" is not a history entry id`},
+		{[]string{"revert", "0"}, `revert: "0" is not a history entry id`},
+		{[]string{"history", "--bogus"}, "invalid configuration:\n  flag provided but not defined: -bogus (the command's --help lists its own flags, wpsidecar --help the server's)"},
 	} {
 		err := run(context.Background(), c.args, nil, io.Discard, io.Discard, nil)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
+		if err == nil || err.Error() != c.want {
 			t.Errorf("%q: %v, want %q", c.args, err, c.want)
 		}
 	}
