@@ -78,7 +78,7 @@ func loadWith(args []string, environ []string, usageOut io.Writer, command func(
 		return nil, false, nil, err
 	}
 	if len(positional) > 0 && command == nil {
-		problems = append(problems, fmt.Sprintf("unexpected arguments: %q", positional))
+		problems = append(problems, fmt.Sprintf("unexpected arguments: %q%s", positional, spacedValue(args, len(positional))))
 	}
 
 	// Unknown WPSIDECAR_* variables are mistakes worth stopping for.
@@ -186,6 +186,22 @@ func loadWith(args []string, environ []string, usageOut io.Writer, command func(
 		return nil, checkConfig, nil, &Error{Problems: problems}
 	}
 	return cfg, checkConfig, positional, nil
+}
+
+// spacedValue hints at the likeliest cause of the server's n unexpected
+// arguments: a true/false flag given its value after a space, which the
+// flag package reads as the flag and an argument ("--multisite false").
+// The first argument follows the last flag, as parsing stops there.
+func spacedValue(args []string, n int) string {
+	i := len(args) - n
+	if i == 0 {
+		return ""
+	}
+	name := strings.TrimLeft(args[i-1], "-")
+	if name == "check-config" || slices.ContainsFunc(settings, func(s setting) bool { return s.name == name && s.kind == kBool }) {
+		return fmt.Sprintf(" (--%s takes its value after =: --%s=%s)", name, name, args[i])
+	}
+	return ""
 }
 
 // parseFlags reads the command line: each setting's flag (its value as

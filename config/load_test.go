@@ -279,8 +279,23 @@ func TestLoad_FlagErrors(t *testing.T) {
 	if err == nil || err.Error() != "invalid configuration:\n  flag provided but not defined: -no-such-flag (wpsidecar --help lists the flags)" || out.Len() != 0 {
 		t.Errorf("unknown flag: err = %v, written: %q", err, out.String())
 	}
-	if _, err := load(t, []string{"--upstream=http://php", "stray"}); err == nil || !strings.Contains(err.Error(), "unexpected arguments") {
-		t.Errorf("stray argument: %v", err)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--upstream=http://php", "stray"}, `unexpected arguments: ["stray"]`},
+		{[]string{"--upstream", "http://php", "stray", "more"}, `unexpected arguments: ["stray" "more"]`},
+		// A true/false flag's value after a space is an argument to the
+		// flag package; the problem says how to give it.
+		{[]string{"--upstream=http://php", "--serve-from-feed", "false"}, `unexpected arguments: ["false"] (--serve-from-feed takes its value after =: --serve-from-feed=false)`},
+		{[]string{"--upstream=http://php", "-multisite", "true", "--listen=:1"}, `unexpected arguments: ["true" "--listen=:1"] (--multisite takes its value after =: --multisite=true)`},
+		{[]string{"--upstream=http://php", "--", "--multisite"}, `unexpected arguments: ["--multisite"]`},
+	} {
+		_, err := load(t, c.args)
+		var ce *Error
+		if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0] != c.want {
+			t.Errorf("%q: %v, want the one problem %s", c.args, err, c.want)
+		}
 	}
 	out.Reset()
 	if _, _, err := Load([]string{"-h"}, nil, &out); !errors.Is(err, flag.ErrHelp) {
