@@ -75,7 +75,8 @@ func TestPackaging_Debian(t *testing.T) {
 	files, _ := in("dpkg", "-L", "wpsidecar").Output()
 	for _, f := range []string{"/usr/bin/wpsidecar", "/lib/systemd/system/wpsidecar.service", "/etc/default/wpsidecar",
 		"/usr/share/doc/wpsidecar/examples/nginx/wpsidecar.conf", "/usr/share/doc/wpsidecar/examples/apache/wpsidecar.conf",
-		"/usr/share/doc/wpsidecar/examples/caddy/wpsidecar.caddy", "/usr/share/doc/wpsidecar/README.md"} {
+		"/usr/share/doc/wpsidecar/examples/caddy/wpsidecar.caddy", "/usr/share/doc/wpsidecar/README.md",
+		"/usr/share/doc/wpsidecar/CHANGELOG.md"} {
 		if !strings.Contains(string(files), f+"\n") {
 			t.Errorf("%s not installed:\n%s", f, files)
 		}
