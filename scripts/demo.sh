@@ -133,12 +133,14 @@ admin="http://127.0.0.1:$DEMO_ADMIN_PORT"
 # caller's shell (a real site's settings, or the tests' own, such as
 # WPSIDECAR_STACKS) would be read as settings or refused as unknown ones.
 inherited=$(compgen -e | grep '^WPSIDECAR_' | paste -sd' ' - || true)
-unset_inherited=()
-for var in $inherited; do unset_inherited+=(-u "$var"); done
-[ -z "$inherited" ] || echo "demo: the sidecar runs without these from your environment: $inherited"
+if [ -n "$inherited" ]; then
+  echo "demo: the sidecar runs without these from your environment: $inherited"
+  # shellcheck disable=SC2086 # one name per word
+  unset $inherited
+fi
 # A demo may stop at once: no lame-duck delay (production's keeps answering
 # while a load balancer notices), and a short drain.
-env "${unset_inherited[@]}" WPSIDECAR_BINLOG_DSN="wpsidecar_feed:$feed_password@tcp(127.0.0.1:$DEMO_DB_PORT)/" \
+WPSIDECAR_BINLOG_DSN="wpsidecar_feed:$feed_password@tcp(127.0.0.1:$DEMO_DB_PORT)/" \
   "$state/wpsidecar" --listen "127.0.0.1:$DEMO_PORT" --admin-listen "127.0.0.1:$DEMO_ADMIN_PORT" \
   --upstream "$WP_URL" --wp-config "$WP_CONFIG" --themeopts-config scripts/themeopts-demo.json \
   --cache-rest wp/v2 --shutdown-delay 0 --shutdown-timeout 2s --log-format console > "$state/sidecar.log" 2>&1 &
