@@ -79,13 +79,15 @@ func TestCompress_PublicRoutesThroughVarnish(t *testing.T) {
 	// Through Varnish: it asks the sidecar for gzip, keeps that, and
 	// gives it to clients that take gzip and unzipped to the others.
 	for _, tc := range []struct{ accept, coding string }{{"gzip", "gzip"}, {"br, gzip", "gzip"}, {"", ""}, {"br", ""}} {
-		testwait.For(t, "Varnish's coded answer", func() bool {
-			resp, b := rawGet(t, site.VarnishURL+fields, tc.accept)
-			return resp.StatusCode == 200 && resp.Header.Get("Content-Encoding") == tc.coding && bytes.Equal(testcoding.Decode(t, tc.coding, b), identity)
+		// Waited for as a hit: a purge of the groups' creation may still
+		// come after the answer that shows them was kept.
+		var resp *http.Response
+		testwait.For(t, "Varnish's coded answer, kept", func() bool {
+			var b []byte
+			resp, b = rawGet(t, site.VarnishURL+fields, tc.accept)
+			return resp.StatusCode == 200 && resp.Header.Get("X-Cache") == "HIT" && resp.Header.Get("Content-Encoding") == tc.coding && bytes.Equal(testcoding.Decode(t, tc.coding, b), identity)
 		})
-		resp, b := rawGet(t, site.VarnishURL+fields, tc.accept)
-		if resp.StatusCode != 200 || resp.Header.Get("X-Cache") != "HIT" || resp.Header.Get("Content-Encoding") != tc.coding ||
-			!strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") || !bytes.Equal(testcoding.Decode(t, tc.coding, b), identity) {
+		if !strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") {
 			t.Errorf("Varnish, %q: %d %v", tc.accept, resp.StatusCode, resp.Header)
 		}
 	}

@@ -728,7 +728,7 @@ func TestRun_ReadYourWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdb.Close()
-	delay := map[string]string{"mariadb": "CHANGE MASTER TO MASTER_DELAY = 2", "mysql": "CHANGE REPLICATION SOURCE TO SOURCE_DELAY = 2"}[replica.Flavor()]
+	delay := map[string]string{"mariadb": "CHANGE MASTER TO MASTER_DELAY = 5", "mysql": "CHANGE REPLICATION SOURCE TO SOURCE_DELAY = 5"}[replica.Flavor()]
 	for _, q := range []string{"STOP REPLICA", delay, "START REPLICA"} {
 		if _, err := rdb.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -746,7 +746,8 @@ func TestRun_ReadYourWrites(t *testing.T) {
 	env := []string{"WORDPRESS_DB_HOST=127.0.0.1:" + strconv.Itoa(primary.Port), "WORDPRESS_DB_USER=root", "WORDPRESS_DB_NAME=" + tdb.Name, "WORDPRESS_TABLE_PREFIX=" + testdb.Prefix}
 	a, b := start(t, args, env), start(t, args, env)
 	options := "/wp-json/themeopts/v1/options"
-	// The replica has the site two seconds late.
+	// The replica has the site five seconds late: time enough, on a loaded
+	// machine, for the write and a read before the replica has it.
 	testwait.For(t, "the replica serving", func() bool {
 		_, body := get(t, b.admin+"/readyz")
 		code, _, _ := testsite.Send(t, http.MethodGet, b.public+options, "", "admin", "abcdefghijklmnopqrstuvwx")
