@@ -402,6 +402,7 @@ func restCacheStampede(t *testing.T, fs *wptest.Site) {
 				// On a loaded machine the feed fell behind during the
 				// burst and some requests passed to PHP: again, from a
 				// miss.
+				t.Logf("round %d: the feed fell behind during the burst; again", round)
 				drop()
 				return false
 			}
