@@ -382,22 +382,7 @@ func restCacheStampede(t *testing.T, fs *wptest.Site) {
 		}
 		testwait.For(t, fmt.Sprintf("round %d: a burst the feed vouched for throughout", round), func() bool {
 			misses, behind := restCount(t, fs, "miss"), bypasses(t, fs, "feed")
-			var (
-				wg     sync.WaitGroup
-				mu     sync.Mutex
-				bodies = map[string]int{}
-			)
-			for range 200 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					a := anonymous(t, fs, "/wp-json/rctest/v1/plain?stampede=1")
-					mu.Lock()
-					bodies[a.body]++
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
+			bodies := burst(t, fs, "/wp-json/rctest/v1/plain?stampede=1", 200)
 			if bypasses(t, fs, "feed") > behind {
 				// On a loaded machine the feed fell behind during the
 				// burst and some requests passed to PHP: again, from a
@@ -412,6 +397,28 @@ func restCacheStampede(t *testing.T, fs *wptest.Site) {
 			return true
 		})
 	}
+}
+
+// burst sends n anonymous GETs of target at once, and counts the bodies
+// they were answered with.
+func burst(t *testing.T, fs *wptest.Site, target string, n int) map[string]int {
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		bodies = map[string]int{}
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := anonymous(t, fs, target)
+			mu.Lock()
+			bodies[a.body]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return bodies
 }
 
 // By entity: a change of post A drops the answers that show A and the
