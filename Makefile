@@ -61,6 +61,7 @@ fuzz:
 	$(GO) test ./config/wpconfig -run '^$$' -fuzz FuzzParseDotenv -fuzztime 15s
 	$(GO) test ./config -run '^$$' -fuzz FuzzParseDBHost -fuzztime 15s
 	$(GO) test ./internal/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
+	$(GO) test ./internal/phpquery -run '^$$' -fuzz FuzzName -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s
 	$(GO) test ./auth/wplogin -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s

@@ -89,3 +89,55 @@ func TestFeed_EveryTable(t *testing.T) {
 		})
 	}
 }
+
+// TestFeed_QuietColumns: an update that changed only a table's quiet
+// columns (a user's password reset key, written by any anonymous
+// lost-password request) is not a write of the table to Written and
+// RowValues, and its user is still in UserIDs; one that changed another
+// column too is.
+func TestFeed_QuietColumns(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	if _, err := tdb.SQL.Exec("CREATE TABLE wp_marker (id INT NOT NULL PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	user := tdb.AddUser(t, "quiet", "quiet@example.org", "$P$Bhash")
+	var mu sync.Mutex
+	var got []string
+	marker := false
+	o := changes.FeedOptions{Conn: srv.Config(), ServerID: 4261, Schema: tdb.Name, Options: "wp_options", Users: "wp_users",
+		EveryTable: true, RowValues: map[string][]string{"wp_users": {"ID"}}, QuietColumns: map[string][]string{"wp_users": {"user_activation_key", "user_pass"}},
+		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t),
+		Tables: []changes.Table{{Namespace: "marker", Name: "wp_marker", Key: "id", ID: "id", Value: func(map[string]string) string { return "" }}},
+		Subscriber: subscriber{touched: func(tc changes.Touched) {
+			mu.Lock()
+			defer mu.Unlock()
+			if _, ok := tc.Tables["wp_marker"]; ok {
+				marker = true
+				return
+			}
+			got = append(got, fmt.Sprint(tc.UserIDs, " ", tc.Written, " ", tc.RowValues))
+		}}}
+	_, stop := runFeed(t, o)
+	defer stop()
+	for _, q := range []string{
+		"UPDATE wp_users SET user_activation_key = '1700000000:$P$Bkey' WHERE ID = ?",
+		"UPDATE wp_users SET user_pass = '$P$Bnew', user_activation_key = '' WHERE ID = ?",
+		"UPDATE wp_users SET user_activation_key = 'k', display_name = 'Loud' WHERE ID = ?",
+	} {
+		if _, err := tdb.SQL.Exec(q, user); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := tdb.SQL.Exec("INSERT INTO wp_marker (id) VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the marker's write", func() bool { mu.Lock(); defer mu.Unlock(); return marker })
+	mu.Lock()
+	defer mu.Unlock()
+	id := fmt.Sprint(user)
+	want := []string{"[" + id + "] map[] map[]", "[" + id + "] map[] map[]", "[" + id + "] map[0:[wp_users]] map[0:map[wp_users.ID:[" + id + "]]]"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("reported %q, want %q", got, want)
+	}
+}

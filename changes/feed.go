@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +60,13 @@ type FeedOptions struct {
 	// whose values in every row image written are reported in
 	// Touched.RowValues: what a cache keyed by WordPress's own ids drops.
 	RowValues map[string][]string
+	// QuietColumns names, by site-1 table name ("wp_users"), columns
+	// whose change alone is no write to Touched.Written and RowValues: an
+	// update of a row that changed none but them is left out of both
+	// (and still in UserIDs, Options and the rest). Nothing else than
+	// what the log shows is compared: a row image without a column
+	// another image has counts as a change.
+	QuietColumns map[string][]string
 	// HistoryTable is the history's table (the site-1 name): a transaction
 	// that wrote it is the sidecar's own, whose history was recorded as it
 	// wrote. Its commits' Author is then Via binlog alone; others' are
@@ -556,16 +564,22 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		return
 	}
 	name, siteID := f.siteTable(table)
-	if f.o.EveryTable {
+	rows := e.Rows
+	if quiet := f.o.QuietColumns[name]; len(quiet) > 0 && isUpdate(et) {
+		if cols := f.columns(ctx, table, int(e.Table.ColumnCount)); cols != nil {
+			rows = loudRows(cols, rows, quiet)
+		}
+	}
+	if f.o.EveryTable && len(rows) > 0 {
 		tx.touched.wrote(siteID, name)
 	}
-	if want := f.o.RowValues[name]; len(want) > 0 {
+	if want := f.o.RowValues[name]; len(want) > 0 && len(rows) > 0 {
 		cols := f.columns(ctx, table, int(e.Table.ColumnCount))
 		if cols == nil {
 			tx.touched.DDL = true // which rows is not known
 			return
 		}
-		for _, row := range e.Rows { // an update's before and after images both
+		for _, row := range rows { // an update's before and after images both
 			for _, c := range want {
 				tx.touched.rowValue(siteID, name+"."+c, rowText(cols, row, c))
 			}
@@ -638,6 +652,25 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		f.collectOptions(tx, siteID, e.Rows, et, col)
 	}
+}
+
+// loudRows are the before and after images of an update's rows (rows, in
+// pairs) that changed a column but those named quiet.
+func loudRows(cols []string, rows [][]any, quiet []string) [][]any {
+	var out [][]any
+	for i := 0; i+1 < len(rows); i += 2 {
+		before, after := rows[i], rows[i+1]
+		for c := range max(len(before), len(after)) {
+			if c < len(cols) && slices.Contains(quiet, cols[c]) {
+				continue
+			}
+			if c >= len(before) || c >= len(after) || !reflect.DeepEqual(before[c], after[c]) {
+				out = append(out, before, after)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // collectOptions notes the items of the followed option rows a rows event

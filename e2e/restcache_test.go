@@ -74,6 +74,116 @@ func TestRESTCache(t *testing.T) {
 	t.Run("never kept", func(t *testing.T) { restCacheNeverKept(t, fs) })
 	t.Run("as PHP", func(t *testing.T) { restCacheAsPHP(t, fs) })
 	t.Run("stampede", func(t *testing.T) { restCacheStampede(t, fs) })
+	t.Run("as PHP reads the request", func(t *testing.T) { restCachePHPReading(t, fs) })
+	t.Run("what no answer shows", func(t *testing.T) { restCacheQuietWrites(t, fs) })
+	t.Run("revisions", func(t *testing.T) { restCacheRevisions(t, fs) })
+}
+
+// As PHP reads the request: a query name PHP files as rest_route or
+// _method however it is spelled (a dot, a leading space, a NUL), and a
+// path that is not in canonical form (nginx serves another file), are
+// never kept as the wp/v2 GETs they look like to a reader that does not
+// read them as PHP does.
+func restCachePHPReading(t *testing.T, fs *wptest.Site) {
+	for _, c := range []struct {
+		reason, target, shows string
+	}{
+		{"route", "/wp-json/wp/v2/posts?rest.route=/", `"namespaces"`},
+		{"route", "/wp-json/wp/v2/posts?%20rest_route=/", `"namespaces"`},
+		{"route", "/wp-json/wp/v2/posts?rest_route%00x=/", `"namespaces"`},
+		{"method", "/wp-json/wp/v2/posts?.method=OPTIONS", `"endpoints"`},
+		{"method", "/wp-json/wp/v2/posts?_method%00x=OPTIONS", `"endpoints"`},
+		{"nonce", "/wp-json/wp/v2/posts?_wpnonce%00x=abc", ``},
+		{"target", "/wp-json/wp/v2/../../../wp-links-opml.php", `<opml`},
+	} {
+		before, hits := bypasses(t, fs, c.reason), restCount(t, fs, "hit")
+		for range 2 {
+			a := raw(t, http.MethodGet, fs.URL+c.target)
+			if !strings.Contains(a.body, c.shows) {
+				t.Errorf("GET %s: %d %.200s; PHP's answer shows %s", c.target, a.status, a.body, c.shows)
+			}
+		}
+		if n := bypasses(t, fs, c.reason) - before; n != 2 || restCount(t, fs, "hit") != hits {
+			t.Errorf("GET %s: %d bypasses for %s (want 2), hits %d → %d", c.target, n, c.reason, hits, restCount(t, fs, "hit"))
+		}
+	}
+}
+
+// What no answer shows: an anonymous lost-password request writes the
+// user's reset key, which no REST answer shows: the answers that show
+// the user are kept (they were all dropped, by anyone, at will).
+func restCacheQuietWrites(t *testing.T, fs *wptest.Site) {
+	db := fs.DB(t)
+	login := fs.Users["administrator"].Login
+	var user int64
+	if err := db.QueryRow("SELECT ID FROM wp_users WHERE user_login = ?", login).Scan(&user); err != nil {
+		t.Fatal(err)
+	}
+	var a, b int64
+	fs.PHP(t, fmt.Sprintf(`return wp_insert_post(array("post_title" => "rc quiet A", "post_status" => "publish", "post_author" => %d));`, user), &a)
+	fs.PHP(t, fmt.Sprintf(`return wp_insert_post(array("post_title" => "rc quiet B", "post_status" => "publish", "post_author" => %d));`, user), &b)
+	pathA, pathB := fmt.Sprintf("/wp-json/wp/v2/posts/%d", a), fmt.Sprintf("/wp-json/wp/v2/posts/%d", b)
+	waitKept(t, fs, pathA)
+	waitKept(t, fs, pathB)
+	var key0, key1 string
+	db.QueryRow("SELECT user_activation_key FROM wp_users WHERE ID = ?", user).Scan(&key0)
+	// WordPress writes the key, then fails to send the mail here: the
+	// write is what counts.
+	form := strings.NewReader("user_login=" + login + "&redirect_to=&wp-submit=Get+New+Password")
+	req, _ := http.NewRequest(http.MethodPost, fs.URL+"/wp-login.php?action=lostpassword", form)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, body := do(t, rawClient, req)
+	db.QueryRow("SELECT user_activation_key FROM wp_users WHERE ID = ?", user).Scan(&key1)
+	if key1 == key0 || key1 == "" {
+		t.Fatalf("the lost-password request wrote no reset key (%q before, %q after): %d %.300s", key0, key1, resp.StatusCode, body)
+	}
+	// Post A's write comes after, in the log: once it shows, the reset
+	// key's transaction was read before it.
+	sqlExec(t, db, "UPDATE wp_posts SET post_title = 'rc quiet A changed' WHERE ID = ?", a)
+	testwait.For(t, "post A's change shown", func() bool {
+		return strings.Contains(anonymous(t, fs, pathA).body, `"rendered":"rc quiet A changed"`)
+	})
+	testwait.For(t, "a GET of post B looked up", func() bool {
+		hits, misses := restCount(t, fs, "hit"), restCount(t, fs, "miss")
+		anonymous(t, fs, pathB)
+		switch {
+		case restCount(t, fs, "hit") > hits:
+		case restCount(t, fs, "miss") > misses:
+			t.Errorf("post B's answer, which shows its author, dropped by the author's reset key's write (drops: %s)", drops(t, fs))
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// Revisions: a post's answer shows its revisions' count and latest
+// (_links): a revision written or deleted by SQL, as a clean-up does,
+// is shown at once.
+func restCacheRevisions(t *testing.T, fs *wptest.Site) {
+	var post int64
+	fs.PHP(t, `return wp_insert_post(array("post_title" => "rc revised", "post_status" => "publish", "post_author" => 1));`, &post)
+	path := fmt.Sprintf("/wp-json/wp/v2/posts/%d", post)
+	if a := anonymous(t, fs, path); !strings.Contains(a.body, `"version-history":[{"count":0`) {
+		t.Fatalf("a new post's answer: %.600s", a.body)
+	}
+	waitKept(t, fs, path)
+	db := fs.DB(t)
+	res, err := db.Exec(`INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt, post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered, post_parent, post_type)
+		VALUES (1, NOW(), UTC_TIMESTAMP(), '', 'rc revised', '', 'inherit', ?, '', '', NOW(), UTC_TIMESTAMP(), '', ?, 'revision')`, fmt.Sprintf("%d-revision-v1", post), post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := res.LastInsertId()
+	shows := fmt.Sprintf(`"predecessor-version":[{"id":%d`, rev)
+	if _, byThen := within(maxStaleness, func() bool { return strings.Contains(anonymous(t, fs, path).body, shows) }); !byThen {
+		t.Errorf("a revision inserted: the post's answer does not show it %s after: %.600s", maxStaleness, anonymous(t, fs, path).body)
+	}
+	waitKept(t, fs, path)
+	sqlExec(t, db, "DELETE FROM wp_posts WHERE ID = ?", rev)
+	if _, byThen := within(maxStaleness, func() bool { return strings.Contains(anonymous(t, fs, path).body, `"version-history":[{"count":0`) }); !byThen {
+		t.Errorf("a revision deleted: the post's answer still shows it %s after: %.600s", maxStaleness, anonymous(t, fs, path).body)
+	}
 }
 
 func restCacheWriteSources(t *testing.T, fs *wptest.Site) {

@@ -190,7 +190,7 @@ func newPassthrough(o upstreamOptions) http.Handler {
 
 // proxyClaims are headers that PHP code and common wp-config.php snippets
 // read as "the proxy in front says so": the client's address, HTTPS, port,
-// scheme. From a client that is not a trusted proxy they are lies, and are
+// scheme, host, the target. From a client that is not a trusted proxy they are lies, and are
 // removed (Go's ReverseProxy already drops X-Forwarded-For/-Host/-Proto
 // and Forwarded). PHP sees a header under its name with dashes and
 // underscores alike, so both spellings go.
@@ -202,6 +202,12 @@ var proxyClaims = func() map[string]bool {
 		"X-Url-Scheme", "Front-End-Https", "X-Real-Ip", "Client-Ip", "X-Client-Ip", "True-Client-Ip",
 		"X-Cluster-Client-Ip", "Cf-Connecting-Ip", "Cf-Visitor", "Fastly-Client-Ip", "X-Original-Forwarded-For",
 		"X-Appengine-User-Ip", "X-Https", "Https",
+		// Scheme and host as CDNs, load balancers and ingresses name them
+		// (CloudFront, Azure's ARR, Fastly, nginx-ingress, HAProxy
+		// recipes), and IIS's rewritten target, which WordPress takes as
+		// REQUEST_URI there.
+		"Cloudfront-Forwarded-Proto", "X-Arr-Ssl", "Fastly-Ssl", "X-Scheme", "X-Proto", "X-Ssl",
+		"X-Original-Host", "X-Host", "X-Forwarded-Prefix", "X-Original-Url", "X-Rewrite-Url",
 	} {
 		m[strings.ToLower(h)] = true
 	}

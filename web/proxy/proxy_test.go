@@ -350,7 +350,8 @@ func TestPassthrough_ForwardedHeaders(t *testing.T) {
 			req.Header.Set("X-Request-Id", "from-client")
 			req.Header.Set(HeaderPassed, "from-client")
 			claims := []string{"X-Forwarded-Ssl", "X-Forwarded-Port", "X-Forwarded-Scheme", "X-Forwarded-Server", "Front-End-Https",
-				"X-Real-Ip", "Client-Ip", "True-Client-Ip", "X-Cluster-Client-Ip", "Cf-Connecting-Ip", "X_forwarded_proto", "X-Https"}
+				"X-Real-Ip", "Client-Ip", "True-Client-Ip", "X-Cluster-Client-Ip", "Cf-Connecting-Ip", "X_forwarded_proto", "X-Https",
+				"Cloudfront-Forwarded-Proto", "X-Arr-Ssl", "Fastly-Ssl", "X-Scheme", "X-Original-Host", "X-Original-Url"}
 			for _, h := range claims {
 				req.Header[h] = []string{"on"}
 			}
@@ -950,6 +951,9 @@ func TestForwardedKey(t *testing.T) {
 		{"the client's address", req("10.0.0.2:1", "X-Forwarded-For", "1.2.3.4", "X-Real-Ip", "1.2.3.4", "Forwarded", "for=1.2.3.4;proto=https"),
 			req("10.0.0.2:1", "X-Forwarded-For", "5.6.7.8", "X-Real-Ip", "5.6.7.8", "Forwarded", "for=5.6.7.8;proto=https"), true},
 		{"a trusted proxy's underscore spelling", req("10.0.0.2:1"), req("10.0.0.2:1", "X_Forwarded_Proto", "http"), false},
+		{"an untrusted peer's CloudFront scheme", req("6.6.6.6:1"), req("6.6.6.6:1", "CloudFront-Forwarded-Proto", "https"), true},
+		{"a trusted proxy's CloudFront scheme", req("10.0.0.2:1"), req("10.0.0.2:1", "CloudFront-Forwarded-Proto", "https"), false},
+		{"a trusted proxy's ARR SSL", req("10.0.0.2:1"), req("10.0.0.2:1", "X-ARR-SSL", "2048|256|CN=…"), false},
 	} {
 		if got := key(c.a) == key(c.b); got != c.same {
 			t.Errorf("%s: keys %q and %q; same %v, want %v", c.name, key(c.a), key(c.b), got, c.same)

@@ -245,6 +245,13 @@ func TestRESTRouting(t *testing.T) {
 		{"X-HTTP-Method-Override too", "POST", "/wp-json/test/v1/things/7", [2]string{"X-HTTP-Method-Override", "GET"}, `{"id":"7"}`},
 		{"_method wins over the header", "GET", "/wp-json/test/v1/things?_method=POST", [2]string{"X-HTTP-Method-Override", "GET"}, `{"len":0}`},
 		{"a method no route has goes to PHP as sent", "GET", "/wp-json/test/v1/things/7?_method=DELETE", [2]string{}, "php saw GET /wp-json/test/v1/things/7?_method=DELETE"},
+		// Names as PHP files them: spaces and dots made underscores, a
+		// leading space dropped, a NUL ending the name.
+		{"rest.route is rest_route to PHP", "GET", "/wp-json/wp/v2/posts?rest.route=/test/v1/things/11", [2]string{}, `{"id":"11"}`},
+		{"a leading space", "GET", "/wp-json/wp/v2/posts?%20rest_route=/test/v1/things/12", [2]string{}, `{"id":"12"}`},
+		{"a NUL ends the name", "GET", "/wp-json/wp/v2/posts?rest_route%00x=/test/v1/things/13", [2]string{}, `{"id":"13"}`},
+		{".method is _method", "GET", "/wp-json/test/v1/things/7?.method=DELETE", [2]string{}, "php saw GET /wp-json/test/v1/things/7?.method=DELETE"},
+		{"a value PHP decodes leniently", "GET", "/?rest_route=/test/v1/things/a%zz", [2]string{}, `{"id":"a%25zz"}`},
 	}
 	for _, tt := range tests {
 		req, _ := http.NewRequest(tt.method, f.front.URL+tt.target, nil)
@@ -425,6 +432,8 @@ func TestPassREST(t *testing.T) {
 	send("GET", "/wp-json/wp/v2/posts?per_page=1")
 	send("GET", "/?rest_route=/wp/v2/posts/7")
 	send("GET", "/wp-json/wp/v2/posts/7?_method=DELETE")
+	send("GET", "/wp-json/wp/v2/posts/7?%20_method=OPTIONS")
+	send("GET", "/wp-json/wp/v2/posts?rest.route=/other/v1/x")
 	send("HEAD", "/wp-json/WP/V2/posts")
 	send("GET", "/wp-json/test/v1/things/1") // the sidecar's own
 	send("GET", "/sample-page/")             // not REST
@@ -435,13 +444,15 @@ func TestPassREST(t *testing.T) {
 		"GET /wp-json/wp/v2/posts?per_page=1 → 3 GET /wp/v2/posts",
 		"GET /?rest_route=/wp/v2/posts/7 → 3 GET /wp/v2/posts/7",
 		"GET /wp-json/wp/v2/posts/7?_method=DELETE → 3 DELETE /wp/v2/posts/7",
+		"GET /wp-json/wp/v2/posts/7?%20_method=OPTIONS → 3 OPTIONS /wp/v2/posts/7",
+		"GET /wp-json/wp/v2/posts?rest.route=/other/v1/x → 3 GET /other/v1/x",
 		"HEAD /wp-json/WP/V2/posts → 3 HEAD /WP/V2/posts",
 		"GET /?rest_route=/wp/v2/posts/8 → 3 GET /wp/v2/posts/8",
 	}
 	if !slices.Equal(passed, want) {
 		t.Errorf("passed\n%q\nwant\n%q", passed, want)
 	}
-	if n := rec.count(); n != 7 {
-		t.Errorf("PHP saw %d requests, want 7 (all but the sidecar's own)", n)
+	if n := rec.count(); n != 9 {
+		t.Errorf("PHP saw %d requests, want 9 (all but the sidecar's own)", n)
 	}
 }

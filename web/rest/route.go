@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/wpsidecar/wpsidecar/internal/phpquery"
 )
 
 // restView is a request as WordPress's REST server sees it, for routing:
@@ -79,23 +80,15 @@ func viaRESTRoute(r *http.Request) bool {
 }
 
 // phpQuery reads the names REST routing reads (rest_route, _method) of a
-// query string as PHP fills $_GET: the last of repeated names wins; a name
-// that cannot be one of them, even decoded, is not read at all.
+// query string as PHP fills $_GET (phpquery): the last of repeated names
+// wins. An array (rest_route[]=…) is not read: PHP fails on it, and
+// the answer is PHP's.
 func phpQuery(raw string) map[string]string {
 	q := map[string]string{}
-	for raw != "" {
-		var kv string
-		kv, raw, _ = strings.Cut(raw, "&")
-		k, v, _ := strings.Cut(kv, "=")
-		if !strings.Contains(k, "rest_route") && !strings.Contains(k, "_method") && !strings.ContainsAny(k, "%+") {
-			continue // a name REST routing does not read, even decoded (most: per_page, _fields)
+	for _, f := range phpquery.Fields(raw, phpquery.MayBe("rest_route", "_method")) {
+		if !f.Array && (f.Name == "rest_route" || f.Name == "_method") {
+			q[f.Name] = f.Value
 		}
-		k, err1 := url.QueryUnescape(k)
-		v, err2 := url.QueryUnescape(v)
-		if err1 != nil || err2 != nil || k == "" {
-			continue
-		}
-		q[k] = v
 	}
 	return q
 }

@@ -155,7 +155,7 @@ func numberOf(v any) int64 {
 // its descendants, which name only their parent, so a write of it drops
 // every answer of its site.
 var rowKinds = map[string]map[string]string{
-	"posts":              {"ID": kindPost},
+	"posts":              {"ID": kindPost, "post_parent": kindPost}, // a revision's parent shows its count and latest
 	"postmeta":           {"post_id": kindPost},
 	"comments":           {"comment_ID": kindComment, "comment_post_ID": kindPost},
 	"commentmeta":        {"comment_id": kindComment},
@@ -176,6 +176,14 @@ func RowValues(prefix string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// QuietColumns are the columns of the tables (named with prefix) no REST
+// answer shows, whose change alone drops nothing
+// (changes.FeedOptions.QuietColumns): a user's password reset key,
+// written by any anonymous lost-password request, and password hash.
+func QuietColumns(prefix string) map[string][]string {
+	return map[string][]string{prefix + "users": {"user_activation_key", "user_pass"}}
 }
 
 // siteWideTypes are the post types a write of which drops every answer of

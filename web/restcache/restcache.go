@@ -22,10 +22,15 @@
 // frequency sketch (W-TinyLFU) admits a new answer only when it is likely
 // to be asked for more often than the one it would push out: a flood of
 // distinct URLs does not empty the cache of the answers that are hit.
+// What an answer weighs is what it holds (body, head, the keys it shows,
+// and a measured allowance for the structures around it); its key, which
+// a client makes as long as it likes, is held as a SHA-256 digest.
 package restcache
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"maps"
 	"net/http"
@@ -38,6 +43,7 @@ import (
 
 	"github.com/maypok86/otter/v2"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
+	"github.com/wpsidecar/wpsidecar/internal/phpquery"
 )
 
 // Defaults of Options' bounds: sized for a small container.
@@ -88,7 +94,7 @@ type Request struct {
 // Cache keeps answers; safe for concurrent use.
 type Cache struct {
 	o       Options
-	answers *otter.Cache[string, *answer]
+	answers *otter.Cache[key, *answer]
 
 	mu    sync.Mutex
 	all   uint64           // moved by DropAll
@@ -101,7 +107,7 @@ type Cache struct {
 	// every site's (users): an answer fetched across one is not kept.
 	seq     map[int64]uint64
 	gseq    uint64
-	flights map[string]*flight
+	flights map[key]*flight
 
 	counts Counts
 	// date is the Date of the answers given within the second it names
@@ -149,9 +155,15 @@ func New(o Options) (*Cache, error) {
 	if o.MaxBytes < 0 || o.MaxAnswer < 0 || int64(o.MaxAnswer) > o.MaxBytes {
 		return nil, errors.New("restcache: the largest answer must be positive and fit in the byte budget")
 	}
-	answers, err := otter.New(&otter.Options[string, *answer]{
+	answers, err := otter.New(&otter.Options[key, *answer]{
 		MaximumWeight: uint64(o.MaxBytes),
-		Weigher:       func(_ string, a *answer) uint32 { return a.weight },
+		Weigher:       func(_ key, a *answer) uint32 { return a.weight },
+		// The frequency sketch is sized from the start for as many answers
+		// as the budget may hold: left to itself, otter sizes it once the
+		// cache is half full, and again each time the count doubles, each
+		// time forgetting every frequency counted, so that a first flood
+		// of small one-off answers pushed out the answers hit before it.
+		InitialCapacity: int(o.MaxBytes / leastAnswer),
 		// Its work is done on the calling goroutine: the cache starts none
 		// that nobody waits for.
 		Executor: func(fn func()) { fn() },
@@ -160,7 +172,7 @@ func New(o Options) (*Cache, error) {
 		return nil, err
 	}
 	return &Cache{o: o, answers: answers, sites: map[int64]uint64{}, vers: map[string]uint64{}, seq: map[int64]uint64{},
-		flights: map[string]*flight{}}, nil
+		flights: map[key]*flight{}}, nil
 }
 
 // maxVers bounds the versions kept of keys dropped: past it they are
@@ -248,6 +260,7 @@ func (c *Cache) keep(a *answer, site int64, gen generation, keys []string) bool 
 		}
 		a.keys[i], a.vers[i] = k, c.vers[k]
 	}
+	a.weight = a.size()
 	return true
 }
 
@@ -294,26 +307,26 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		php.ServeHTTP(w, r)
 		return Bypass
 	}
-	key := keyOf(r, req)
+	k := keyOf(r, req)
 	// A waiter whose fetch could have been kept but for a write meanwhile
 	// looks again once: it leads the next fetch or waits for it, so that
 	// PHP answers one request of a key at a time however fast the writes
 	// come; then it goes to PHP itself.
 	for again := true; ; again = false {
-		if a, ok := c.answers.GetIfPresent(key); ok {
+		if a, ok := c.answers.GetIfPresent(k); ok {
 			if c.fresh(a, req.Site) {
 				c.counts.Hits.Add(1)
 				a.write(w, r, c.now())
 				return Hit
 			}
-			c.answers.Invalidate(key)
+			c.answers.Invalidate(k)
 		}
 		c.mu.Lock()
-		f, ok := c.flights[key]
+		f, ok := c.flights[k]
 		if !ok {
 			// A fetch may have ended, kept, since the look above: the
 			// flight goes only after its answer is in.
-			if a, ok := c.answers.GetIfPresent(key); ok && c.freshLocked(a, req.Site) {
+			if a, ok := c.answers.GetIfPresent(k); ok && c.freshLocked(a, req.Site) {
 				c.mu.Unlock()
 				c.counts.Hits.Add(1)
 				a.write(w, r, c.now())
@@ -340,7 +353,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		}
 	}
 	f := &flight{done: make(chan struct{})}
-	c.flights[key] = f
+	c.flights[k] = f
 	c.mu.Unlock()
 
 	c.counts.Misses.Add(1)
@@ -351,14 +364,14 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 	c.fetch(w, r, req, php, func(a *answer, keys []string) bool {
 		switch {
 		case a != nil && c.current() && c.keep(a, req.Site, gen, keys):
-			c.answers.Set(key, a)
+			c.answers.Set(k, a)
 			c.counts.Kept.Add(1)
 		case a != nil:
 			f.raced, a = true, nil
 		}
 		f.a = a
 		c.mu.Lock()
-		delete(c.flights, key)
+		delete(c.flights, k)
 		c.mu.Unlock()
 		close(f.done)
 		return a != nil
@@ -391,7 +404,7 @@ func (c *Cache) Bypass(r *http.Request, req Request) string {
 		return BypassBody
 	case conditional(r.Header):
 		return BypassConditional
-	case len(r.URL.RawQuery)+len(r.URL.EscapedPath()) > maxTarget:
+	case len(r.URL.RawQuery)+len(r.URL.EscapedPath()) > maxTarget, !canonical(r.URL.EscapedPath()):
 		return BypassTarget
 	case !c.current():
 		return BypassFeed
@@ -430,41 +443,62 @@ func conditional(h http.Header) bool {
 }
 
 // hasNonce tells whether a query string carries _wpnonce as PHP reads it
-// into $_GET: names decoded, leading spaces dropped, spaces and dots made
-// underscores, an array's brackets cut off. One that cannot be decoded
-// counts as one: PHP may read it otherwise.
+// into $_GET (phpquery), an array's included.
 func hasNonce(raw string) bool {
-	for raw != "" {
-		var kv string
-		kv, raw, _ = strings.Cut(raw, "&")
-		k, _, _ := strings.Cut(kv, "=")
-		if !strings.Contains(strings.ToLower(k), "wpnonce") && !strings.Contains(k, "%") {
-			continue
-		}
-		name, err := url.QueryUnescape(k)
-		if err != nil {
-			return true
-		}
-		name = strings.TrimLeft(name, " ")
-		name, _, _ = strings.Cut(name, "[")
-		name = strings.NewReplacer(" ", "_", ".", "_").Replace(name)
-		if name == "_wpnonce" {
+	for _, f := range phpquery.Fields(raw, phpquery.MayBe("_wpnonce")) {
+		if f.Name == "_wpnonce" {
 			return true
 		}
 	}
 	return false
 }
 
-// keyOf is what makes PHP's answer to r, as one string.
-func keyOf(r *http.Request, req Request) string {
-	var b strings.Builder
-	// Every Origin field: PHP echoes the last, a client may send several.
-	origin := strings.Join(r.Header.Values("Origin"), "\x00")
-	for _, s := range []string{r.Method, r.Host, req.Forwarded, r.URL.EscapedPath(), r.URL.RawQuery, origin} {
-		b.WriteString(s)
-		b.WriteByte(0)
+// canonical tells whether path (escaped) names what a web server in front
+// of PHP would serve it as: no dot segment, no empty segment but a
+// trailing one, no escape that decodes to a slash, a backslash or a NUL,
+// and no escape that does not decode. nginx resolves
+// /wp-json/wp/v2/../../x.php to another file than the REST route the
+// sidecar reads in it.
+func canonical(path string) bool {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs[1:] {
+		if seg == "" && i+2 < len(segs) {
+			return false
+		}
+		if !strings.ContainsAny(seg, ".%") {
+			continue
+		}
+		d, err := url.PathUnescape(seg)
+		if err != nil || d == "." || d == ".." || strings.ContainsAny(d, "/\\\x00") {
+			return false
+		}
 	}
-	return b.String()
+	return true
+}
+
+// key is a kept answer's key: a digest of what makes PHP's answer to a
+// request, which holds the target and every Origin field as sent, so
+// that what a client makes long is not held.
+type key [sha256.Size]byte
+
+// keyOf is what makes PHP's answer to r: the method, the Host, what is
+// forwarded, the target as sent and every Origin field (PHP echoes the
+// last, a client may send several), each with its length first.
+func keyOf(r *http.Request, req Request) key {
+	h := sha256.New()
+	var n [8]byte
+	put := func(s string) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	origins := r.Header.Values("Origin")
+	for _, s := range append([]string{r.Method, r.Host, req.Forwarded, r.URL.EscapedPath(), r.URL.RawQuery}, origins...) {
+		put(s)
+	}
+	var k key
+	h.Sum(k[:0])
+	return k
 }
 
 // fetch passes r to php through a capture, and gives the answer to the
@@ -507,7 +541,6 @@ func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, req Request, php h
 	h := rec.header.Clone()
 	h.Del("Date")
 	a := &answer{status: rec.status, header: h, body: bytes.Clone(rec.body.Bytes())}
-	a.weight = uint32(len(a.body) + headerSize(h) + 256)
 	if finish(a, keys) {
 		// Kept: the cache's copy is sent, counted in its budget; what was
 		// held is given back before a slow client takes it.
@@ -550,14 +583,39 @@ func (a *answer) write(w http.ResponseWriter, r *http.Request, date string) {
 	}
 }
 
-func headerSize(h http.Header) int {
-	n := 0
-	for k, vs := range h {
+// What the structures around an answer hold, besides the text of its
+// body, head and keys: measured with TestServe_FloodHeap (the heap after
+// a flood of small answers, against what their weights add up to).
+const (
+	// answerFloor is what an answer holds besides that text: the answer
+	// itself, otter's node and table entry for its key, its share of the
+	// frequency sketch; it is the least an answer weighs.
+	answerFloor = 512
+	// leastAnswer is about the least a WordPress REST answer weighs (a
+	// 404 with WordPress's head: 1.7 KB): the budget holds at most so
+	// many answers of PHP's, which the frequency sketch is sized for.
+	leastAnswer = 2048
+	// fieldCost is a head field's map entry and slice; valueCost a value's
+	// string; keyCost a key's string and version.
+	fieldCost, valueCost, keyCost = 64, 16, 24
+)
+
+// size is what a holds, its keys set (keep): what it weighs against the
+// byte budget.
+func (a *answer) size() uint32 {
+	n := len(a.body)
+	for k, vs := range a.header {
+		n += fieldCost + len(k)
 		for _, v := range vs {
-			n += len(k) + len(v) + 4
+			n += valueCost + len(v)
 		}
 	}
-	return n
+	for _, k := range a.keys {
+		n += keyCost + len(k)
+	}
+	// The allocator rounds each block up to its size class: up to an
+	// eighth more.
+	return uint32(answerFloor + n + n/8)
 }
 
 // capture holds PHP's answer, its head apart from what the outer layers

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -196,7 +197,18 @@ func TestBypass(t *testing.T) {
 		{"GET", "/wp-json/wp/v2/posts?%5Fwpnonce=abc", "/wp/v2/posts", nil, BypassNonce},
 		{"GET", "/wp-json/wp/v2/posts?_wpnonce[]=abc", "/wp/v2/posts", nil, BypassNonce},
 		{"GET", "/wp-json/wp/v2/posts?+_wpnonce=abc", "/wp/v2/posts", nil, BypassNonce},
-		{"GET", "/wp-json/wp/v2/posts?%zz=1", "/wp/v2/posts", nil, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?%zz=1", "/wp/v2/posts", nil, ""}, // PHP's name "%zz"
+		{"GET", "/wp-json/wp/v2/posts?_wpnonce%00x=1", "/wp/v2/posts", nil, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?%20_wpnonce=1", "/wp/v2/posts", nil, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts?_wpnonce%zz=1", "/wp/v2/posts", nil, ""},
+		{"GET", "/wp-json/wp/v2/../../../wp-links-opml.php", "/wp/v2/../../../wp-links-opml.php", nil, BypassTarget},
+		{"GET", "/wp-json/wp/v2/posts/%2e%2E/x", "/wp/v2/posts/%2e%2E/x", nil, BypassTarget},
+		{"GET", "/wp-json/wp/v2/./posts", "/wp/v2/./posts", nil, BypassTarget},
+		{"GET", "/wp-json/wp/v2/posts%2F..%2Fx", "/wp/v2/posts%2F..%2Fx", nil, BypassTarget},
+		{"GET", "/wp-json/wp/v2/posts%5C..%5Cx", "/wp/v2/posts%5C..%5Cx", nil, BypassTarget},
+		{"GET", "/wp-json/wp/v2//posts", "/wp/v2//posts", nil, BypassTarget},
+		{"GET", "/wp-json/wp/v2/posts/", "/wp/v2/posts/", nil, ""},
+		{"GET", "/wp-json/wp/v2/posts/a.b", "/wp/v2/posts/a.b", nil, ""},
 		{"GET", "/wp-json/wp/v2/posts?wpnonce=abc", "/wp/v2/posts", nil, ""},
 		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"If-None-Match: \"x\""}, BypassConditional},
 		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Range: bytes=0-1"}, BypassConditional},
@@ -240,6 +252,11 @@ func TestServe_NeverKept(t *testing.T) {
 		{"no-store", http.Header{"Cache-Control": {"no-store"}}, false},
 		{"no-cache", http.Header{"Cache-Control": {"no-cache, must-revalidate, max-age=0"}}, false},
 		{"max-age=0", http.Header{"Cache-Control": {"max-age=0"}}, false},
+		{"max-age=00", http.Header{"Cache-Control": {"public, max-age=00"}}, false},
+		{"s-maxage=\"000\"", http.Header{"Cache-Control": {`s-maxage="000"`}}, false},
+		{"max-age not a number", http.Header{"Cache-Control": {"max-age=soon"}}, false},
+		{"max-age beyond 2^64", http.Header{"Cache-Control": {"max-age=99999999999999999999999"}}, true},
+		{"Set-Cookie2", http.Header{"Set-Cookie2": {"a=b; Version=1"}}, false},
 		{"public max-age", http.Header{"Cache-Control": {"public, max-age=600"}}, true},
 		{"Vary Cookie", http.Header{"Vary": {"Cookie"}}, false},
 		{"Vary *", http.Header{"Vary": {"*"}}, false},
@@ -415,7 +432,8 @@ func TestNew_Bounds(t *testing.T) {
 }
 
 // FuzzHasNonce: a query whose decoded names include _wpnonce (as Go
-// decodes them) is always found; nothing panics.
+// decodes them, which PHP does alike where Go can) is always found;
+// nothing panics.
 func FuzzHasNonce(f *testing.F) {
 	for _, s := range []string{"_wpnonce=1", "a=1&%5Fwpnonce=2", "_wpnonce[]=1", "+_wpnonce=1", "%zz", "_wp.nonce=1", ""} {
 		f.Add(s)
@@ -531,6 +549,8 @@ func TestTouched_ByRows(t *testing.T) {
 		{"a synced pattern (rendered in posts)", rows(1, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"17"}, "wp_posts.post_type": {"wp_block"}}), paths, false},
 		{"a term's name", rows(1, []string{"wp_terms"}, map[string][]string{}), paths, false},
 		{"post 14's meta", rows(1, []string{"wp_postmeta"}, map[string][]string{"wp_postmeta.post_id": {"14"}, "wp_postmeta.meta_key": {"rc_note"}}),
+			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
+		{"a revision of post 14 (its count and latest are in the post's links)", rows(1, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"99"}, "wp_posts.post_type": {"revision"}, "wp_posts.post_parent": {"14"}}),
 			[]string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}, false},
 		{"post 14's editor lock", rows(1, []string{"wp_postmeta"}, map[string][]string{"wp_postmeta.post_id": {"14"}, "wp_postmeta.meta_key": {"_edit_lock"}}),
 			nil, false},
@@ -790,5 +810,114 @@ func TestServe_FeedBehindTags(t *testing.T) {
 	}
 	if p.calls["/wp-json/wp/v2/posts/14"] != 2 || c.Stats().Kept != 0 {
 		t.Errorf("PHP asked %d times, kept %d: the feed behind keeps nothing", p.calls["/wp-json/wp/v2/posts/14"], c.Stats().Kept)
+	}
+}
+
+// notFound answers as WordPress does a route it does not have, echoing
+// the request's last Origin as WordPress's CORS headers do, unless quiet
+// (as a site that sends none).
+type notFound struct{ quiet bool }
+
+func (p notFound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=UTF-8")
+	h.Set("X-Robots-Tag", "noindex")
+	h.Set("Link", `<https://example.org/wp-json/>; rel="https://api.w.org/"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Access-Control-Expose-Headers", "X-WP-Total, X-WP-TotalPages, Link")
+	h.Set("Access-Control-Allow-Headers", "Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type")
+	if os := r.Header.Values("Origin"); len(os) > 0 && !p.quiet {
+		h.Set("Access-Control-Allow-Origin", os[len(os)-1])
+		h.Set("Access-Control-Allow-Methods", "OPTIONS, GET, POST, PUT, PATCH, DELETE")
+		h.Set("Access-Control-Allow-Credentials", "true")
+		h.Add("Vary", "Origin")
+	}
+	w.WriteHeader(http.StatusNotFound)
+	io.WriteString(w, `{"code":"rest_no_route","message":"No route was found matching the URL and request method.","data":{"status":404}}`)
+}
+
+// liveHeap is the heap in use once the collector has run.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestServe_FloodHeap: a flood of anonymous GETs of long unique targets,
+// each with three long Origin fields, leaves the cache holding what its
+// budget says, and what the metric says it holds (docs/rest-cache.md):
+// the heap it leaves is within the budget and a fixed allowance, and
+// within a few percent of what the kept answers weigh. Before, a key
+// weighed nothing: 3,000 such GETs left 72 MB for a budget of 2 MiB.
+func TestServe_FloodHeap(t *testing.T) {
+	const budget = 2 << 20
+	long := func(i int) string { return fmt.Sprintf("/wp-json/wp/v2/nope?%06d%s", i, strings.Repeat("q", 4000)) }
+	for _, tc := range []struct {
+		name    string
+		target  func(i int) string
+		origins int
+		php     notFound
+	}{
+		{"long targets and Origins", long, 3, notFound{quiet: true}},
+		{"long targets and Origins, echoed", long, 3, notFound{}},
+		{"short targets", func(i int) string { return fmt.Sprintf("/wp-json/wp/v2/nope?%d", i) }, 0, notFound{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := liveHeap()
+			c := newCache(t, Options{MaxBytes: budget})
+			const n = 3000
+			for i := range n {
+				r := httptest.NewRequest("GET", tc.target(i), nil)
+				for j := range tc.origins {
+					// Each its own bytes, as a server reads them.
+					r.Header.Add("Origin", fmt.Sprintf("https://%d-%d.%s.example", i, j, strings.Repeat("o", 7800)))
+				}
+				c.Serve(httptest.NewRecorder(), r, Request{Site: 1, Route: "/wp/v2/nope", Forwarded: "https"}, tc.php)
+			}
+			held := int64(liveHeap()) - int64(before)
+			st := c.Stats()
+			runtime.KeepAlive(c)
+			t.Logf("%d GETs: %d answers kept, weighing %d bytes; live heap grew %d bytes (budget %d)", n, st.Kept, st.Bytes, held, budget)
+			if st.Bytes > budget {
+				t.Errorf("the kept answers weigh %d bytes, over the budget of %d", st.Bytes, budget)
+			}
+			// The allowance: the frequency sketch and table sized for the
+			// budget, and what the runtime keeps besides.
+			const allowance = 1 << 20
+			if held > budget+allowance {
+				t.Errorf("the live heap grew %d bytes after the flood, over the budget of %d and its allowance of %d", held, budget, allowance)
+			}
+			if held > int64(st.Bytes)+allowance {
+				t.Errorf("the live heap grew %d bytes; the answers kept are said to weigh %d", held, st.Bytes)
+			}
+		})
+	}
+}
+
+// TestServe_FirstFlood: the answers hit while the cache first fills are
+// kept through a flood of one-off URLs that comes before it is full.
+// Left to itself, otter sized its frequency sketch only once the cache
+// was half full, and again at each doubling of its count, forgetting
+// every hit counted: the first such flood left none of the hot answers.
+func TestServe_FirstFlood(t *testing.T) {
+	c := newCache(t, Options{MaxBytes: 1 << 20})
+	p := &php{head: http.Header{"X-Pad": {strings.Repeat("p", 4000)}}}
+	hot := func(i int) string { return fmt.Sprintf("/wp-json/wp/v2/posts?page=%d", i) }
+	for range 3 {
+		for i := range 30 {
+			ask(c, p, "GET", hot(i), site1)
+		}
+	}
+	for i := range 1300 {
+		c.Serve(httptest.NewRecorder(), httptest.NewRequest("GET", fmt.Sprintf("/wp-json/wp/v2/nope?%d", i), nil), Request{Site: 1, Route: "/wp/v2/nope"}, notFound{})
+	}
+	before := p.calls.Load()
+	for i := range 30 {
+		ask(c, p, "GET", hot(i), site1)
+	}
+	if missed := p.calls.Load() - before; missed > 3 {
+		t.Errorf("after a flood of 1,300 one-off answers on the first fill, %d of the 30 hot answers went to PHP (at most 3)", missed)
 	}
 }

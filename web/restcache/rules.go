@@ -1,8 +1,10 @@
 package restcache
 
 import (
+	"errors"
 	"maps"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,17 +20,21 @@ func keepable(status int, h http.Header) bool {
 	default:
 		return false // 206 among them: no range is asked for
 	}
-	if len(h.Values("Set-Cookie")) > 0 || h.Get("Content-Encoding") != "" {
+	if setsCookie(h) || h.Get("Content-Encoding") != "" {
 		return false
 	}
 	for _, v := range h.Values("Cache-Control") {
 		for _, d := range strings.Split(v, ",") {
 			name, arg, _ := strings.Cut(strings.TrimSpace(d), "=")
-			switch strings.ToLower(name) {
+			switch strings.ToLower(strings.TrimSpace(name)) {
 			case "private", "no-store", "no-cache":
 				return false
 			case "max-age", "s-maxage":
-				if strings.Trim(arg, `"`) == "0" {
+				// A number of seconds (RFC 9111 §1.2.2: digits, quoted
+				// or not); 0 however written, or anything else, is not
+				// one to keep by.
+				n, err := strconv.ParseUint(strings.Trim(strings.TrimSpace(arg), `"`), 10, 64)
+				if err != nil && !errors.Is(err, strconv.ErrRange) || err == nil && n == 0 {
 					return false
 				}
 			}
@@ -44,6 +50,17 @@ func keepable(status int, h http.Header) bool {
 		}
 	}
 	return true
+}
+
+// setsCookie tells whether h sets a cookie, in any header a client may
+// read one from (Set-Cookie, and RFC 2965's Set-Cookie2).
+func setsCookie(h http.Header) bool {
+	for k := range h {
+		if strings.EqualFold(k, "Set-Cookie") || strings.EqualFold(k, "Set-Cookie2") {
+			return true
+		}
+	}
+	return false
 }
 
 // Why a request is passed to PHP without a look at the cache.

@@ -2,12 +2,11 @@ package wpjson
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/gorilla/mux"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/internal/phpquery"
 )
 
 // dbVersion68 is the db_version from which WordPress's no-cache set
@@ -88,16 +87,8 @@ func (info RouteInfo) noCache(h http.Header, r *http.Request, status int, forced
 // isset($_GET[…]) sees them.
 func requestGlobals(r *http.Request) (overridden, envelope bool) {
 	method := false
-	for raw := r.URL.RawQuery; strings.Contains(raw, "_"); {
-		var kv string
-		kv, raw, _ = strings.Cut(raw, "&")
-		k, _, _ := strings.Cut(kv, "=")
-		k, err := url.QueryUnescape(k)
-		if err != nil {
-			continue
-		}
-		k, _, _ = strings.Cut(k, "[") // _method[]=…: an array, set all the same
-		switch k {
+	for _, f := range phpquery.Fields(r.URL.RawQuery, phpquery.MayBe("_method", "_envelope")) {
+		switch f.Name { // _method[]=…: an array, set all the same
 		case "_method":
 			method = true
 		case "_envelope":
