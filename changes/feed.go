@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,13 +106,19 @@ type Feed struct {
 	// why is what stopped the feed following the log (a whyStopped), for
 	// /readyz: the last Check's problem or the fall-back's cause.
 	why atomic.Value
-	// caughtUp is when the server last sent a heartbeat (unix nanoseconds;
-	// 0 since the feed (re)connected) once what the feed read before it is
-	// reported: the server sends one only with nothing left to send, so
-	// everything it wrote until then was applied. An event says nothing of
-	// what is still behind it (a large transaction of another schema
-	// streaming).
+	// caughtUp is when the feed was last known to have applied the
+	// server's whole log (unix nanoseconds; 0 since the feed
+	// (re)connected): when the server last sent a heartbeat, once what
+	// the feed read before it is reported (the server sends one only with
+	// nothing left to send), or when a look at the log's end started that
+	// the feed then reached (Sync; a busy server sends no heartbeat). An
+	// event says nothing of what is still behind it (a large transaction
+	// of another schema streaming).
 	caughtUp atomic.Int64
+	// applied is the point of the log up to which every transaction is
+	// reported; index hands out Sync's looks at the log's end.
+	applied progress
+	index   readIndex
 
 	cols map[string][]string // table → column names, in order
 	// colsStale: a DDL statement went by; the column order is read again.
@@ -149,7 +156,7 @@ func NewFeed(o FeedOptions) (*Feed, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Feed{o: o, server: server}
+	f := &Feed{o: o, server: server, index: readIndex{busy: make(chan struct{}, 1)}}
 	f.mode.Store(ModeBinlog)
 	return f, nil
 }
@@ -318,7 +325,12 @@ func (f *Feed) readColumns(ctx context.Context, table string) error {
 // feed, the feed logs why (Err), calls fallback (polling) and returns.
 func (f *Feed) Run(ctx context.Context, fallback func(context.Context)) {
 	f.why.Store(whyStopped{})
-	f.mode.Store(ModeBinlog) // not current before the server's first heartbeat
+	f.mode.Store(ModeBinlog) // not current before the server's first heartbeat or look
+	pctx, stopProbe := context.WithCancel(ctx)
+	var probing sync.WaitGroup
+	probing.Go(func() { f.probe(pctx, f.o.Heartbeat) })
+	defer probing.Wait()
+	defer stopProbe()
 	pause := 250 * time.Millisecond
 	for ctx.Err() == nil {
 		err := f.follow(ctx)
@@ -371,6 +383,7 @@ func (f *Feed) follow(ctx context.Context) error {
 		return err
 	}
 	f.caughtUp.Store(0)
+	f.applied.reset()
 	f.o.Log.Info().Str("file", f.pos.Name).Uint32("pos", f.pos.Pos).Str("gtid", gtidString(f.gtid)).Msg("binlog change feed following")
 	defer f.settle(ctx)
 	var tx pending
@@ -411,6 +424,9 @@ func (f *Feed) apply(ctx context.Context, tx *pending, file *string, ev *replica
 	case *replication.RotateEvent:
 		*file = string(e.NextLogName)
 		f.pos = gomysql.Position{Name: *file, Pos: uint32(e.Position)}
+	case *replication.FormatDescriptionEvent, *replication.MariadbGTIDListEvent, *replication.MariadbBinlogCheckPointEvent, *replication.PreviousGTIDsEvent:
+		// A file's first events: past them once nothing waits.
+		f.between(tx, gomysql.Position{Name: *file, Pos: end})
 	case *replication.TransactionPayloadEvent:
 		// binlog_transaction_compression: the whole transaction, its
 		// commit included, inside one event (decompressed by the parser).
@@ -422,9 +438,9 @@ func (f *Feed) apply(ctx context.Context, tx *pending, file *string, ev *replica
 	case *replication.RowsEvent:
 		f.collect(ctx, tx, e, ev.Header.EventType)
 	case *replication.GTIDEvent:
-		tx.gtid = mysqlGTID(e)
+		tx.gtid, tx.open = mysqlGTID(e), true
 	case *replication.GtidTaggedLogEvent:
-		tx.gtid = mysqlGTID(&e.GTIDEvent)
+		tx.gtid, tx.open = mysqlGTID(&e.GTIDEvent), true
 		if e.Tag != "" && f.gtid != nil {
 			// The replication library resumes by GTID sets without
 			// tags: from here on the feed resumes at its file position.
@@ -432,12 +448,13 @@ func (f *Feed) apply(ctx context.Context, tx *pending, file *string, ev *replica
 			f.gtid = nil
 		}
 	case *replication.MariadbGTIDEvent:
-		tx.gtid = e.GTID.String()
+		tx.gtid, tx.open = e.GTID.String(), true
 	case *replication.XIDEvent:
 		f.commit(tx, gomysql.Position{Name: *file, Pos: end}, e.GSet, ev.Header.Timestamp, true)
 	case *replication.QueryEvent:
 		switch q := string(e.Query); {
 		case strings.EqualFold(q, "BEGIN"):
+			tx.open = true
 		case strings.EqualFold(q, "COMMIT"), strings.EqualFold(q, "ROLLBACK"):
 			// A logged ROLLBACK ends rows of non-transactional tables,
 			// which stay written.
@@ -458,11 +475,20 @@ func (f *Feed) apply(ctx context.Context, tx *pending, file *string, ev *replica
 			} else {
 				f.caughtUp.Store(time.Now().UnixNano())
 			}
+			f.between(tx, gomysql.Position{Name: *file, Pos: end})
 		case t.String() == "UnknownEvent":
 			return fmt.Errorf("%w: event type %d at %s:%d", errUnreadable, t, *file, end)
 		}
 	}
 	return nil
+}
+
+// between moves the applied point to pos, an event's end outside any
+// transaction, when no transaction waits to be reported.
+func (f *Feed) between(tx *pending, pos gomysql.Position) {
+	if !tx.open && len(f.queue) == 0 && pos.Pos > 0 {
+		f.applied.advance(pos)
+	}
 }
 
 // errUnreadable: the log holds an event the feed cannot read.
@@ -493,6 +519,9 @@ type pending struct {
 	// written is a row the transaction wrote in each followed table, by
 	// its primary key: what commit waits on to be visible.
 	written []writtenRow
+	// open: the transaction has begun (its GTID or BEGIN read) and not
+	// ended.
+	open bool
 }
 
 type writtenRow struct {
@@ -795,6 +824,9 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, w
 	}
 	defer func() { *tx = pending{} }()
 	if f.o.Subscriber == nil || tx.touched.empty() && len(tx.sites) == 0 {
+		if len(f.queue) == 0 {
+			f.applied.advance(pos) // nothing to report, nothing waiting
+		}
 		return
 	}
 	f.queue = append(f.queue, queued{tx: *tx, pos: pos, when: when, ordered: ordered, by: time.Now().Add(f.o.CommitWait)})
@@ -979,6 +1011,12 @@ func (f *Feed) confirm(ctx context.Context) {
 	for n < len(f.queue) && f.queue[n].shown {
 		f.report(f.queue[n])
 		n++
+	}
+	switch {
+	case n == len(f.queue):
+		f.applied.advance(f.pos) // and what came after them, with nothing to report
+	case n > 0:
+		f.applied.advance(f.queue[n-1].pos)
 	}
 	f.queue = slices.Delete(f.queue, 0, n)
 	f.probeAt = time.Now().Add(f.pause)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
@@ -71,30 +72,10 @@ var ErrNoBinlog = fmt.Errorf("SHOW MASTER STATUS is empty: the binary log is off
 // Position is where the server's log stands: its file and position, and
 // its GTID set where it keeps one (nil otherwise).
 func (s *BinlogServer) Position(ctx context.Context, flavor string) (gomysql.Position, gomysql.GTIDSet, error) {
-	rows, err := s.db.QueryContext(ctx, "SHOW MASTER STATUS")
-	if err != nil && flavor == gomysql.MySQLFlavor {
-		rows, err = s.db.QueryContext(ctx, "SHOW BINARY LOG STATUS") // MySQL 8.4 on
-	}
+	at, err := s.LogEnd(ctx, flavor)
 	if err != nil {
-		return gomysql.Position{}, nil, err
+		return at, nil, err
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	if !rows.Next() {
-		return gomysql.Position{}, nil, ErrNoBinlog
-	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		return gomysql.Position{}, nil, err
-	}
-	var pos uint64
-	fmt.Sscan(vals[1].String, &pos)
-	rows.Close()
-	at := gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}
 	set, err := gtidPosition(ctx, s.db, flavor, true)
 	if err != nil || set.String() == "" {
 		return at, nil, nil // no GTIDs (MySQL without gtid_mode): the file and position
@@ -106,6 +87,38 @@ func (s *BinlogServer) Position(ctx context.Context, flavor string) (gomysql.Pos
 		return at, nil, nil
 	}
 	return at, gtid, nil
+}
+
+// LogEnd is where the server's log ends now, its file and position: every
+// transaction committed before it was asked is before it. One statement
+// (SHOW MASTER STATUS, SHOW BINARY LOG STATUS on MySQL 8.4 on), which
+// REPLICATION CLIENT (BINLOG MONITOR) allows.
+func (s *BinlogServer) LogEnd(ctx context.Context, flavor string) (gomysql.Position, error) {
+	rows, err := s.db.QueryContext(ctx, "SHOW MASTER STATUS")
+	if err != nil && flavor == gomysql.MySQLFlavor {
+		rows, err = s.db.QueryContext(ctx, "SHOW BINARY LOG STATUS") // MySQL 8.4 on
+	}
+	if err != nil {
+		return gomysql.Position{}, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if !rows.Next() || len(cols) < 2 {
+		return gomysql.Position{}, ErrNoBinlog
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return gomysql.Position{}, err
+	}
+	pos, err := strconv.ParseUint(vals[1].String, 10, 32)
+	if err != nil {
+		return gomysql.Position{}, fmt.Errorf("SHOW MASTER STATUS: position %q: %w", vals[1].String, err)
+	}
+	return gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}, rows.Close()
 }
 
 // Columns reads the column names of tables in schema, in order, by table.
