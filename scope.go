@@ -31,7 +31,11 @@ import (
 //   - read-your-writes: ReadAfter and NoteWrites, by package rest for the
 //     requests to the sidecar's own routes (readYourWrites); package
 //     store reads after that commit and notes its writes' commit (Noted)
-//     only below such a level.
+//     only below such a level;
+//   - whether the change feed had applied, when the request came, what
+//     the server had committed: Settled, asked by whatever answers from
+//     memory (the memo, the REST cache), once a request, on its first
+//     level (the proxy makes one for every request).
 //
 // Code run without a scope (tests, the subcommands) sees a nil *Scope:
 // every method is safe on it and means "nothing learned, nothing kept".
@@ -54,6 +58,9 @@ type Scope struct {
 	readAfter GTIDSet // the commit to read after; nil: none
 	noting    bool    // writes note their commit here: NoteWrites
 	receipt   string  // the last commit noted
+	// settled: the first level's answer to Settled, asked once
+	settle  sync.Once
+	settled bool
 }
 
 // Identity is a user the authentication layer found (auth.User): the root
@@ -256,4 +263,20 @@ func (s *Scope) Noted(gtid string) {
 // noting level ("" when none, or the primary writes no binary log).
 func (s *Scope) Receipt() string {
 	return get(s, noting, func(n *Scope) string { return n.receipt })
+}
+
+// Settled is settle's answer — whether the change feed has applied what
+// the server had committed when the request came — asked once a request,
+// at its first level: every read from memory within the request shares
+// one wait for the feed. Without a scope it is asked each time.
+func (s *Scope) Settled(settle func() bool) bool {
+	if s == nil {
+		return settle()
+	}
+	root := s
+	for root.up != nil {
+		root = root.up
+	}
+	root.settle.Do(func() { root.settled = settle() })
+	return root.settled
 }

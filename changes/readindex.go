@@ -6,6 +6,8 @@ import (
 	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/wpsidecar/wpsidecar"
 )
 
 // Where the feed stands against the server's log, and the read index:
@@ -135,6 +137,19 @@ func (f *Feed) Sync(ctx context.Context, bound time.Duration) bool {
 			return false
 		}
 	}
+}
+
+// Vouches tells whether the feed vouches for the database as of the
+// request of ctx. Exact: it has applied what the server had committed
+// when the request came (Sync, for at most bound, asked once a request:
+// every read from memory within it shares the answer,
+// wpsidecar.Scope.Settled). Else: it did as of at most bound ago
+// (Current).
+func (f *Feed) Vouches(ctx context.Context, exact bool, bound time.Duration) bool {
+	if !exact {
+		return f.Current(bound)
+	}
+	return f.Mode() == ModeBinlog && wpsidecar.ScopeOf(ctx).Settled(func() bool { return f.Sync(ctx, bound) })
 }
 
 // look asks the server where its log ends, for every Sync that joined l:

@@ -103,6 +103,11 @@ type Config struct {
 	ServeFromFeed     bool
 	serveFromFeedAuto bool
 	MaxStaleness      time.Duration
+	// ExactReads: a GET answered from memory (serve-from-feed, the REST
+	// cache) first waits until the feed has applied what the server had
+	// committed when it came (changes.Feed.Sync); false: it is answered
+	// as the feed stood, current within MaxStaleness.
+	ExactReads bool
 	// CacheREST are the REST namespaces whose PHP answers to anonymous
 	// reads are kept while the binlog feed vouches for them
 	// (--cache-rest; none: off), in at most CacheRESTMiB MiB.

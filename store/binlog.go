@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -99,6 +100,7 @@ func (s *BinlogServer) LogEnd(ctx context.Context, flavor string) (gomysql.Posit
 		rows, err = s.db.QueryContext(ctx, "SHOW BINARY LOG STATUS") // MySQL 8.4 on
 	}
 	if err != nil {
+		s.refused(err)
 		return gomysql.Position{}, err
 	}
 	defer rows.Close()
@@ -119,6 +121,18 @@ func (s *BinlogServer) LogEnd(ctx context.Context, flavor string) (gomysql.Posit
 		return gomysql.Position{}, fmt.Errorf("SHOW MASTER STATUS: position %q: %w", vals[1].String, err)
 	}
 	return gomysql.Position{Name: vals[0].String, Pos: uint32(pos)}, rows.Close()
+}
+
+// refused lets the pool's idle connections go after a refusal for want of
+// a privilege: a server reads an account's global privileges when it
+// connects, so a connection made while a grant was revoked would go on
+// being refused after it is given back.
+func (s *BinlogServer) refused(err error) {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && (me.Number == 1227 || me.Number == 1045 || me.Number == 1142) {
+		s.db.SetMaxIdleConns(0)
+		s.db.SetMaxIdleConns(2)
+	}
 }
 
 // Columns reads the column names of tables in schema, in order, by table.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,13 +16,14 @@ import (
 // database round trip. It is only as good as what it is told: every
 // committed write to those tables must reach Forget (the binlog change
 // feed's, and the sidecar's own writes, which forget by themselves), and
-// Serving must say false whenever the feed cannot vouch for the present.
+// Serving must say false whenever the feed cannot vouch for the present as
+// of the request it is asked for.
 //
 // A read that found nothing is not kept for users and tables' rows (the
 // key is the client's choice; a later insert is always seen); the number
 // of entries of each kind is bounded.
 type Memo struct {
-	serving func() bool
+	serving func(context.Context) bool
 	limit   int
 
 	mu    sync.Mutex
@@ -49,9 +51,10 @@ type memoKey struct {
 	key  string
 }
 
-// NewMemo is an empty memo that answers only while serving() is true,
-// keeping at most limit entries of each kind (users, options, tables' rows).
-func NewMemo(serving func() bool, limit int) *Memo {
+// NewMemo is an empty memo that answers a request only while serving(its
+// context) is true, keeping at most limit entries of each kind (users,
+// options, tables' rows).
+func NewMemo(serving func(context.Context) bool, limit int) *Memo {
 	m := &Memo{serving: serving, limit: max(limit, 1)}
 	for k := range m.kinds {
 		m.kinds[k] = map[string]any{}
@@ -116,14 +119,20 @@ func (m *Memo) Forget(c Changed) {
 // and whether the memo serves now: what was built from the memo's reads
 // and the database while it served (rest's prepared answers) holds while
 // both stay the same. A nil memo never serves.
-func (m *Memo) Version() (version uint64, serving bool) {
+func (m *Memo) Version(ctx context.Context) (version uint64, serving bool) {
 	if m == nil {
 		return 0, false
 	}
-	// Read before serving is asked: a change that comes in between is
-	// either seen here or makes serving false.
+	// Serving is asked first (with exact reads it waits until the feed
+	// has applied what the server had committed when the request came,
+	// forgetting what that changed), the version read after; then
+	// serving is asked again: a change that comes in between is either
+	// seen in the version or makes serving false.
+	if !m.serving(ctx) {
+		return 0, false
+	}
 	version = m.gen.Load() + uint64(m.bypassed.Load())
-	return version, m.serving()
+	return version, m.serving(ctx)
 }
 
 // MemoStats counts reads: answered from the memo, read from the database
@@ -138,11 +147,11 @@ func (m *Memo) Stats() MemoStats {
 // lookup is the kept answer to k (ok), or, when there is none, the
 // generation a read starting now must give put, and whether the memo
 // serves at all (when not, nothing is kept either).
-func (m *Memo) lookup(k memoKey) (v any, ok bool, gen uint64, serving bool) {
+func (m *Memo) lookup(ctx context.Context, k memoKey) (v any, ok bool, gen uint64, serving bool) {
 	if m == nil {
 		return nil, false, 0, false
 	}
-	if !m.serving() {
+	if !m.serving(ctx) {
 		m.bypassed.Add(1)
 		return nil, false, 0, false
 	}

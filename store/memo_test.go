@@ -24,7 +24,7 @@ func TestMemo(t *testing.T) {
 	db := tdb.Store(t)
 	var serving atomic.Bool
 	serving.Store(true)
-	memo := store.NewMemo(serving.Load, 100)
+	memo := store.NewMemo(func(context.Context) bool { return serving.Load() }, 100)
 	db.UseMemo(memo)
 	ctx := context.Background()
 	groups, err := grouptable.Open(db, "wp_fieldmgr_groups")
@@ -185,7 +185,7 @@ func TestMemo_Version(t *testing.T) {
 	db := tdb.Store(t)
 	var serving atomic.Bool
 	serving.Store(true)
-	memo := store.NewMemo(serving.Load, 100)
+	memo := store.NewMemo(func(context.Context) bool { return serving.Load() }, 100)
 	db.UseMemo(memo)
 	ctx := context.Background()
 	w := store.NewSettingsWatcher(db, time.Hour, store.SiteURLs{})
@@ -193,11 +193,11 @@ func TestMemo_Version(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _ := w.Current()
-	v0, ok := memo.Version()
+	v0, ok := memo.Version(context.Background())
 	step := func(name string, do func(), moves bool) {
 		t.Helper()
 		do()
-		v, ok := memo.Version()
+		v, ok := memo.Version(context.Background())
 		if (v != v0) != moves || !ok {
 			t.Errorf("%s: version %d → %d (serving %v), moved: want %v", name, v0, v, ok, moves)
 		}
@@ -227,7 +227,7 @@ func TestMemo_Version(t *testing.T) {
 		if _, err := db.RawOption(ctx, "home"); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := memo.Version(); ok {
+		if _, ok := memo.Version(context.Background()); ok {
 			t.Error("served while the memo does not")
 		}
 		serving.Store(true)

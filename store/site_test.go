@@ -38,7 +38,7 @@ func TestForSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	tdb.SetOption(t, "o", "site 1")
-	memo := store.NewMemo(func() bool { return true }, 100)
+	memo := store.NewMemo(func(context.Context) bool { return true }, 100)
 	db.UseMemo(memo)
 	ctx := context.Background()
 	read := func(d *store.DB) string {

@@ -304,7 +304,7 @@ func (db *DB) query(ctx context.Context, from *sql.DB, q string, args ...any) (*
 // readAlone runs pb as a query of its own, or answers it from the memo.
 func (db *DB) readAlone(ctx context.Context, pb *Piggyback) error {
 	k := memoKey{pb.kind, pb.key}
-	v, ok, gen, serving := db.memo.lookup(k)
+	v, ok, gen, serving := db.memo.lookup(ctx, k)
 	if !ok {
 		done, err := db.turn(ctx)
 		if err != nil {

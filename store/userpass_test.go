@@ -40,7 +40,7 @@ func TestSetUserPass(t *testing.T) {
 	db := tdb.StoreWith(t, func(o *store.Options) { o.Cache = cache })
 	var serving atomic.Bool
 	serving.Store(true)
-	db.UseMemo(store.NewMemo(serving.Load, 100))
+	db.UseMemo(store.NewMemo(func(context.Context) bool { return serving.Load() }, 100))
 	id := tdb.AddUser(t, "admin", "admin@example.test", oldPass)
 	other := tdb.AddUser(t, "other", "other@example.test", oldPass)
 	if _, err := tdb.SQL.Exec("UPDATE wp_users SET user_activation_key = '1700000000:$P$Breset'"); err != nil {

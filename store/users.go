@@ -69,12 +69,12 @@ func (db *DB) UserForAuth(ctx context.Context, login string, byEmail bool, ride 
 		return nil, wpsidecar.ErrNotFound
 	}
 	if ride != nil && !ride.done {
-		if v, ok, _, _ := db.memo.lookup(memoKey{ride.kind, ride.key}); ok {
+		if v, ok, _, _ := db.memo.lookup(ctx, memoKey{ride.kind, ride.key}); ok {
 			ride.finish(v, nil)
 		}
 	}
 	key := memoKey{kindUser, foldASCII(clean) + "\x00" + foldASCII(email) + "\x00" + strings.Join(metaKeys, "\x00")}
-	kept, ok, gen, serving := db.memo.lookup(key)
+	kept, ok, gen, serving := db.memo.lookup(ctx, key)
 	if ok {
 		if ride != nil && !ride.done {
 			// Authentication needs no round trip; the ride gets its own.

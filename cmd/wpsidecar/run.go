@@ -380,7 +380,7 @@ func (s *sidecar) openRESTCache() {
 		return
 	}
 	c, err := restcache.New(restcache.Options{Namespaces: cfg.CacheREST, MaxBytes: int64(cfg.CacheRESTMiB) << 20,
-		TablePrefix: cfg.TablePrefix, Current: func() bool { return s.feed != nil && s.current() }})
+		TablePrefix: cfg.TablePrefix, Current: func(ctx context.Context) bool { return s.feed != nil && s.current(ctx) }})
 	if err != nil {
 		s.logger.Error().Err(err).Msg("cache-rest off")
 		return
@@ -389,10 +389,14 @@ func (s *sidecar) openRESTCache() {
 	s.logger.Info().Strs("namespaces", cfg.CacheREST).Int("mib", cfg.CacheRESTMiB).Msg("cache-rest on: PHP's answers to anonymous reads kept while the binlog feed is current")
 }
 
-// current: the feed vouches for the database as of at most max-staleness
-// ago, and what it asked to be read again (settings, the site map) has
-// been: serve-from-feed answers from memory only then.
-func (s *sidecar) current() bool { return s.feed.Current(s.cfg.MaxStaleness) && s.refresh.Idle() }
+// current: the feed vouches for the database as of ctx's request
+// (changes.Feed.Vouches), and what it asked to be read again has been;
+// vouches is /readyz's word: as of at most max-staleness ago.
+func (s *sidecar) current(ctx context.Context) bool {
+	return s.refresh.Idle() && s.feed.Vouches(ctx, s.cfg.ExactReads, s.cfg.MaxStaleness)
+}
+
+func (s *sidecar) vouches() bool { return s.feed.Current(s.cfg.MaxStaleness) && s.refresh.Idle() }
 
 // settingsOf is site id's settings snapshot, when its services are built.
 func (s *sidecar) settingsOf(id int64) *store.SettingsWatcher {
@@ -538,13 +542,13 @@ func (s *sidecar) status() map[string]string {
 	}
 	if s.memo != nil {
 		st["serve_from_feed"] = "database"
-		if s.current() {
+		if s.vouches() {
 			st["serve_from_feed"] = "memory"
 		}
 	}
 	if s.restCache != nil {
 		st["rest_cache"] = "php: the change feed is not current"
-		if s.feed != nil && s.current() {
+		if s.feed != nil && s.vouches() {
 			st["rest_cache"] = "on"
 		}
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -34,7 +35,7 @@ func (keptNS) Register(r *mux.Router) {
 // its bound: none at first, then an answer kept and its coded body.
 func TestAnswerCacheBytes(t *testing.T) {
 	m := NewMetrics()
-	p := rest.NewPrepared(func() (uint64, bool) { return 1, true })
+	p := rest.NewPrepared(func(context.Context) (uint64, bool) { return 1, true })
 	u, _ := url.Parse("http://127.0.0.1:1") // never asked
 	h, err := New(Options{
 		Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, BodyTimeout: time.Minute,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/web/wpjson"
 )
 
@@ -108,7 +109,10 @@ func (h *Handler) observe(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		info := &reqInfo{servedBy: servedBySidecar, route: routeNone}
 		l := h.log.With().Str(logRequestID, id).Logger()
-		r = r.WithContext(l.WithContext(r.Context()))
+		// The request's first scope level: what every answer from memory
+		// within it shares (wpsidecar.Scope.Settled).
+		ctx, _ := wpsidecar.WithScope(l.WithContext(r.Context()))
+		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w, info: info}
 
 		// A slow client may not hold a connection forever sending a body.

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestNoCache_LoggedInOnOldVersions(t *testing.T) {
 	const strict = "no-cache, must-revalidate, max-age=0, no-store, private"
 	user := []string{"Authorization", "Basic eDp5", "Accept-Encoding", "br"}
 	withTag := append([]string{"If-None-Match", `"t1-br"`}, user...)
-	p := NewPrepared(func() (uint64, bool) { return 1, true })
+	p := NewPrepared(func(context.Context) (uint64, bool) { return 1, true })
 	site := &settings{}
 	site.set(SiteREST{Home: "https://example.com"}, nil)
 	kept, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression(), Prepared: p}, SiteOptions{Site: site, Namespaces: []Namespace{oldSiteNS{}}})

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -36,7 +37,7 @@ import (
 // or Changed is called (a configuration file reloaded); and none is given
 // while the feed cannot vouch for the present.
 type Prepared struct {
-	version func() (uint64, bool)
+	version func(context.Context) (uint64, bool)
 	inputs  atomic.Uint64 // moved by Changed
 	secret  [32]byte      // keys are hashes with it: no credential is kept
 	ids     atomic.Uint64 // one per Routes, so that sites share nothing
@@ -76,9 +77,10 @@ type preparedAnswer struct {
 	body   []byte
 }
 
-// NewPrepared keeps answers while version says the feed vouches (true), for
-// as long as the number it gives stays the same.
-func NewPrepared(version func() (uint64, bool)) *Prepared {
+// NewPrepared keeps answers while version says the feed vouches (true)
+// for the request whose context it is given, for as long as the number it
+// gives stays the same.
+func NewPrepared(version func(context.Context) (uint64, bool)) *Prepared {
 	p := &Prepared{version: version, now: time.Now, answers: map[[sha256.Size]byte]*preparedAnswer{}, maxAnswers: preparedMaxAnswers, maxBytes: preparedMaxBytes}
 	rand.Read(p.secret[:])
 	return p
@@ -136,7 +138,7 @@ func (s *Routes) preparable(r *http.Request) bool {
 // Serve does, through a capture, and keeps it when it may.
 func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, prefix string) {
 	p := s.o.Prepared
-	version, ok := p.version()
+	version, ok := p.version(r.Context())
 	if !ok {
 		s.serve(w, r, prefix)
 		return
@@ -169,7 +171,7 @@ func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, prefix st
 		return
 	}
 	holds, until := keep.Holds(p.now())
-	if version, ok := p.version(); !holds || !ok || (preparedAt{version, p.inputs.Load()}) != at {
+	if version, ok := p.version(r.Context()); !holds || !ok || (preparedAt{version, p.inputs.Load()}) != at {
 		return
 	}
 	a.until = until

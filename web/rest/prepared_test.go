@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"crypto/tls"
 	"maps"
 	"net/http"
@@ -98,7 +99,7 @@ func newKeptSite(t *testing.T, c *Compression) *keptSite {
 	t.Helper()
 	k := &keptSite{ns: &keptNS{}, php: &phpSeen{}}
 	k.vouched.Store(true)
-	k.p = NewPrepared(func() (uint64, bool) { return k.version.Load(), k.vouched.Load() })
+	k.p = NewPrepared(func(context.Context) (uint64, bool) { return k.version.Load(), k.vouched.Load() })
 	s := &settings{}
 	s.set(SiteREST{Home: "https://example.com"}, nil)
 	served := func(_ http.ResponseWriter, r *http.Request, route string) {
@@ -454,7 +455,7 @@ func BenchmarkPrepared(b *testing.B) {
 			s.set(SiteREST{Home: "https://example.com"}, nil)
 			o := Options{PHP: &phpSeen{}, Compression: NewCompression()}
 			if prepared {
-				o.Prepared = NewPrepared(func() (uint64, bool) { return 1, true })
+				o.Prepared = NewPrepared(func(context.Context) (uint64, bool) { return 1, true })
 			}
 			routes, err := New(o, SiteOptions{Site: s, Namespaces: []Namespace{ns}})
 			if err != nil {
@@ -475,7 +476,7 @@ func BenchmarkPrepared(b *testing.B) {
 // An answer built before others were kept at a newer version is out of
 // date already: it neither joins them nor pushes them out.
 func TestPrepared_LateStore(t *testing.T) {
-	p := NewPrepared(func() (uint64, bool) { return 0, true })
+	p := NewPrepared(func(context.Context) (uint64, bool) { return 0, true })
 	newer, older := [32]byte{1}, [32]byte{2}
 	p.store(newer, preparedAt{version: 2}, &preparedAnswer{status: 200})
 	p.store(older, preparedAt{version: 1}, &preparedAnswer{status: 200})

@@ -29,6 +29,7 @@ package restcache
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -68,10 +69,12 @@ type Options struct {
 	// TablePrefix is the WordPress tables' (base) prefix, as the feed's
 	// Touched names tables ("wp_").
 	TablePrefix string
-	// Current tells whether the change feed vouches for the present: when
-	// it does not, nothing is given from the cache nor kept (every request
-	// goes to PHP). nil: always.
-	Current func() bool
+	// Current tells whether the change feed vouches for the present as of
+	// the request whose context it is given (with exact reads, it waits
+	// until the feed has applied what the server had committed when the
+	// request came): when it does not, nothing is given from the cache nor
+	// kept (the request goes to PHP). nil: always.
+	Current func(context.Context) bool
 }
 
 // Request is a request as the cache keys it, besides the request itself:
@@ -363,7 +366,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 	// holds up no other.
 	c.fetch(w, r, req, php, func(a *answer, keys []string) bool {
 		switch {
-		case a != nil && c.current() && c.keep(a, req.Site, gen, keys):
+		case a != nil && c.current(r.Context()) && c.keep(a, req.Site, gen, keys):
 			c.answers.Set(k, a)
 			c.counts.Kept.Add(1)
 		case a != nil:
@@ -379,7 +382,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 	return Miss
 }
 
-func (c *Cache) current() bool { return c.o.Current == nil || c.o.Current() }
+func (c *Cache) current(ctx context.Context) bool { return c.o.Current == nil || c.o.Current(ctx) }
 
 // Bypass is why r is passed to PHP without a look at the cache ("" when
 // it is looked up): the reasons the metrics count.
@@ -406,7 +409,7 @@ func (c *Cache) Bypass(r *http.Request, req Request) string {
 		return BypassConditional
 	case len(r.URL.RawQuery)+len(r.URL.EscapedPath()) > maxTarget, !canonical(r.URL.EscapedPath()):
 		return BypassTarget
-	case !c.current():
+	case !c.current(r.Context()):
 		return BypassFeed
 	}
 	return ""

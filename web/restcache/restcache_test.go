@@ -1,6 +1,7 @@
 package restcache
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -231,7 +232,7 @@ func TestBypass(t *testing.T) {
 		t.Errorf("a GET with a body: bypass %q", got)
 	}
 	current := false
-	off := newCache(t, Options{Current: func() bool { return current }})
+	off := newCache(t, Options{Current: func(context.Context) bool { return current }})
 	if got := off.Bypass(httptest.NewRequest("GET", "/wp-json/wp/v2/posts", nil), site1); got != BypassFeed {
 		t.Errorf("feed not current: bypass %q", got)
 	}
@@ -331,7 +332,7 @@ func TestServe_Drops(t *testing.T) {
 
 	// While the feed is not current nothing is given or kept.
 	current := false
-	c.o.Current = func() bool { return current }
+	c.o.Current = func(context.Context) bool { return current }
 	ask(c, p, "GET", "/wp-json/wp/v2/posts?during", site1)
 	ask(c, p, "GET", "/wp-json/wp/v2/posts?new", site1)
 	current = true
@@ -801,7 +802,7 @@ func TestServe_RacedFetch(t *testing.T) {
 // purged once the feed catches up.
 func TestServe_FeedBehindTags(t *testing.T) {
 	p := &wpREST{}
-	c := newCache(t, Options{Current: func() bool { return false }})
+	c := newCache(t, Options{Current: func(context.Context) bool { return false }})
 	for range 2 {
 		w := ask(c, p, "GET", "/wp-json/wp/v2/posts/14", Request{Site: 0, Route: "/wp/v2/posts/14"})
 		if got := w.Header().Get("Surrogate-Key"); got != "rest rest:post:14 rest:user:1 rest:term:3" {
