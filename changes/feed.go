@@ -115,6 +115,7 @@ type Feed struct {
 	// event says nothing of what is still behind it (a large transaction
 	// of another schema streaming).
 	caughtUp atomic.Int64
+	warning atomic.Value // Warning's
 	// applied is the point of the log up to which every transaction is
 	// reported; index hands out Sync's looks at the log's end.
 	applied progress
@@ -258,7 +259,17 @@ func (f *Feed) check(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("%w: SHOW MASTER STATUS: %v (%s)", ErrFeedUnusable, err, f.grant())
 	}
-	return f.readColumns(ctx, f.o.Options)
+	if err := f.readColumns(ctx, f.o.Options); err != nil {
+		return err
+	}
+	warning := ""
+	if !strings.EqualFold(b.RowMetadata, "FULL") && len(f.cols[f.o.Options]) == 0 {
+		warning = fmt.Sprintf("the log does not name the rows' columns (binlog_row_metadata is %q) and %s sees none of %s's: rows written outside the sidecar are not interpreted "+
+			"(the history and webhooks miss their keys, --cache-rest drops every answer at each write); SET GLOBAL binlog_row_metadata=FULL (and in my.cnf), or GRANT SELECT ON %s.* to the feed's user",
+			b.RowMetadata, f.o.Conn.User, f.o.Options, f.o.Schema)
+	}
+	f.warning.Store(warning)
+	return nil
 }
 
 // grant is the statement that lets the feed's user read the log (the
@@ -269,12 +280,19 @@ func (f *Feed) grant() string {
 	return fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%', the host as SELECT CURRENT_USER() names it", f.o.Conn.User)
 }
 
-// columns is table's column names in order, as many as a row event has
-// values; they are read again when not known (a table created after the
-// feed started), after a DDL statement, or when the count differs. nil
-// when the table does not have that many columns now (an event older
-// than a change of the table), which is logged.
-func (f *Feed) columns(ctx context.Context, table string, n int) []string {
+// columns is the column names of a row event's table, in order, as many
+// as the event has values: the log's own where the server names them
+// (binlog_row_metadata=FULL), else read from information_schema, and
+// read again when not known (a table created after the feed started),
+// after a DDL statement, or when the count differs. nil when the table
+// does not have that many columns now (an event older than a change of
+// the table), or they cannot be read, which is logged.
+func (f *Feed) columns(ctx context.Context, tm *replication.TableMapEvent) []string {
+	n := int(tm.ColumnCount)
+	if names := tm.ColumnNameString(); len(names) == n && n > 0 && names[0] != "" {
+		return names
+	}
+	table := string(tm.Table)
 	if c, ok := f.cols[table]; ok && !f.colsStale && len(c) == n {
 		return c
 	}
@@ -297,7 +315,10 @@ func (f *Feed) columns(ctx context.Context, table string, n int) []string {
 }
 
 // readColumns learns the column order of the followed tables and of table
-// (another site's, on a network): row events carry values, not names.
+// (another site's, on a network): row events carry values, not names,
+// unless the server logs them. What the feed's user may not see (a user
+// with replication grants alone sees no columns) is read over the site's
+// own connection, when there is one.
 func (f *Feed) readColumns(ctx context.Context, table string) error {
 	if f.cols == nil {
 		f.cols = map[string][]string{}
@@ -313,10 +334,23 @@ func (f *Feed) readColumns(ctx context.Context, table string) error {
 	if err != nil {
 		return err
 	}
+	if _, seen := cols[table]; !seen && f.o.Primary != nil {
+		if cols, err = f.o.Primary.Columns(ctx, f.o.Schema, tables...); err != nil {
+			return err
+		}
+	}
 	for t, c := range cols {
 		f.cols[t] = c
 	}
 	return nil
+}
+
+// Warning is what the last Check found that the feed can follow the log
+// without, at a cost ("" none): the rows' column names it can neither
+// find in the log nor read.
+func (f *Feed) Warning() string {
+	w, _ := f.warning.Load().(string)
+	return w
 }
 
 // Run follows the log, from where Check found it, until ctx ends. A lost
@@ -587,7 +621,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 	if i := slices.Index(f.o.Sites, table); i >= 0 && i < len(sitesKeys) {
 		tx.touched.Network = true
 		// The site map is read again: once the transaction shows.
-		if cols := f.columns(ctx, table, int(e.Table.ColumnCount)); cols != nil && len(e.Rows) > 0 {
+		if cols := f.columns(ctx, e.Table); cols != nil && len(e.Rows) > 0 {
 			f.noteWritten(tx, table, sitesKeys[i], rowNum(cols, e.Rows[0], sitesKeys[i]))
 		}
 		return
@@ -595,7 +629,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 	name, siteID := f.siteTable(table)
 	rows := e.Rows
 	if quiet := f.o.QuietColumns[name]; len(quiet) > 0 && isUpdate(et) {
-		if cols := f.columns(ctx, table, int(e.Table.ColumnCount)); cols != nil {
+		if cols := f.columns(ctx, e.Table); cols != nil {
 			rows = loudRows(cols, rows, quiet)
 		}
 	}
@@ -603,7 +637,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		tx.touched.wrote(siteID, name)
 	}
 	if want := f.o.RowValues[name]; len(want) > 0 && len(rows) > 0 {
-		cols := f.columns(ctx, table, int(e.Table.ColumnCount))
+		cols := f.columns(ctx, e.Table)
 		if cols == nil {
 			tx.touched.DDL = true // which rows is not known
 			return
@@ -625,7 +659,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 			return
 		}
 	}
-	cols := f.columns(ctx, table, int(e.Table.ColumnCount))
+	cols := f.columns(ctx, e.Table)
 	if cols == nil {
 		// The rows cannot be read: whatever kept them must let go.
 		tx.touched.DDL = true

@@ -295,7 +295,7 @@ var settings = func() []setting {
 			}},
 		{name: "max-staleness", kind: kDuration, def: DefaultMaxStaleness.String(), usage: "with serve-from-feed or cache-rest: how far the binlog feed may be behind the server's log before GETs read the database (or PHP) again; with exact-reads false, also how old what memory answers may be (the feed looks where the log ends every half of it)",
 			set: durSetter(func(c *Config) *time.Duration { return &c.MaxStaleness })},
-		{name: "exact-reads", kind: kBool, def: "true", usage: "with serve-from-feed or cache-rest: a GET answered from memory waits until the binlog feed has applied every transaction the server had committed when the GET came (one look at the log's end, shared by the GETs waiting at that moment); false: answered as the feed stood, at most max-staleness ago",
+		{name: "exact-reads", kind: kBool, def: "false", usage: "with serve-from-feed or cache-rest: a GET answered from memory first waits until the binlog feed has applied every transaction the server had committed when the GET came (one look at the log's end, shared by the GETs waiting at that moment; docs/caching.md has what it costs); false: answered as the feed stood, at most max-staleness ago",
 			set: func(c *Config, v string) (err error) { c.ExactReads, err = parseBool(v); return err }},
 		{name: "cache-rest", def: "off", usage: "comma-separated REST namespaces (wp/v2, or a plugin's such as wc/store/v1) whose PHP answers to anonymous GET and HEAD requests are kept and given again until the binlog feed sees a change that may alter them (docs/rest-cache.md); off: none",
 			set: func(c *Config, v string) error {

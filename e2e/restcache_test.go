@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -19,10 +20,10 @@ import (
 )
 
 // restCacheSite is a WordPress behind a sidecar following its binary log
-// with --cache-rest wp/v2,rctest/v1, and scripts/wp/restcache-test.php's
+// with --cache-rest wp/v2,rctest/v1 and --exact-reads, and scripts/wp/restcache-test.php's
 // routes, meta and field; the plugin's own table is wp_rc_stock.
 func restCacheSite(t *testing.T) *wptest.Site {
-	fs := startFeedSiteWith(t, wptest.Options{MUPlugins: []string{"scripts/wp/restcache-test.php"}}, "", "", "--cache-rest", "wp/v2,rctest/v1")
+	fs := startFeedSiteWith(t, wptest.Options{MUPlugins: []string{"scripts/wp/restcache-test.php"}}, "", "", "--cache-rest", "wp/v2,rctest/v1", "--exact-reads")
 	if _, err := fs.DB(t).Exec("CREATE TABLE wp_rc_stock (post_id BIGINT UNSIGNED NOT NULL PRIMARY KEY, qty INT NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +78,56 @@ func TestRESTCache(t *testing.T) {
 	t.Run("as PHP reads the request", func(t *testing.T) { restCachePHPReading(t, fs) })
 	t.Run("what no answer shows", func(t *testing.T) { restCacheQuietWrites(t, fs) })
 	t.Run("revisions", func(t *testing.T) { restCacheRevisions(t, fs) })
+	t.Run("read right after a write", func(t *testing.T) { restCacheExactReads(t, fs) })
+}
+
+// Read right after a write: a post's title written by SQL, then at once
+// an anonymous GET of its kept answer, shows the new title, every time,
+// with readers asking all along (exact reads; issue 54, item 2: 56 and 99
+// of 200 such GETs got the old title).
+func restCacheExactReads(t *testing.T, fs *wptest.Site) {
+	var post int64
+	fs.PHP(t, `return wp_insert_post(array("post_title" => "rc exact 0", "post_status" => "publish", "post_author" => 1));`, &post)
+	path := fmt.Sprintf("/wp-json/wp/v2/posts/%d", post)
+	waitKept(t, fs, path)
+	db := fs.DB(t)
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 4 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					req, _ := http.NewRequest(http.MethodGet, fs.URL+path, nil)
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				}
+			}
+		})
+	}
+	hits := restCount(t, fs, "hit")
+	stale := 0
+	const writes = 100
+	for i := 1; i <= writes; i++ {
+		sqlExec(t, db, "UPDATE wp_posts SET post_title = ? WHERE ID = ?", fmt.Sprintf("rc exact %d", i), post)
+		if !strings.Contains(anonymous(t, fs, path).body, fmt.Sprintf(`"rendered":"rc exact %d"`, i)) {
+			stale++
+		}
+	}
+	close(stop)
+	readers.Wait()
+	hits = restCount(t, fs, "hit") - hits
+	t.Logf("%d of %d writes read back stale at once; %d answers given from memory meanwhile", stale, writes, hits)
+	if stale > 0 {
+		t.Errorf("%d of %d titles written by SQL were read back stale right after their commit", stale, writes)
+	}
+	if hits < writes {
+		t.Errorf("only %d answers given from memory during %d writes: the test did not read from memory", hits, writes)
+	}
 }
 
 // As PHP reads the request: a query name PHP files as rest_route or

@@ -2,7 +2,8 @@
 # --cache-rest benchmark (issue 48), in one run: WordPress's anonymous
 # GET /wp-json/wp/v2/posts?per_page=10 (12 posts seeded) from PHP directly
 # (nginx + php-fpm), through the sidecar with --cache-rest wp/v2 holding
-# the answer, and from a bare Go handler sending PHP's captured answer
+# the answer (and the same with --exact-reads beside it), and from a bare
+# Go handler sending PHP's captured answer
 # with the headers the sidecar sends with it (scripts/benchref -body
 # -headers: the same bytes and headers, nothing else), alternating, ROUNDS rounds. The sidecar and the bare handler get
 # all the CPUs. Bars: the kept answer >= 100x PHP and >= 0.85x the bare
@@ -103,9 +104,24 @@ echo "headers sent (PHP's, the sidecar's kept answer, the bare handler's):"
 sed 's/^/  /' "$STATE/headers.txt"
 echo "answer: $(wc -c < "$STATE/php.body") bytes"
 
+# The same sidecar with --exact-reads: a kept answer given once the feed
+# has applied where the log ended when the request came (one look,
+# shared): what exact reads cost.
+exact_port=18347
+env ${SIDECAR_GOMAXPROCS:+GOMAXPROCS=$SIDECAR_GOMAXPROCS} "$STATE/wpsidecar" --upstream "$WP_URL" --wp-config "$WP_CONFIG" \
+  "${SIDECAR_ARGS[@]}" --listen "127.0.0.1:$exact_port" --admin-listen 127.0.0.1:0 --exact-reads > "$STATE/exact.log" 2>&1 & more_pids+=($!)
+exact_url="http://127.0.0.1:$exact_port$path"
+for _ in $(seq 1 100); do
+  curl -s -o /dev/null -H "Host: $host" "$exact_url" || true
+  grep -q '"rest_cache":"hit"' "$STATE/exact.log" && break
+  sleep 0.1
+done
+grep -q '"rest_cache":"hit"' "$STATE/exact.log" || { echo "bench: the sidecar with --exact-reads does not keep $path" >&2; exit 1; }
+
 targets=(
   "php-direct|$php_url|Host: $host"
   "sidecar-kept|$side_url"
+  "sidecar-kept-exact|$exact_url|Host: $host"
   "bare-same-bytes|$bare_url"
 )
 h1=$(hits) m1=$(misses) c1=$(collapsed)
@@ -154,7 +170,7 @@ WP_HTTP_HOST="$host" php scripts/wp/eval.php "$WP_DOCROOT" 'return wp_next_sched
 churn cron-row cron_sql
 churn post-row post_sql
 
-php=$(bench_median php-direct) side=$(bench_median sidecar-kept) bare=$(bench_median bare-same-bytes)
+php=$(bench_median php-direct) side=$(bench_median sidecar-kept) bare=$(bench_median bare-same-bytes) exact=$(bench_median sidecar-kept-exact)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 # round_ratio NAME: the median, over the rounds, of the sidecar's req/s
 # over NAME's in the same round (minutes apart at most: less of a shared
@@ -171,6 +187,7 @@ echo "| target | req/s (median) | worst p99 ms | sidecar / this: medians | media
 echo "|---|---|---|---|---|"
 printf '| PHP directly (nginx + php-fpm) | %.0f | %s | %sx | %sx (bar >= 100x) |\n' "$php" "$(bench_worst_p99 php-direct)" "$(ratio "$side" "$php")" "$(round_ratio php-direct)"
 printf '| the sidecar, answer kept (--cache-rest wp/v2) | %.0f | %s | 1.00x | |\n' "$side" "$(bench_worst_p99 sidecar-kept)"
+printf '| the same, --exact-reads | %.0f | %s | %sx | %sx (exact reads / bare handler: %sx) |\n' "$exact" "$(bench_worst_p99 sidecar-kept-exact)" "$(ratio "$side" "$exact")" "$(round_ratio sidecar-kept-exact)" "$(ratio "$exact" "$bare")"
 printf '| bare Go handler, the same bytes and headers | %.0f | %s | %sx | %sx (bar >= 0.85x) |\n' "$bare" "$(bench_worst_p99 bare-same-bytes)" "$(ratio "$side" "$bare")" "$(round_ratio bare-same-bytes)"
 echo
 echo "| a row written once a second ($CHURN_DURATION, wrk -c32) | req/s | hits | collapsed | misses | bypasses | drops | hits / (hits + misses) | from memory / all |"

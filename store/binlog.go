@@ -33,6 +33,10 @@ func (s *BinlogServer) Close() error { return s.db.Close() }
 // BinlogSettings are the server's binary log settings and its flavor.
 type BinlogSettings struct {
 	LogBin, Format, RowImage string
+	// RowMetadata is binlog_row_metadata (MariaDB 10.5 on, MySQL 8.0 on;
+	// "" where the server has none): FULL names every row's columns in
+	// the log itself.
+	RowMetadata string
 	Flavor                   string // gomysql.MariaDBFlavor or MySQLFlavor
 	// Encrypted: the feed's connection went over TLS (with TLS preferred,
 	// whether the server offers it).
@@ -53,6 +57,9 @@ func (s *BinlogServer) Settings(ctx context.Context) (BinlogSettings, error) {
 		return b, err
 	}
 	b.Flavor = Flavor(version)
+	if s.db.QueryRowContext(ctx, "SELECT @@binlog_row_metadata").Scan(&b.RowMetadata) != nil {
+		b.RowMetadata = ""
+	}
 	b.OrderedCommits = true
 	if b.Flavor == gomysql.MySQLFlavor {
 		// A server without the variable is taken as unordered: each
@@ -135,8 +142,20 @@ func (s *BinlogServer) refused(err error) {
 	}
 }
 
-// Columns reads the column names of tables in schema, in order, by table.
+// Columns reads the column names of tables in schema, in order, by table,
+// as the feed's user may see them: a table it has no privilege on is
+// missing (information_schema shows it none).
 func (s *BinlogServer) Columns(ctx context.Context, schema string, tables ...string) (map[string][]string, error) {
+	return columns(ctx, s.db, schema, tables)
+}
+
+// Columns reads the column names of tables in schema, in order, by table,
+// over the site's own connection (which may read its tables).
+func (db *DB) Columns(ctx context.Context, schema string, tables ...string) (map[string][]string, error) {
+	return columns(ctx, db.sql, schema, tables)
+}
+
+func columns(ctx context.Context, db *sql.DB, schema string, tables []string) (map[string][]string, error) {
 	if len(tables) == 0 {
 		return map[string][]string{}, nil
 	}
@@ -144,7 +163,7 @@ func (s *BinlogServer) Columns(ctx context.Context, schema string, tables ...str
 	for _, t := range tables {
 		args = append(args, t)
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?"+
+	rows, err := db.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?"+
 		strings.Repeat(", ?", len(tables)-1)+") ORDER BY TABLE_NAME, ORDINAL_POSITION", args...)
 	if err != nil {
 		return nil, err

@@ -18,11 +18,9 @@ import (
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
-// changeFeed is the binlog feed of --change-feed binlog or auto, and why
-// it does not follow (nil: it can). With binlog, a feed the server cannot
-// feed is nil; with auto it is kept, to be checked again (changes.Auto),
-// unless it cannot be made at all. It follows every site's tables and
-// option rows (the modules') and tells sub what each transaction did.
+// changeFeed is the binlog feed of --change-feed binlog or auto (nil with binlog when the server cannot feed it;
+// kept with auto, to be checked again, unless it cannot be made at all) and why it does not follow (nil: it can).
+// It follows every site's tables and option rows (the modules') and tells sub what each transaction did.
 func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, mods []module.Module, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
 	o := changes.FeedOptions{Tables: module.Tables(mods), OptionRows: module.OptionRows(mods), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
 	if len(cfg.CacheREST) > 0 { // --cache-rest drops what any table's write may alter, by id where it can
@@ -61,9 +59,8 @@ func (s *sidecar) setFeedMode(mode string, why error) {
 	s.feedMode.Store(mode)
 }
 
-// checkFeed is --check-config's word on the binlog feed: whether the
-// server can feed the sidecar, or what to change; with change-feed auto,
-// what the sidecar would do (a server that cannot feed it is no error).
+// checkFeed is --check-config's word on the binlog feed: whether the server can feed the sidecar, or what to
+// change; with change-feed auto, what the sidecar would do (a server that cannot feed it is no error).
 func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
 	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: module.Tables(modules(cfg, themeopts.Configs{})), Log: zerolog.Nop()})
 	switch {
@@ -75,6 +72,9 @@ func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
 		return nil
 	}
 	defer feed.Close()
+	if w := feed.Warning(); w != "" { // after the feed's word
+		defer fmt.Fprintf(out, "# change-feed: warning: %s\n", w)
+	}
 	conn, _ := feed.Conn()
 	if cfg.ChangeFeed == changes.ModeBinlog {
 		fmt.Fprintf(out, "# change-feed binlog: %s can feed the sidecar\n", conn.Addr)
@@ -104,8 +104,7 @@ type closer func() error
 
 func (c closer) Drain(context.Context) { c() }
 
-// memoLimit bounds serve-from-feed's memory: entries of each kind (users
-// by what they logged in with, option rows, field-group reads).
+// memoLimit bounds serve-from-feed's memory: entries of each kind (users, option rows, field-group reads).
 const memoLimit = 10000
 
 // feedConfig is what of the configuration the binlog feed follows.

@@ -389,9 +389,8 @@ func (s *sidecar) openRESTCache() {
 	s.logger.Info().Strs("namespaces", cfg.CacheREST).Int("mib", cfg.CacheRESTMiB).Msg("cache-rest on: PHP's answers to anonymous reads kept while the binlog feed is current")
 }
 
-// current: the feed vouches for the database as of ctx's request
-// (changes.Feed.Vouches), and what it asked to be read again has been;
-// vouches is /readyz's word: as of at most max-staleness ago.
+// current: the feed vouches for ctx's request (changes.Feed.Vouches) and
+// what it asked to be read again has been; vouches: /readyz's word.
 func (s *sidecar) current(ctx context.Context) bool {
 	return s.refresh.Idle() && s.feed.Vouches(ctx, s.cfg.ExactReads, s.cfg.MaxStaleness)
 }
@@ -523,6 +522,8 @@ func (s *sidecar) status() map[string]string {
 		st["change_feed"] = m
 		if why := s.feedWhy.Load().(string); why != "" && m == changes.ModePoll {
 			st["change_feed_reason"] = why
+		} else if s.feed != nil && s.feed.Warning() != "" {
+			st["change_feed_warning"] = s.feed.Warning()
 		}
 	}
 	if s.leadership != nil {
