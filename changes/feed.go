@@ -115,7 +115,7 @@ type Feed struct {
 	// event says nothing of what is still behind it (a large transaction
 	// of another schema streaming).
 	caughtUp atomic.Int64
-	warning atomic.Value // Warning's
+	warning  atomic.Value // Warning's
 	// applied is the point of the log up to which every transaction is
 	// reported; index hands out Sync's looks at the log's end.
 	applied progress

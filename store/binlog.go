@@ -37,7 +37,7 @@ type BinlogSettings struct {
 	// "" where the server has none): FULL names every row's columns in
 	// the log itself.
 	RowMetadata string
-	Flavor                   string // gomysql.MariaDBFlavor or MySQLFlavor
+	Flavor      string // gomysql.MariaDBFlavor or MySQLFlavor
 	// Encrypted: the feed's connection went over TLS (with TLS preferred,
 	// whether the server offers it).
 	Encrypted bool
