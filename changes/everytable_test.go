@@ -1,7 +1,9 @@
 package changes_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -214,5 +216,54 @@ func TestFeed_ReplicationGrantsAlone(t *testing.T) {
 				t.Errorf("the option row's write reported as %q, want %q first", got, wantFirst)
 			}
 		})
+	}
+}
+
+// TestFeed_PartialRowImages: a row event without every column
+// (binlog_row_image MINIMAL, which an operator may set) is a change the
+// feed cannot read: whatever memory keeps lets go (DDL), the log says so
+// and Warning names the setting (issue 54, item 5: such writes dropped
+// nothing, silently). A table whose rows the feed does not read is still
+// reported by name.
+func TestFeed_PartialRowImages(t *testing.T) {
+	srv := testdb.StartBinlogServer(t)
+	tdb := testdb.NewOn(t, srv.Config())
+	if _, err := tdb.SQL.Exec("CREATE TABLE wp_plugin_stock (sku VARCHAR(40) NOT NULL PRIMARY KEY, n INT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	tdb.SetOption(t, "sticky_posts", "a:0:{}")
+	var mu sync.Mutex
+	var got []string
+	feed, _ := runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4263, Schema: tdb.Name, Options: "wp_options", EveryTable: true,
+		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(),
+		Subscriber: subscriber{touched: func(tc changes.Touched) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprint(tc.Options, " ", tc.Written, " ", tc.DDL))
+		}}})
+	conn, err := tdb.SQL.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		"SET SESSION binlog_row_image = 'MINIMAL'",
+		"INSERT INTO wp_plugin_stock (sku, n) VALUES ('a', 1)",
+		"UPDATE wp_plugin_stock SET n = 2 WHERE sku = 'a'",
+		`UPDATE wp_options SET option_value = 'a:1:{i:0;i:14;}' WHERE option_name = 'sticky_posts'`,
+	} {
+		if _, err := conn.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	testwait.For(t, "three transactions reported", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= 3 })
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"map[] map[0:[wp_plugin_stock]] false", "map[] map[0:[wp_plugin_stock]] false", "map[] map[] true"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("reported %q, want %q", got, want)
+	}
+	if w := feed.Warning(); !strings.Contains(w, "rows were logged without all their columns (binlog_row_image is not FULL)") {
+		t.Errorf("Warning %q", w)
 	}
 }

@@ -116,6 +116,8 @@ type Feed struct {
 	// of another schema streaming).
 	caughtUp atomic.Int64
 	warning  atomic.Value // Warning's
+	// imageNoted: a rows event without every column went by.
+	imageNoted atomic.Bool
 	// applied is the point of the log up to which every transaction is
 	// reported; index hands out Sync's looks at the log's end.
 	applied progress
@@ -269,6 +271,7 @@ func (f *Feed) check(ctx context.Context) error {
 			b.RowMetadata, f.o.Conn.User, f.o.Options, f.o.Schema)
 	}
 	f.warning.Store(warning)
+	f.imageNoted.Store(false)
 	return nil
 }
 
@@ -345,11 +348,14 @@ func (f *Feed) readColumns(ctx context.Context, table string) error {
 	return nil
 }
 
-// Warning is what the last Check found that the feed can follow the log
-// without, at a cost ("" none): the rows' column names it can neither
-// find in the log nor read.
+// Warning is what the feed follows the log without, at a cost ("" none):
+// the rows' column names it can neither find in the log nor read (the
+// last Check's word); rows logged without all their columns since.
 func (f *Feed) Warning() string {
 	w, _ := f.warning.Load().(string)
+	if f.imageNoted.Load() {
+		w = strings.TrimPrefix(w+"; rows were logged without all their columns (binlog_row_image is not FULL): such writes are not interpreted, and whatever memory keeps is dropped at each; SET GLOBAL binlog_row_image=FULL, and in my.cnf", "; ")
+	}
 	return w
 }
 
@@ -627,6 +633,15 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		return
 	}
 	name, siteID := f.siteTable(table)
+	if f.readsRows(name) && !wholeImages(e) {
+		// binlog_row_image is no longer FULL: what the feed reads of the
+		// rows (their ids, an option's name) may be missing.
+		tx.touched.DDL = true
+		if f.imageNoted.CompareAndSwap(false, true) {
+			f.o.Log.Error().Str("table", table).Msg("binlog change feed: rows logged without all their columns (binlog_row_image is not FULL): such writes are not interpreted, and whatever memory keeps is dropped at each; SET GLOBAL binlog_row_image=FULL, and in my.cnf")
+		}
+		return
+	}
 	rows := e.Rows
 	if quiet := f.o.QuietColumns[name]; len(quiet) > 0 && isUpdate(et) {
 		if cols := f.columns(ctx, e.Table); cols != nil {
@@ -715,6 +730,28 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		f.collectOptions(tx, siteID, e.Rows, et, col)
 	}
+}
+
+// readsRows tells whether the feed reads the rows of a table (site-1
+// name name), not just its name: their ids, keys, an option's name.
+func (f *Feed) readsRows(name string) bool {
+	return len(f.o.RowValues[name]) > 0 || name == f.o.Options || name == f.o.Users || name == f.o.Usermeta || f.table(name) >= 0
+}
+
+// wholeImages tells whether e's row images hold every column of its
+// table, as binlog_row_image=FULL logs them.
+func wholeImages(e *replication.RowsEvent) bool {
+	for _, bm := range [][]byte{e.ColumnBitmap1, e.ColumnBitmap2} {
+		if bm == nil {
+			continue
+		}
+		for i := range int(e.ColumnCount) {
+			if i/8 >= len(bm) || bm[i/8]&(1<<(i%8)) == 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // loudRows are the before and after images of an update's rows (rows, in
