@@ -68,6 +68,11 @@ type FeedOptions struct {
 	// what the log shows is compared: a row image without a column
 	// another image has counts as a change.
 	QuietColumns map[string][]string
+	// Keys names, by site-1 table name ("wp_posts"), the primary key of
+	// tables whose writes are reported only once the primary shows them
+	// (as the followed tables' are: Primary), so that what is read again
+	// after the report (PHP's answer, kept) is the new row.
+	Keys map[string]string
 	// HistoryTable is the history's table (the site-1 name): a transaction
 	// that wrote it is the sidecar's own, whose history was recorded as it
 	// wrote. Its commits' Author is then Via binlog alone; others' are
@@ -145,6 +150,9 @@ type Feed struct {
 	queue   []queued
 	probeAt time.Time
 	pause   time.Duration
+	// late are transactions reported before the primary showed them
+	// (recheckLate).
+	late []queued
 }
 
 // NewFeed checks nothing yet: Check and Run do.
@@ -432,7 +440,7 @@ func (f *Feed) follow(ctx context.Context) error {
 		// While transactions wait to be shown, reading goes on; the wait
 		// for the next event ends when it is time to look again.
 		wait, stop := ctx, context.CancelFunc(func() {})
-		if len(f.queue) > 0 {
+		if len(f.queue) > 0 || len(f.late) > 0 {
 			wait, stop = context.WithDeadline(ctx, f.probeAt)
 		}
 		ev, err := streamer.GetEvent(wait)
@@ -446,7 +454,7 @@ func (f *Feed) follow(ctx context.Context) error {
 		case ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded):
 			return err
 		}
-		if len(f.queue) > 0 && !time.Now().Before(f.probeAt) {
+		if (len(f.queue) > 0 || len(f.late) > 0) && !time.Now().Before(f.probeAt) {
 			f.confirm(ctx)
 		}
 	}
@@ -663,6 +671,11 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 			}
 		}
 	}
+	if pk := f.o.Keys[name]; pk != "" && len(rows) > 0 {
+		if cols := f.columns(ctx, e.Table); cols != nil {
+			f.noteWritten(tx, table, pk, rowNum(cols, rows[0], pk))
+		}
+	}
 	ti := f.table(name)
 	switch name {
 	case f.o.HistoryTable:
@@ -735,7 +748,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 // readsRows tells whether the feed reads the rows of a table (site-1
 // name name), not just its name: their ids, keys, an option's name.
 func (f *Feed) readsRows(name string) bool {
-	return len(f.o.RowValues[name]) > 0 || name == f.o.Options || name == f.o.Users || name == f.o.Usermeta || f.table(name) >= 0
+	return len(f.o.RowValues[name]) > 0 || f.o.Keys[name] != "" || name == f.o.Options || name == f.o.Users || name == f.o.Usermeta || f.table(name) >= 0
 }
 
 // wholeImages tells whether e's row images hold every column of its
@@ -880,6 +893,9 @@ type queued struct {
 	by time.Time
 	// shown: the primary shows it.
 	shown bool
+	// unseen: reported when its wait was over, the primary not showing
+	// it yet: reported again once it does (recheckLate).
+	unseen bool
 	// caughtUp is a heartbeat that came after it (unix nanoseconds; 0
 	// none): the feed is current as of then once it is reported.
 	caughtUp int64
@@ -1043,6 +1059,9 @@ func (f *Feed) primaryKey(name string) string {
 // of them shown is every one before it shown. A transaction still not
 // shown after CommitWait is reported anyway.
 func (f *Feed) confirm(ctx context.Context) {
+	if len(f.late) > 0 {
+		f.recheckLate(ctx)
+	}
 	// From the newest: where the server commits in order, a read of the
 	// newest that shows it settles the whole queue (a burst of commits
 	// read between two looks costs one read, not one each), and only the
@@ -1060,6 +1079,7 @@ func (f *Feed) confirm(ctx context.Context) {
 			continue
 		case f.ordered && q.ordered && looked && i > 0:
 			q.shown = !time.Now().Before(q.by) // its wait over: reported unread
+			q.unseen = q.shown
 			continue
 		}
 		seen, done := f.visible(ctx, q)
@@ -1081,6 +1101,9 @@ func (f *Feed) confirm(ctx context.Context) {
 	n := 0
 	for n < len(f.queue) && f.queue[n].shown {
 		f.report(f.queue[n])
+		if f.queue[n].unseen && len(f.queue[n].tx.written) > 0 && f.o.Primary != nil {
+			f.late = append(f.late, f.queue[n])
+		}
 		n++
 	}
 	switch {
@@ -1131,8 +1154,40 @@ func (f *Feed) visible(ctx context.Context, q *queued) (seen, done bool) {
 	case time.Now().Before(q.by):
 		return false, false
 	}
-	f.o.Log.Warn().Str("table", locked).Dur("waited", f.o.CommitWait).Msg("binlog change feed: a transaction's row is still locked on the primary; reporting it anyway")
+	f.o.Log.Warn().Str("table", locked).Dur("waited", f.o.CommitWait).Msg("binlog change feed: a transaction's row is still locked on the primary; reporting it anyway, and again once the primary shows it")
+	q.unseen = true
 	return false, true
+}
+
+// lateLimit bounds how long a transaction reported before the primary
+// showed it is looked at: past it, everything kept is dropped.
+const lateLimit = time.Minute
+
+// recheckLate reports again each transaction reported before the primary
+// showed it, once the primary does: what was read meanwhile (the old
+// rows) and kept is dropped again. One still not shown after lateLimit
+// has everything kept dropped.
+func (f *Feed) recheckLate(ctx context.Context) {
+	keep := f.late[:0]
+	for _, q := range f.late {
+		r := q.tx.written[0]
+		ok, err := false, error(nil)
+		if f.o.Primary != nil {
+			ok, err = f.o.Primary.Committed(ctx, r.table, r.column, r.id)
+		}
+		switch {
+		case ok:
+			f.o.Log.Info().Str("table", r.table).Msg("binlog change feed: a transaction reported before the primary showed it is shown now; what was kept meanwhile is forgotten again")
+			f.o.Subscriber.Touched(q.tx.touched)
+		case f.o.Primary != nil && err == nil && time.Since(q.by) < lateLimit:
+			keep = append(keep, q)
+		default:
+			f.o.Log.Warn().Err(err).Str("table", r.table).Msg("binlog change feed: a transaction reported before the primary showed it still is not shown; everything kept is forgotten")
+			f.o.Subscriber.Touched(Touched{DDL: true})
+		}
+	}
+	clear(f.late[len(keep):])
+	f.late = keep
 }
 
 // settle reports what is still queued once follow stops reading: as

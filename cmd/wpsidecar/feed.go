@@ -24,7 +24,7 @@ import (
 func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, mods []module.Module, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
 	o := changes.FeedOptions{Tables: module.Tables(mods), OptionRows: module.OptionRows(mods), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
 	if len(cfg.CacheREST) > 0 { // --cache-rest drops what any table's write may alter, by id where it can
-		o.EveryTable, o.RowValues, o.QuietColumns = true, restcache.RowValues(cfg.TablePrefix), restcache.QuietColumns(cfg.TablePrefix)
+		restcache.Follow(&o, cfg.TablePrefix)
 	}
 	feed, err := changes.PrepareFeed(feedConfig(cfg), o)
 	if err == nil {

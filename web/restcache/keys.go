@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 )
 
@@ -166,9 +167,30 @@ var rowKinds = map[string]map[string]string{
 	"usermeta":           {"user_id": kindUser},
 }
 
-// RowValues are the columns the change feed must report for the drops by
+// Follow sets what the change feed must report for the cache's drops
+// (changes.FeedOptions), the tables named with prefix: every table
+// written (EveryTable), the ids of the rows of WordPress's tables
+// (RowValues) but for writes of columns no answer shows (QuietColumns),
+// each reported once the primary shows it (Keys): an answer fetched
+// after a drop must read the new rows.
+func Follow(o *changes.FeedOptions, prefix string) {
+	o.EveryTable, o.RowValues, o.QuietColumns = true, rowValues(prefix), quietColumns(prefix)
+	o.Keys = map[string]string{}
+	for table, pk := range primaryKeys {
+		o.Keys[prefix+table] = pk
+	}
+}
+
+// primaryKeys are the primary keys of WordPress's tables (after the
+// prefix) whose rows answers show; wp_term_relationships has two.
+var primaryKeys = map[string]string{
+	"posts": "ID", "postmeta": "meta_id", "comments": "comment_ID", "commentmeta": "meta_id",
+	"terms": "term_id", "term_taxonomy": "term_taxonomy_id", "termmeta": "meta_id", "users": "ID", "usermeta": "umeta_id",
+}
+
+// rowValues are the columns the change feed must report for the drops by
 // id (changes.FeedOptions.RowValues), the tables named with prefix.
-func RowValues(prefix string) map[string][]string {
+func rowValues(prefix string) map[string][]string {
 	out := map[string][]string{prefix + "postmeta": {"meta_key"}, prefix + "usermeta": {"meta_key"}, prefix + "posts": {"post_type"}}
 	for table, cols := range rowKinds {
 		for c := range cols {
@@ -178,11 +200,11 @@ func RowValues(prefix string) map[string][]string {
 	return out
 }
 
-// QuietColumns are the columns of the tables (named with prefix) no REST
+// quietColumns are the columns of the tables (named with prefix) no REST
 // answer shows, whose change alone drops nothing
 // (changes.FeedOptions.QuietColumns): a user's password reset key,
 // written by any anonymous lost-password request, and password hash.
-func QuietColumns(prefix string) map[string][]string {
+func quietColumns(prefix string) map[string][]string {
 	return map[string][]string{prefix + "users": {"user_activation_key", "user_pass"}}
 }
 
