@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,148 +87,222 @@ type Adapter interface {
 	Requests(p Purge) ([]*http.Request, error)
 }
 
-// Purger sends an adapter's purges: queued (a request never waits),
-// batched over a short window, retried with backoff, failures logged and
-// counted.
+// Purger sends an adapter's purges: gathered (a request never waits)
+// into a set of what is pending, sent in batches over a short window,
+// retried with backoff while the CDN fails or hangs, for as long as it
+// takes: a purge is never dropped. Past a bound the pending tags are
+// made broader (cachetag.Broad: an entity's tag its namespace's), so
+// that a CDN that does not answer for a long while costs bounded memory
+// and is purged of at least everything that changed once it answers. A
+// batch the CDN refuses as too large is split and sent again.
 type Purger struct {
-	a      Adapter
-	client *http.Client
-	queue  chan Purge
+	a Adapter
+	// Client sends the requests (a 10 s timeout by default).
+	Client *http.Client
 	log    zerolog.Logger
 	// Window is how long changes are gathered into one batch.
 	Window time.Duration
-	// Attempts per request, the first pause between them doubling.
-	Attempts int
-	Backoff  time.Duration
-	sent     atomic.Uint64
-	failed   atomic.Uint64
-	cut      *Purge // what Run was sending when it stopped
+	// Attempts per request before the batch goes back to the pending set
+	// (and waits the longest pause), the first pause between them
+	// doubling, at most MaxPause.
+	Attempts          int
+	Backoff, MaxPause time.Duration
+	sent              atomic.Uint64
+	failed            atomic.Uint64
+
+	mu      sync.Mutex
+	pending Purge
+	wake    chan struct{} // a value when pending is not empty
 }
 
-// purgeQueue bounds the purges waiting; past it the newest is dropped and
-// logged (the next change purges again).
-const purgeQueue = 1024
+// Bounds of the pending set: past maxPendingTags its tags are made
+// broader; past maxPendingURLs new URLs are dropped (logged: a URL has
+// nothing broader; nginx purges only URLs).
+const (
+	maxPendingTags = 4096
+	maxPendingURLs = 4096
+)
 
 // NewPurger sends a's purges.
 func NewPurger(a Adapter, log zerolog.Logger) *Purger {
-	return &Purger{a: a, client: &http.Client{Timeout: 10 * time.Second}, queue: make(chan Purge, purgeQueue),
-		log: log.With().Str("cdn", a.Name()).Logger(), Window: 100 * time.Millisecond, Attempts: 5, Backoff: 500 * time.Millisecond}
+	return &Purger{a: a, Client: &http.Client{Timeout: 10 * time.Second}, wake: make(chan struct{}, 1),
+		log: log.With().Str("cdn", a.Name()).Logger(), Window: 100 * time.Millisecond, Attempts: 5, Backoff: 500 * time.Millisecond, MaxPause: 30 * time.Second}
 }
 
 // Name is the adapter's.
 func (p *Purger) Name() string { return p.a.Name() }
 
-// Counts are the requests sent and failed for good.
+// Counts are the requests sent and refused for good.
 func (p *Purger) Counts() (sent, failed uint64) { return p.sent.Load(), p.failed.Load() }
 
-// Purge queues x without waiting.
+// Purge adds x to what is pending, without waiting.
 func (p *Purger) Purge(x Purge) {
 	if x.empty() {
 		return
 	}
+	p.mu.Lock()
+	p.pend(x)
+	p.mu.Unlock()
 	select {
-	case p.queue <- x:
+	case p.wake <- struct{}{}:
 	default:
-		p.log.Error().Strs("tags", x.Tags).Msg("purge queue full; purge dropped")
 	}
 }
 
-// Run sends batches until ctx ends.
+// pend merges x into the pending set, within its bounds; p.mu held.
+func (p *Purger) pend(x Purge) {
+	urls := len(p.pending.URLs)
+	p.pending.merge(x)
+	if n := len(p.pending.URLs); n > maxPendingURLs {
+		p.log.Error().Int("urls", n-maxPendingURLs).Msg("purge of URLs dropped: too many pending while the CDN does not answer")
+		p.pending.URLs = p.pending.URLs[:max(urls, maxPendingURLs)]
+	}
+	if len(p.pending.Tags) > maxPendingTags {
+		broad := Purge{}
+		for _, t := range p.pending.Tags {
+			broad.merge(Purge{Tags: []string{cachetag.Broad(t)}})
+		}
+		p.log.Warn().Int("tags", len(p.pending.Tags)).Strs("broader", broad.Tags).Msg("too many purges pending: purging broader tags")
+		p.pending.Tags = broad.Tags
+	}
+}
+
+// take empties the pending set.
+func (p *Purger) take() Purge {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	x := p.pending
+	p.pending = Purge{}
+	return x
+}
+
+// Run sends batches until ctx ends; what it could not send stays pending
+// (Drain sends it).
 func (p *Purger) Run(ctx context.Context) {
+	pause := p.Backoff
 	for {
-		var batch Purge
 		select {
 		case <-ctx.Done():
 			return
-		case x := <-p.queue:
-			batch = x
+		case <-p.wake:
 		}
-		timer := time.NewTimer(p.Window)
-	gather:
-		for {
-			select {
-			case x := <-p.queue:
-				batch.merge(x)
-			case <-timer.C:
-				break gather
-			case <-ctx.Done():
-				timer.Stop()
-				break gather
-			}
+		select { // gather
+		case <-ctx.Done():
+		case <-time.After(p.Window):
 		}
-		if !p.send(ctx, batch) {
-			p.cut = &batch
+		batch := p.take()
+		if batch.empty() {
+			continue
+		}
+		rest, ok := p.send(ctx, batch)
+		if !rest.empty() {
+			p.Purge(rest) // before the next: nothing is lost
+		}
+		if !ok {
 			return
+		}
+		if rest.empty() {
+			pause = p.Backoff
+			continue
+		}
+		pause = min(2*pause, p.MaxPause)
+		p.log.Warn().Dur("retry_in", pause).Int("tags", len(rest.Tags)).Int("urls", len(rest.URLs)).Msg("the CDN does not take purges; kept pending")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
 		}
 	}
 }
 
-// Drain sends what is queued once Run has returned, until ctx ends; what
+// Drain sends what is pending once Run has returned, until ctx ends; what
 // is left then is logged as dropped.
 func (p *Purger) Drain(ctx context.Context) {
-	var batch Purge
-	if p.cut != nil {
-		batch, p.cut = *p.cut, nil
-	}
-	for done := false; !done; {
-		select {
-		case x := <-p.queue:
-			batch.merge(x)
-		default:
-			done = true
-		}
-	}
+	batch := p.take()
 	if batch.empty() {
 		return
 	}
-	if ctx.Err() != nil || !p.send(ctx, batch) {
-		p.log.Error().Strs("tags", batch.Tags).Int("urls", len(batch.URLs)).Msg("shutting down: purge dropped")
+	if rest, ok := p.send(ctx, batch); !ok || !rest.empty() {
+		p.log.Error().Strs("tags", rest.Tags).Int("urls", len(rest.URLs)).Msg("shutting down: purge dropped")
 	}
 }
 
-// send makes a batch's requests; false when ctx ended first.
-func (p *Purger) send(ctx context.Context, batch Purge) bool {
+// send makes a batch's requests, each tried Attempts times: rest is what
+// is still to send (the CDN failed or did not answer), false when ctx
+// ended first. A batch of several tags refused as too large is split in
+// two, each sent on its own; one refused otherwise is given up.
+func (p *Purger) send(ctx context.Context, batch Purge) (rest Purge, ok bool) {
 	reqs, err := p.a.Requests(batch)
 	if err != nil {
 		p.failed.Add(1)
 		p.log.Error().Err(redact.Error(err)).Msg("purge not sent")
-		return true
+		return Purge{}, true
 	}
 	for _, req := range reqs {
-		pause := p.Backoff
-		for attempt := 1; ; attempt++ {
-			err := p.do(ctx, req)
-			if err == nil {
-				p.sent.Add(1)
-				p.log.Info().Str("method", req.Method).Str("url", redact.URL(req.URL)).Strs("tags", batch.Tags).Int("attempt", attempt).Msg("purged")
-				break
+		err := p.try(ctx, req)
+		switch {
+		case err == nil:
+			p.sent.Add(1)
+			p.log.Info().Str("method", req.Method).Str("url", redact.URL(req.URL)).Strs("tags", batch.Tags).Msg("purged")
+		case ctx.Err() != nil:
+			return batch, false
+		case errors.Is(err, errTooLarge) && len(batch.Tags) > 1:
+			// What went out already goes again: a purge twice is harmless.
+			half := len(batch.Tags) / 2
+			p.log.Warn().Err(redact.Error(err)).Int("tags", len(batch.Tags)).Msg("purge refused as too large; split in two")
+			for _, part := range []Purge{{Tags: batch.Tags[:half], URLs: batch.URLs}, {Tags: batch.Tags[half:]}} {
+				r, ok := p.send(ctx, part)
+				rest.merge(r)
+				if !ok {
+					return rest, false
+				}
 			}
-			if ctx.Err() != nil {
-				return false
-			}
-			if errors.Is(err, errPermanent) || attempt == p.Attempts {
-				p.failed.Add(1)
-				p.log.Error().Err(redact.Error(err)).Str("method", req.Method).Str("url", redact.URL(req.URL)).Int("attempt", attempt).Msg("purge failed; given up")
-				break
-			}
-			p.log.Warn().Err(redact.Error(err)).Int("attempt", attempt).Dur("retry_in", pause).Msg("purge failed; will retry")
-			select {
-			case <-ctx.Done():
-				return false
-			case <-time.After(pause):
-			}
-			pause = min(2*pause, 10*time.Second)
+			return rest, true
+		case errors.Is(err, errPermanent):
+			p.failed.Add(1)
+			p.log.Error().Err(redact.Error(err)).Str("method", req.Method).Str("url", redact.URL(req.URL)).Strs("tags", batch.Tags).Msg("purge refused; given up")
+		default:
+			return batch, true // what went out already goes again
 		}
 	}
-	return true
+	return Purge{}, true
 }
+
+// try sends req up to Attempts times; nil once it went through, the last
+// error otherwise.
+func (p *Purger) try(ctx context.Context, req *http.Request) error {
+	pause := p.Backoff
+	for attempt := 1; ; attempt++ {
+		err := p.do(ctx, req)
+		if err == nil || ctx.Err() != nil || errors.Is(err, errPermanent) || attempt == p.Attempts {
+			return err
+		}
+		p.log.Warn().Err(redact.Error(err)).Int("attempt", attempt).Dur("retry_in", pause).Msg("purge failed; will retry")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, p.MaxPause)
+	}
+}
+
+// errTooLarge: the CDN refused a purge as too large (its header or
+// target); a smaller one may go through.
+var errTooLarge = fmt.Errorf("%w: too large", errPermanent)
 
 func (p *Purger) do(ctx context.Context, req *http.Request) error {
 	r := req.Clone(ctx)
 	if req.GetBody != nil {
 		r.Body, _ = req.GetBody()
 	}
-	return send(p.client, r)
+	err := send(p.Client, r)
+	var ref refusal
+	if errors.As(err, &ref) && slices.Contains([]int{400, 413, 414, 431}, ref.code) {
+		// 400 is Varnish's answer to a header over its limit.
+		return fmt.Errorf("%w (%s)", errTooLarge, ref.status)
+	}
+	return err
 }
 
 // Varnish purges a Varnish (with varnish-modules' xkey) by tag, and by URL,
@@ -240,19 +316,29 @@ type Varnish struct {
 
 func (Varnish) Name() string { return "varnish" }
 
+// varnishHeader bounds an xkey-purge header: Varnish refuses a request
+// with a header over http_req_hdr_len (8 KB by default) with a 400.
+const varnishHeader = 4000
+
 func (v Varnish) Requests(p Purge) ([]*http.Request, error) {
 	var out []*http.Request
-	if len(p.Tags) > 0 {
+	header := "xkey-purge"
+	if v.Soft {
+		header = "xkey-softpurge"
+	}
+	for tags := p.Tags; len(tags) > 0; {
+		n, size := 0, 0
+		for n < len(tags) && (n == 0 || size+1+len(tags[n]) <= varnishHeader) {
+			size += 1 + len(tags[n])
+			n++
+		}
 		req, err := http.NewRequest("PURGE", v.Base.JoinPath("/").String(), nil)
 		if err != nil {
 			return nil, err
 		}
-		header := "xkey-purge"
-		if v.Soft {
-			header = "xkey-softpurge"
-		}
-		req.Header.Set(header, strings.Join(p.Tags, " "))
+		req.Header.Set(header, strings.Join(tags[:n], " "))
 		out = append(out, req)
+		tags = tags[n:]
 	}
 	urls, err := Nginx{Base: v.Base}.Requests(Purge{URLs: p.URLs})
 	return append(out, urls...), err

@@ -15,6 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/domain/cachetag"
+	"github.com/wpsidecar/wpsidecar/internal/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
 )
 
@@ -150,5 +152,117 @@ func TestPurger(t *testing.T) {
 	p.Drain(context.Background())
 	if got := c.requests(); len(got) != 4 || !strings.Contains(got[3], "Surrogate-Key: late") {
 		t.Errorf("drain, after a refused purge not retried: %v", got)
+	}
+}
+
+// xkeyVarnish answers PURGE as a Varnish with xkey does, but refuses a
+// header longer than limit bytes with a 400 (Varnish's http_req_hdr_len),
+// and holds every answer while hold is set; it keeps the tags purged.
+type xkeyVarnish struct {
+	limit int
+	mu    sync.Mutex
+	tags  map[string]int
+	hold  chan struct{} // closed: answer
+}
+
+func (v *xkeyVarnish) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	<-v.hold
+	h := r.Header.Get("xkey-purge")
+	if len(h) > v.limit {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, t := range strings.Fields(h) {
+		v.tags[t]++
+	}
+}
+
+func (v *xkeyVarnish) purged(tag string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.tags[tag] > 0
+}
+
+// TestPurger_Bulk: a transaction that wrote a thousand posts (one SQL
+// UPDATE, as wp search-replace does) purges every tag: the Varnish
+// adapter keeps each xkey-purge header under Varnish's limit, and a
+// refusal as too large (a Varnish with a smaller limit) is split and sent
+// again, never given up (issue 55, item 1: one header of 1,002 tags was
+// refused with 400 and the purge given up).
+func TestPurger_Bulk(t *testing.T) {
+	for _, limit := range []int{8192, 1500} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
+			v := &xkeyVarnish{limit: limit, tags: map[string]int{}, hold: make(chan struct{})}
+			close(v.hold)
+			srv := httptest.NewServer(v)
+			defer srv.Close()
+			p := changes.NewPurger(changes.Varnish{Base: urlOf(t, srv.URL)}, zerolog.Nop())
+			p.Window, p.Backoff = 10*time.Millisecond, 10*time.Millisecond
+			ctx, cancel := context.WithCancel(context.Background())
+			ran := make(chan struct{})
+			go func() { p.Run(ctx); close(ran) }()
+			defer func() { cancel(); <-ran }()
+			tags := []string{"rest", "rest:lists"}
+			for i := range 1000 {
+				tags = append(tags, fmt.Sprintf("rest:post:%d", 100000+i))
+			}
+			p.Purge(changes.Purge{Tags: tags})
+			testwait.For(t, "every tag purged", func() bool {
+				for _, tag := range tags {
+					if !v.purged(tag) {
+						return false
+					}
+				}
+				return true
+			})
+			if _, failed := p.Counts(); failed != 0 {
+				t.Errorf("%d purges given up", failed)
+			}
+		})
+	}
+}
+
+// TestPurger_Hung: while the CDN does not answer, purges pile up as a
+// set, made broader past a bound (an entity's tag its namespace's), never
+// dropped; once the CDN answers, they are sent (issue 55, item 4: the
+// queue of 1,024 filled in 0.4 s and 1,400 purges were dropped).
+func TestPurger_Hung(t *testing.T) {
+	v := &xkeyVarnish{limit: 8192, tags: map[string]int{}, hold: make(chan struct{})}
+	srv := httptest.NewServer(v)
+	defer srv.Close()
+	var logs testlog.Buffer
+	p := changes.NewPurger(changes.Varnish{Base: urlOf(t, srv.URL)}, zerolog.New(&logs))
+	p.Window, p.Backoff, p.MaxPause = 10*time.Millisecond, 10*time.Millisecond, 50*time.Millisecond
+	p.Client = &http.Client{Timeout: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { p.Run(ctx); close(ran) }()
+	defer func() { cancel(); <-ran }()
+	for i := range 6000 {
+		p.Purge(changes.Purge{Tags: []string{"site2:rest:lists", fmt.Sprintf("site2:rest:post:%d", i)}})
+	}
+	p.Purge(changes.Purge{Tags: []string{"themeopts:accent"}})
+	testwait.For(t, "purges failing while the CDN hangs", func() bool { return strings.Contains(logs.String(), "kept pending") })
+	if !strings.Contains(logs.String(), "too many purges pending: purging broader tags") {
+		t.Errorf("6,000 tags pending were not made broader:\n%s", logs.String())
+	}
+	close(v.hold) // it answers again
+	// Each tag purged, or its broader one.
+	covered := func(tag string) bool { return v.purged(tag) || v.purged(cachetag.Broad(tag)) }
+	testwait.For(t, "what was pending purged", func() bool {
+		for i := range 6000 {
+			if !covered(fmt.Sprintf("site2:rest:post:%d", i)) {
+				return false
+			}
+		}
+		return covered("site2:rest:lists") && covered("themeopts:accent")
+	})
+	if strings.Contains(logs.String(), "dropped") {
+		t.Errorf("a purge was dropped:\n%s", logs.String())
+	}
+	if _, failed := p.Counts(); failed != 0 {
+		t.Errorf("%d purges given up", failed)
 	}
 }

@@ -226,10 +226,19 @@ func send(c *http.Client, req *http.Request) error {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		return nil
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests:
-		return fmt.Errorf("%w: %s", errPermanent, resp.Status)
+		return refusal{resp.StatusCode, resp.Status}
 	}
 	return errors.New(resp.Status)
 }
+
+// refusal is a receiver's 4xx: errPermanent, with its status.
+type refusal struct {
+	code   int
+	status string
+}
+
+func (r refusal) Error() string { return errPermanent.Error() + ": " + r.status }
+func (r refusal) Unwrap() error { return errPermanent }
 
 // Sign is the signature header's value for body sent at timestamp.
 func Sign(secret string, timestamp int64, body []byte) string {

@@ -511,6 +511,12 @@ func raw(t *testing.T, method, url string) rawAnswer {
 				t.Errorf("%s %s: %s %q", method, url, k, resp.Header.Get(k))
 			}
 			continue
+		case "Age":
+			// A kept answer's: the seconds it has been kept (RFC 9111 §5.1).
+			if n, err := strconv.Atoi(resp.Header.Get(k)); err != nil || n < 0 || len(vs) != 1 {
+				t.Errorf("%s %s: Age %q", method, url, vs)
+			}
+			continue
 		case "Content-Length":
 			// Framing, as Transfer-Encoding is: PHP's answers come chunked,
 			// a kept one goes out with its length.

@@ -52,6 +52,21 @@ func SitePrefix(blogID int64) string {
 	return "site" + strconv.FormatInt(blogID, 10) + ":"
 }
 
+// Broad is the broader tag that covers tag, as answers name it: its
+// namespace's, with its site's prefix ("site2:rest:post:14" is covered by
+// "site2:rest", "fieldmgr:g1" by "fieldmgr"). Every answer names its
+// namespace's tag first.
+func Broad(tag string) string {
+	prefix := ""
+	if rest, ok := strings.CutPrefix(tag, "site"); ok {
+		if n, after, ok := strings.Cut(rest, ":"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			prefix, tag = "site"+n+":", after
+		}
+	}
+	ns, _, _ := strings.Cut(tag, ":")
+	return prefix + ns
+}
+
 // maxHeader bounds the tag headers; CDNs cap them (Cloudflare at 16 KB for
 // all tags), and a longer list is cut back to its first tag, the
 // namespace's, which covers the rest.
@@ -59,6 +74,18 @@ const maxHeader = 4096
 
 // headers are the tag headers (as Go keys them) and their separators.
 var headers = [2][2]string{{"Cache-Tag", ","}, {"Surrogate-Key", " "}}
+
+// Fit tells whether tags fit in the tag headers whole (New cuts a longer
+// list back to its first tag).
+func Fit(tags ...string) bool {
+	n := 0
+	for _, t := range tags {
+		if n += len(Escape(t)) + 1; n > maxHeader {
+			return false
+		}
+	}
+	return true
+}
 
 // Set names the stored entities an answer is made of, for CDN purges. The
 // first tag should be the namespace's.

@@ -87,3 +87,14 @@ func TestPrefix(t *testing.T) {
 		t.Errorf("no tags, yet %v", empty)
 	}
 }
+
+func TestBroad(t *testing.T) {
+	for tag, want := range map[string]string{
+		"site2:rest:post:14": "site2:rest", "rest:lists": "rest", "rest": "rest", "fieldmgr:g1": "fieldmgr",
+		"site10:themeopts:accent": "site10:themeopts", "site:x": "site", "sitex:y:z": "sitex", "site2:": "site2:",
+	} {
+		if got := Broad(tag); got != want {
+			t.Errorf("Broad(%q) = %q, want %q", tag, got, want)
+		}
+	}
+}

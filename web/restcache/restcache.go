@@ -127,6 +127,7 @@ type generation struct{ all, site, seq, gseq uint64 }
 
 // answer is PHP's answer as it was sent, never modified once kept.
 type answer struct {
+	at        int64    // when it was fetched (unix seconds)
 	all, site uint64   // c.all and c.sites[site] when kept
 	keys      []string // what it shows (see keysOf), qualified by site
 	vers      []uint64 // their versions when kept
@@ -539,11 +540,18 @@ func (c *Cache) fetch(w http.ResponseWriter, r *http.Request, req Request, php h
 	}
 	keys := keysOf(req.Route, rec.body.Bytes())
 	if _, own := rec.header["Surrogate-Key"]; !own {
-		cachetag.Set(rec.header, tagsOf(req.Site, keys)...)
+		tags := tagsOf(req.Site, keys)
+		if !cachetag.Fit(tags...) {
+			// Too many to name: tagged as a list, which every write of
+			// what it shows purges (it is kept here by all it shows).
+			tags = tagsOf(req.Site, nil)
+		}
+		cachetag.Set(rec.header, tags...)
 	}
 	h := rec.header.Clone()
 	h.Del("Date")
-	a := &answer{status: rec.status, header: h, body: bytes.Clone(rec.body.Bytes())}
+	h.Del("Age")
+	a := &answer{at: time.Now().Unix(), status: rec.status, header: h, body: bytes.Clone(rec.body.Bytes())}
 	if finish(a, keys) {
 		// Kept: the cache's copy is sent, counted in its budget; what was
 		// held is given back before a slow client takes it.
@@ -561,25 +569,27 @@ type httpDate struct {
 	text string
 }
 
-// now is the Date of an answer given now.
-func (c *Cache) now() string {
+// now is the second an answer is given in, with its Date.
+func (c *Cache) now() *httpDate {
 	t := time.Now()
 	if d := c.date.Load(); d != nil && d.unix == t.Unix() {
-		return d.text
+		return d
 	}
 	d := &httpDate{t.Unix(), t.UTC().Format(http.TimeFormat)}
 	c.date.Store(d)
-	return d.text
+	return d
 }
 
-// write gives a to the client: the kept head with date, and the body but
-// to a HEAD request.
-func (a *answer) write(w http.ResponseWriter, r *http.Request, date string) {
+// write gives a to the client: the kept head with now's Date and the Age
+// of the answer (RFC 9111 §5.1: a cache in front counts the time it spent
+// here), and the body but to a HEAD request.
+func (a *answer) write(w http.ResponseWriter, r *http.Request, now *httpDate) {
 	h := w.Header()
 	for k, v := range a.header {
 		h[k] = v
 	}
-	h["Date"] = []string{date}
+	h["Date"] = []string{now.text}
+	h["Age"] = []string{strconv.FormatInt(max(0, now.unix-a.at), 10)}
 	w.WriteHeader(a.status)
 	if r.Method != http.MethodHead {
 		w.Write(a.body)
