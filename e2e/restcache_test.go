@@ -669,4 +669,61 @@ func TestRESTCache_Varnish(t *testing.T) {
 	if body, h := via(pathB); h.Get("X-Cache") != "HIT" || !strings.Contains(body, `"rendered":"rc B"`) {
 		t.Errorf("post B's answer not kept by Varnish through a change of A: %s", h.Get("X-Cache"))
 	}
+	t.Run("a bulk write", func(t *testing.T) { varnishBulkWrite(t, fs, via) })
+	t.Run("an answer of many entities", func(t *testing.T) { varnishManyTags(t, fs, via) })
+}
+
+// A bulk write: one SQL UPDATE of a thousand posts (as wp search-replace
+// makes) purges every one of them and the lists through Varnish (issue
+// 55, item 1: its one xkey-purge header was refused with 400, the purge
+// given up, and Varnish kept the old answers).
+func varnishBulkWrite(t *testing.T, fs *wptest.Site, via func(string) (string, http.Header)) {
+	db := fs.DB(t)
+	var values []string
+	for i := range 1000 {
+		values = append(values, fmt.Sprintf("(1, NOW(), UTC_TIMESTAMP(), '', 'bulk %d', '', 'publish', 'bulk-%d', '', '', NOW(), UTC_TIMESTAMP(), '', 'post')", i, i))
+	}
+	sqlExec(t, db, `INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt, post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered, post_type) VALUES `+strings.Join(values, ", "))
+	var last int64
+	db.QueryRow("SELECT MAX(ID) FROM wp_posts WHERE post_title LIKE 'bulk %'").Scan(&last)
+	path, list := fmt.Sprintf("/wp-json/wp/v2/posts/%d", last), "/wp-json/wp/v2/posts?per_page=2&orderby=id&order=desc"
+	testwait.For(t, "the bulk insert's purge", func() bool { return strings.Contains(fs.SidecarLog(), fmt.Sprintf(`"rest:post:%d"`, last)) })
+	for _, p := range []string{path, list} {
+		testwait.For(t, p+" cached by Varnish", func() bool {
+			body, h := via(p)
+			return h.Get("X-Cache") == "HIT" && strings.Contains(body, `"rendered":"bulk 999"`)
+		})
+	}
+	sqlExec(t, db, "UPDATE wp_posts SET post_title = REPLACE(post_title, 'bulk', 'replaced') WHERE post_title LIKE 'bulk %'")
+	for _, p := range []string{path, list} {
+		testwait.For(t, p+" purged after the bulk write", func() bool {
+			body, _ := via(p)
+			return strings.Contains(body, `"rendered":"replaced 999"`)
+		})
+	}
+}
+
+// An answer of many entities: a post with 400 tags names more than the
+// tag headers hold; it is tagged as a list, and an edit of the post
+// purges it through Varnish (issue 55, item 3: cut back to "rest", it
+// stayed stale after its title changed).
+func varnishManyTags(t *testing.T, fs *wptest.Site, via func(string) (string, http.Header)) {
+	var post int64
+	fs.PHP(t, `$ids = array();
+		for ($i = 0; $i < 400; $i++) { $t = wp_insert_term("many " . $i, "post_tag"); $ids[] = $t["term_id"]; }
+		return wp_insert_post(array("post_title" => "many tags", "post_status" => "publish", "post_author" => 1, "tags_input" => $ids));`, &post)
+	path := fmt.Sprintf("/wp-json/wp/v2/posts/%d", post)
+	testwait.For(t, "the post's purge", func() bool { return strings.Contains(fs.SidecarLog(), fmt.Sprintf(`"rest:post:%d"`, post)) })
+	testwait.For(t, path+" cached by Varnish", func() bool {
+		_, h := via(path)
+		return h.Get("X-Cache") == "HIT"
+	})
+	if _, h := via(path); h.Get("Surrogate-Key") != "rest rest:lists" {
+		t.Errorf("the tags of an answer of 400 terms: %q, want the list's", h.Get("Surrogate-Key"))
+	}
+	fs.PHP(t, fmt.Sprintf(`return wp_update_post(array("ID" => %d, "post_title" => "many tags changed"));`, post), nil)
+	testwait.For(t, path+" purged, showing the change", func() bool {
+		body, _ := via(path)
+		return strings.Contains(body, `"rendered":"many tags changed"`)
+	})
 }
