@@ -167,7 +167,7 @@ func NewFeed(o FeedOptions) (*Feed, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Feed{o: o, server: server, index: readIndex{busy: make(chan struct{}, 1)}}
+	f := &Feed{o: o, server: server, index: readIndex{kick: make(chan struct{}, 1)}}
 	f.mode.Store(ModeBinlog)
 	return f, nil
 }
@@ -377,6 +377,7 @@ func (f *Feed) Run(ctx context.Context, fallback func(context.Context)) {
 	pctx, stopProbe := context.WithCancel(ctx)
 	var probing sync.WaitGroup
 	probing.Go(func() { f.probe(pctx, f.o.Heartbeat) })
+	probing.Go(func() { f.looks(pctx) })
 	defer probing.Wait()
 	defer stopProbe()
 	pause := 250 * time.Millisecond
@@ -432,6 +433,10 @@ func (f *Feed) follow(ctx context.Context) error {
 	}
 	f.caughtUp.Store(0)
 	f.applied.reset()
+	// Looks at the log's end reconnect too: to the server the stream now
+	// follows, whose positions are the ones applied (a fail-over behind
+	// one address changes servers).
+	f.server.Reconnect()
 	f.o.Log.Info().Str("file", f.pos.Name).Uint32("pos", f.pos.Pos).Str("gtid", gtidString(f.gtid)).Msg("binlog change feed following")
 	defer f.settle(ctx)
 	var tx pending
@@ -1102,7 +1107,7 @@ func (f *Feed) confirm(ctx context.Context) {
 	for n < len(f.queue) && f.queue[n].shown {
 		f.report(f.queue[n])
 		if f.queue[n].unseen && len(f.queue[n].tx.written) > 0 && f.o.Primary != nil {
-			f.late = append(f.late, f.queue[n])
+			f.noteLate(f.queue[n])
 		}
 		n++
 	}
@@ -1160,8 +1165,27 @@ func (f *Feed) visible(ctx context.Context, q *queued) (seen, done bool) {
 }
 
 // lateLimit bounds how long a transaction reported before the primary
-// showed it is looked at: past it, everything kept is dropped.
-const lateLimit = time.Minute
+// showed it is looked at, and maxLate how many are: past either,
+// everything kept is dropped, once.
+const (
+	lateLimit = time.Minute
+	maxLate   = 256
+)
+
+// noteLate keeps q, reported before the primary showed it, to report
+// again once it does: one a row (a later one of the same row stands for
+// it), at most maxLate.
+func (f *Feed) noteLate(q queued) {
+	r := q.tx.written[0]
+	f.late = slices.DeleteFunc(f.late, func(l queued) bool { return l.tx.written[0] == r })
+	if len(f.late) >= maxLate {
+		f.o.Log.Warn().Int("late", len(f.late)).Msg("binlog change feed: too many transactions reported before the primary showed them; everything kept is forgotten")
+		f.o.Subscriber.Touched(Touched{DDL: true})
+		clear(f.late)
+		f.late = f.late[:0]
+	}
+	f.late = append(f.late, q)
+}
 
 // recheckLate reports again each transaction reported before the primary
 // showed it, once the primary does: what was read meanwhile (the old
@@ -1173,7 +1197,9 @@ func (f *Feed) recheckLate(ctx context.Context) {
 		r := q.tx.written[0]
 		ok, err := false, error(nil)
 		if f.o.Primary != nil {
-			ok, err = f.o.Primary.Committed(ctx, r.table, r.column, r.id)
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			ok, err = f.o.Primary.Committed(cctx, r.table, r.column, r.id)
+			cancel()
 		}
 		switch {
 		case ok:

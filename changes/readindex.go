@@ -16,13 +16,13 @@ import (
 // log (a busy server sends no heartbeat: it is never idle).
 //
 // Sync looks at where the server's log ends (one statement on the feed's
-// own connection) and waits until the feed has reported everything
-// before that point. Looks are shared: every Sync that comes while a look
-// is under way joins the next one, which starts when that one ends, so a
-// burst of reads costs one look, and no read is answered from a look
-// that started before it came (a write committed just before the read
-// might be missing from it). This is etcd's read index, with the
-// server's log as the leader's.
+// own connection, made by the feed's goroutine looks) and waits until the
+// feed has reported everything before that point. Looks are shared:
+// every Sync that comes while a look is under way joins the next one,
+// which starts when that one ends, so a burst of reads costs one look,
+// and no read is answered from a look that started before it came (a
+// write committed just before the read might be missing from it). This
+// is etcd's read index, with the server's log as the leader's.
 
 // progress is the point of the server's log up to which the feed has
 // reported every transaction, and a channel closed when it moves.
@@ -54,6 +54,13 @@ func (p *progress) reset() {
 	p.mu.Unlock()
 }
 
+// none tells whether nothing is applied yet (since the stream began).
+func (p *progress) none() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.at.Name == ""
+}
+
 // reached tells whether the point is at or past pos, and else gives a
 // channel closed when it moves.
 func (p *progress) reached(pos gomysql.Position) (bool, <-chan struct{}) {
@@ -77,28 +84,39 @@ type look struct {
 	err  error
 }
 
-// readIndex hands out looks: at most one under way, and one gathering
-// the Syncs that come meanwhile.
+// readIndex hands out looks: one gathering the Syncs that come while the
+// one under way is made (by the feed's own goroutine, looks).
 type readIndex struct {
 	mu   sync.Mutex
 	next *look         // the look new Syncs join; nil: none gathering
-	busy chan struct{} // holds the look under way
+	kick chan struct{} // a value when next waits to be made
 }
 
 // lookTimeout bounds a look: the Syncs waiting on one that does not
 // answer are refused, and the next look starts.
 const lookTimeout = time.Second
 
-// join is the look a Sync coming now waits on, and whether the caller
-// makes it (it is the first to join).
-func (x *readIndex) join() (l *look, lead bool) {
+// join is the look a Sync coming now waits on: one that has not started.
+func (x *readIndex) join() *look {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.next == nil {
 		x.next = &look{done: make(chan struct{})}
-		return x.next, true
+		select {
+		case x.kick <- struct{}{}:
+		default:
+		}
 	}
-	return x.next, false
+	return x.next
+}
+
+// take is the look to make now, and no longer one to join; nil: none.
+func (x *readIndex) take() *look {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	l := x.next
+	x.next = nil
+	return l
 }
 
 // Sync waits until the feed has reported every transaction the server
@@ -108,15 +126,12 @@ func (x *readIndex) join() (l *look, lead bool) {
 // A Sync that succeeds also makes the feed Current as of the look's
 // start.
 func (f *Feed) Sync(ctx context.Context, bound time.Duration) bool {
-	if f.Mode() != ModeBinlog {
-		return false
+	if f.Mode() != ModeBinlog || f.applied.none() {
+		return false // not following, or reconnecting: nothing applied yet
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	l, lead := f.index.join()
-	if lead {
-		f.look(l)
-	}
+	l := f.index.join()
 	select {
 	case <-l.done:
 	case <-ctx.Done():
@@ -152,20 +167,30 @@ func (f *Feed) Vouches(ctx context.Context, exact bool, bound time.Duration) boo
 	return f.Mode() == ModeBinlog && wpsidecar.ScopeOf(ctx).Settled(func() bool { return f.Sync(ctx, bound) })
 }
 
-// look asks the server where its log ends, for every Sync that joined l:
-// it runs to its end whatever the caller's context (the others wait on
-// it), once the look before it has ended.
-func (f *Feed) look(l *look) {
-	f.index.busy <- struct{}{}
-	f.index.mu.Lock()
-	f.index.next = nil // who comes from now on joins the next look
-	f.index.mu.Unlock()
-	l.at = time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), lookTimeout)
-	l.pos, l.err = f.server.LogEnd(ctx, f.flavor)
-	cancel()
-	<-f.index.busy
-	close(l.done)
+// looks makes the looks Syncs join, one at a time, until ctx ends (a
+// goroutine of Run's): a Sync's wait for one is bounded by its own
+// context, whatever the server does.
+func (f *Feed) looks(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			if l := f.index.take(); l != nil {
+				l.err = ctx.Err()
+				close(l.done)
+			}
+			return
+		case <-f.index.kick:
+		}
+		l := f.index.take()
+		if l == nil {
+			continue
+		}
+		l.at = time.Now()
+		lctx, cancel := context.WithTimeout(ctx, lookTimeout)
+		l.pos, l.err = f.server.LogEnd(lctx, f.flavor)
+		cancel()
+		close(l.done)
+	}
 }
 
 // vouch notes that the feed had applied the server's log as of at (unix

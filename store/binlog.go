@@ -137,9 +137,15 @@ func (s *BinlogServer) LogEnd(ctx context.Context, flavor string) (gomysql.Posit
 func (s *BinlogServer) refused(err error) {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && (me.Number == 1227 || me.Number == 1045 || me.Number == 1142) {
-		s.db.SetMaxIdleConns(0)
-		s.db.SetMaxIdleConns(2)
+		s.Reconnect()
 	}
+}
+
+// Reconnect lets the pool's idle connections go: the next statement
+// connects anew, to whichever server the address names now.
+func (s *BinlogServer) Reconnect() {
+	s.db.SetMaxIdleConns(0)
+	s.db.SetMaxIdleConns(2)
 }
 
 // Columns reads the column names of tables in schema, in order, by table,

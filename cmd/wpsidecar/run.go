@@ -392,7 +392,7 @@ func (s *sidecar) openRESTCache() {
 // current: the feed vouches for ctx's request (changes.Feed.Vouches) and
 // what it asked to be read again has been; vouches: /readyz's word.
 func (s *sidecar) current(ctx context.Context) bool {
-	return s.refresh.Idle() && s.feed.Vouches(ctx, s.cfg.ExactReads, s.cfg.MaxStaleness)
+	return s.feed.Vouches(ctx, s.cfg.ExactReads, s.cfg.MaxStaleness) && s.refresh.Idle() // after: the wait may ask for reads
 }
 
 func (s *sidecar) vouches() bool { return s.feed.Current(s.cfg.MaxStaleness) && s.refresh.Idle() }

@@ -60,6 +60,9 @@ func Name(raw string) (name string, array bool) {
 		case ' ', '.':
 			b[i] = '_'
 		case '[':
+			if i == 0 {
+				return "", false // PHP drops an empty name before it looks for an index
+			}
 			if strings.IndexByte(n[i+1:], ']') < 0 {
 				// No index: the '[' and what follows are part of the
 				// name, with their spaces, dots and '[' made underscores.
@@ -83,15 +86,26 @@ type Field struct {
 	Value string // decoded
 }
 
+// MaxInputVars is PHP's max_input_vars as php.ini ships it: PHP reads
+// the first so many fields of a query string and ignores the rest.
+const MaxInputVars = 1000
+
 // Fields are the fields of the query string raw, in order, those PHP
-// files under no name left out. want, when not nil, is asked first of
-// each raw name and leaves it out when false: most fields of a long
-// query are not decoded at all.
+// files under no name left out, and the fields past MaxInputVars, which
+// PHP ignores. want, when not nil, is asked first of each raw name and
+// leaves it out when false: most fields of a long query are not decoded
+// at all.
 func Fields(raw string, want func(rawName string) bool) []Field {
 	var out []Field
-	for raw != "" {
+	for n := 0; raw != ""; {
 		var kv string
 		kv, raw, _ = strings.Cut(raw, "&")
+		if kv == "" {
+			continue // PHP's tokenizer skips empty fields: they do not count
+		}
+		if n++; n > MaxInputVars {
+			break
+		}
 		k, v, _ := strings.Cut(kv, "=")
 		if want != nil && !want(k) {
 			continue
@@ -103,6 +117,23 @@ func Fields(raw string, want func(rawName string) bool) []Field {
 		out = append(out, Field{Name: name, Array: array, Value: Decode(v)})
 	}
 	return out
+}
+
+// TooMany tells whether the query string raw has more fields than
+// MaxInputVars: a site whose PHP reads more (or fewer) than php.ini's
+// default may read its names otherwise than Fields does.
+func TooMany(raw string) bool {
+	n := 0
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		if kv != "" {
+			if n++; n > MaxInputVars {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MayBe tells whether a raw field name may be filed as one of names:

@@ -37,6 +37,9 @@ var cases = []struct {
 	{"%00rest_route=x", "", "", false},
 	{"per_page", "per_page", "", false},
 	{"a.b[c.d]=1", "a_b", "1", true},
+	{"[method=DELETE", "", "", false},
+	{"%5Bwpnonce=1", "", "", false},
+	{"%20[x]=1", "", "", false},
 }
 
 func TestFields(t *testing.T) {
@@ -55,6 +58,11 @@ func TestFields(t *testing.T) {
 	if got := Fields("a=1&&rest.route=2&b", MayBe("rest_route")); len(got) != 1 || got[0].Name != "rest_route" {
 		t.Errorf("filtered: %+v, want rest_route alone", got)
 	}
+	// PHP reads the first max_input_vars fields (empty ones not counted).
+	many := strings.Repeat("a&&", MaxInputVars-1)
+	if got := Fields(many+"b=1&rest_route=/x", MayBe("rest_route", "b")); len(got) != 1 || got[0].Name != "b" || !TooMany(many+"b=1&rest_route=/x") || TooMany(many+"b=1") {
+		t.Errorf("past max_input_vars: %+v", got)
+	}
 }
 
 // TestFields_AsPHP: the cases are what PHP's own parse_str files (it
@@ -68,7 +76,7 @@ func TestFields_AsPHP(t *testing.T) {
 		t.Fatal("php-cli is not installed (make deps installs it)")
 	}
 	for _, c := range cases {
-		out, err := exec.Command(php, "-r", `parse_str($argv[1], $o); $r = array(); foreach ($o as $k => $v) { $r[] = array((string) $k, is_array($v), is_array($v) ? (string) reset($v) : $v); } echo json_encode($r);`, c.raw).Output()
+		out, err := exec.Command(php, "-d", "error_reporting=0", "-r", `parse_str($argv[1], $o); $r = array(); foreach ($o as $k => $v) { $r[] = array((string) $k, is_array($v), is_array($v) ? (string) reset($v) : $v); } echo json_encode($r);`, c.raw).Output()
 		if err != nil {
 			t.Fatalf("php: %v", err)
 		}
@@ -85,6 +93,22 @@ func TestFields_AsPHP(t *testing.T) {
 		if len(got) != 1 || got[0][0] != c.name || got[0][1] != c.array || got[0][2] != c.value {
 			t.Errorf("%q: PHP files %v, the case says %q %v %q", c.raw, got, c.name, c.array, c.value)
 		}
+	}
+}
+
+// TestFields_MaxInputVarsAsPHP: PHP ignores the fields past
+// max_input_vars, as Fields does.
+func TestFields_MaxInputVarsAsPHP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: needs php-cli")
+	}
+	raw := strings.Repeat("a&&", MaxInputVars-1) + "b=1&rest_route=/x"
+	out, err := exec.Command("php", "-d", "error_reporting=0", "-r", `parse_str($argv[1], $o); echo json_encode(array_keys($o));`, raw).Output()
+	if err != nil {
+		t.Fatalf("php: %v", err)
+	}
+	if string(out) != `["a","b"]` {
+		t.Errorf("PHP files %s; Fields reads the first %d fields", out, MaxInputVars)
 	}
 }
 

@@ -207,7 +207,7 @@ var proxyClaims = func() map[string]bool {
 		// recipes), and IIS's rewritten target, which WordPress takes as
 		// REQUEST_URI there.
 		"Cloudfront-Forwarded-Proto", "X-Arr-Ssl", "Fastly-Ssl", "X-Scheme", "X-Proto", "X-Ssl",
-		"X-Original-Host", "X-Host", "X-Forwarded-Prefix", "X-Original-Url", "X-Rewrite-Url",
+		"X-Original-Host", "X-Host", "X-Forwarded-Prefix", "X-Original-Url", "X-Rewrite-Url", "X-Forwarded-Uri", "X-Original-Uri",
 	} {
 		m[strings.ToLower(h)] = true
 	}

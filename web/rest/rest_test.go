@@ -252,6 +252,8 @@ func TestRESTRouting(t *testing.T) {
 		{"a NUL ends the name", "GET", "/wp-json/wp/v2/posts?rest_route%00x=/test/v1/things/13", [2]string{}, `{"id":"13"}`},
 		{".method is _method", "GET", "/wp-json/test/v1/things/7?.method=DELETE", [2]string{}, "php saw GET /wp-json/test/v1/things/7?.method=DELETE"},
 		{"a value PHP decodes leniently", "GET", "/?rest_route=/test/v1/things/a%zz", [2]string{}, `{"id":"a%25zz"}`},
+		{"the last rest_route an array: PHP's", "GET", "/wp-json/wp/v2/posts?rest_route=/test/v1/things/14&rest_route[]=x", [2]string{}, "php saw GET /wp-json/wp/v2/posts?rest_route=/test/v1/things/14&rest_route[]=x"},
+		{"past PHP's max_input_vars, not read", "GET", "/?" + strings.Repeat("a&", 1000) + "rest_route=/test/v1/things/15", [2]string{}, "php saw GET /?" + strings.Repeat("a&", 1000) + "rest_route=/test/v1/things/15"},
 	}
 	for _, tt := range tests {
 		req, _ := http.NewRequest(tt.method, f.front.URL+tt.target, nil)

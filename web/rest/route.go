@@ -81,12 +81,16 @@ func viaRESTRoute(r *http.Request) bool {
 
 // phpQuery reads the names REST routing reads (rest_route, _method) of a
 // query string as PHP fills $_GET (phpquery): the last of repeated names
-// wins. An array (rest_route[]=…) is not read: PHP fails on it, and
-// the answer is PHP's.
+// wins. An array (rest_route[]=…), the last of its name, is not read: PHP
+// fails on it, and the answer is PHP's.
 func phpQuery(raw string) map[string]string {
 	q := map[string]string{}
 	for _, f := range phpquery.Fields(raw, phpquery.MayBe("rest_route", "_method")) {
-		if !f.Array && (f.Name == "rest_route" || f.Name == "_method") {
+		switch {
+		case f.Name != "rest_route" && f.Name != "_method":
+		case f.Array:
+			delete(q, f.Name)
+		default:
 			q[f.Name] = f.Value
 		}
 	}

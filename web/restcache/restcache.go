@@ -345,7 +345,9 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, req Request, php h
 		case <-r.Context().Done():
 			return Miss // the client left; nothing to answer
 		}
-		if f.a != nil {
+		if f.a != nil && c.fresh(f.a, req.Site) {
+			// Fresh still: a drop that came since the fetch was kept (a
+			// write this request waited for) is not given.
 			c.counts.Collapsed.Add(1)
 			f.a.write(w, r, c.now())
 			return Hit
@@ -408,7 +410,9 @@ func (c *Cache) Bypass(r *http.Request, req Request) string {
 		return BypassBody
 	case conditional(r.Header):
 		return BypassConditional
-	case len(r.URL.RawQuery)+len(r.URL.EscapedPath()) > maxTarget, !canonical(r.URL.EscapedPath()):
+	case len(r.URL.RawQuery)+len(r.URL.EscapedPath()) > maxTarget, !canonical(r.URL.EscapedPath()), phpquery.TooMany(r.URL.RawQuery):
+		// Past PHP's max_input_vars, a site's PHP may read other names
+		// than the sidecar does.
 		return BypassTarget
 	case !c.current(r.Context()):
 		return BypassFeed
@@ -427,11 +431,21 @@ func (c *Cache) routeKept(route string) bool {
 	return false
 }
 
-// has tells whether h has a field name, empty or not, once or more: a
-// check of its first value alone would miss a second PHP reads.
+// has tells whether h has a field name (as Go keys it), empty or not,
+// once or more (a check of its first value alone would miss a second PHP
+// reads), in any spelling PHP reads as it: PHP makes dashes and
+// underscores alike (X_WP_NONCE, which some web servers pass on, is
+// X-WP-Nonce to it), and letter case is nothing.
 func has(h http.Header, name string) bool {
-	_, ok := h[name]
-	return ok
+	if _, ok := h[name]; ok {
+		return true
+	}
+	for k := range h {
+		if strings.IndexByte(k, '_') >= 0 && strings.EqualFold(strings.ReplaceAll(k, "_", "-"), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // conditional tells whether h makes the request conditional or partial:
@@ -439,7 +453,7 @@ func has(h http.Header, name string) bool {
 // validators; the answer would be the full one anyway).
 func conditional(h http.Header) bool {
 	for _, k := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range", "Range"} {
-		if _, ok := h[k]; ok {
+		if has(h, k) {
 			return true
 		}
 	}

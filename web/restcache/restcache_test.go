@@ -214,6 +214,13 @@ func TestBypass(t *testing.T) {
 		{"GET", "/wp-json/wp/v2//posts", "/wp/v2//posts", nil, BypassTarget},
 		{"GET", "/wp-json/wp/v2/posts/", "/wp/v2/posts/", nil, ""},
 		{"GET", "/wp-json/wp/v2/posts/a.b", "/wp/v2/posts/a.b", nil, ""},
+		// The spellings PHP reads alike (some web servers pass
+		// underscores on), and a query past PHP's max_input_vars.
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"X_HTTP_METHOD_OVERRIDE: PUT"}, BypassMethod},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"x_wp_nonce: abc"}, BypassNonce},
+		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"IF_NONE_MATCH: x"}, BypassConditional},
+		{"GET", "/wp-json/wp/v2/posts?" + strings.Repeat("a&", 1000) + "x=1", "/wp/v2/posts", nil, BypassTarget},
+		{"GET", "/wp-json/wp/v2/posts?" + strings.Repeat("a&", 999) + "x=1", "/wp/v2/posts", nil, ""},
 		{"GET", "/wp-json/wp/v2/posts?wpnonce=abc", "/wp/v2/posts", nil, ""},
 		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"If-None-Match: \"x\""}, BypassConditional},
 		{"GET", "/wp-json/wp/v2/posts", "/wp/v2/posts", []string{"Range: bytes=0-1"}, BypassConditional},
