@@ -85,8 +85,9 @@ type Auto struct {
 	// Poller, when not nil, polls every Interval while the feed cannot
 	// follow, and looks once more before it follows again.
 	Poller *Poller
-	// Forget has what memory keeps of the database (the memo, the
-	// settings) forgotten, before the feed may be current again.
+	// Forget, when set, is called before the feed may be current again;
+	// the feed's subscriber is then told every write may have been
+	// missed (Touched.Missed): memory, the settings and CDNs forget.
 	Forget func()
 	// Mode is told the detection in force, and why not the feed.
 	Mode              func(mode string, why error)
@@ -177,7 +178,12 @@ func (a Auto) await(ctx context.Context, why error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	a.Forget()
+	if a.Forget != nil {
+		a.Forget()
+	}
+	if a.Feed.o.Subscriber != nil {
+		a.Feed.o.Subscriber.Touched(Touched{Missed: true}) // CDNs forget too
+	}
 	a.Log.Info().Msg("change-feed auto: the server can feed the sidecar again; following its binary log from its current position")
 	return true
 }

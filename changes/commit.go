@@ -50,6 +50,10 @@ type Touched struct {
 	DDL bool
 	// Network: the network's tables of sites were written.
 	Network bool
+	// Missed: the feed may have missed writes — it stopped, and follows
+	// the log again from where it ends now — so whatever keeps copies of
+	// the database forgets them all, CDNs' included.
+	Missed bool
 	// Written are the tables whose rows were written, by the site-1 name
 	// (wp_posts for wp_2_posts too), for each site (0 on a single site):
 	// every table of the schema, with FeedOptions.EveryTable.
@@ -84,7 +88,7 @@ func (t *Touched) wrote(site int64, name string) {
 }
 
 func (t Touched) empty() bool {
-	return !t.DDL && !t.Network && len(t.UserIDs)+len(t.Options)+len(t.Tables)+len(t.Written)+len(t.RowValues) == 0
+	return !t.DDL && !t.Network && !t.Missed && len(t.UserIDs)+len(t.Options)+len(t.Tables)+len(t.Written)+len(t.RowValues) == 0
 }
 
 // Subscribers tell each of theirs, in order.
@@ -123,7 +127,7 @@ func (f Forget) Touched(t Touched) {
 			}
 		}
 	}
-	f.Memo.Forget(store.Changed{All: t.DDL, Users: len(t.UserIDs) > 0, Options: names, Tables: slices.Sorted(maps.Keys(t.Tables))})
+	f.Memo.Forget(store.Changed{All: t.DDL || t.Missed, Users: len(t.UserIDs) > 0, Options: names, Tables: slices.Sorted(maps.Keys(t.Tables))})
 }
 
 func (Forget) Commit(wpsidecar.Commit) {}

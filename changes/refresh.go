@@ -62,7 +62,7 @@ func (r *Refresher) Touched(t Touched) {
 			}
 		}
 	}
-	network := t.Network && r.Network != nil
+	network := (t.Network || t.Missed) && r.Network != nil
 	if len(sites) == 0 && !network {
 		return
 	}

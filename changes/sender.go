@@ -16,22 +16,27 @@ import (
 // it is sent then. A receiver may get a change twice around a fail-over,
 // never in steady state. It subscribes to commits, and sends to its own
 // subscriber: the webhooks and the purges. What a transaction touched
-// (the purges of PHP's answers kept by --cache-rest) is passed on while
-// leading only: one missed around a fail-over leaves a CDN an answer
-// until its lifetime ends.
+// (the purges of PHP's answers kept by --cache-rest) is kept likewise: a
+// new leader passes on what its predecessor may not have, or, when a
+// follower noticed more than it keeps, has everything forgotten
+// (Touched.Missed: CDNs purge every kept answer).
 type Sender struct {
 	send      Subscriber
 	keep, lag time.Duration
 	now       func() time.Time
 
-	mu      sync.Mutex
-	leading bool
-	recent  []noticed // oldest first
+	mu         sync.Mutex
+	leading    bool
+	recent     []noticed // oldest first
+	touched    []noticed // likewise; overflowed: some were let go
+	overflowed bool
 }
 
+// noticed is a commit, or what a transaction touched, noticed at at.
 type noticed struct {
 	at time.Time
 	c  wpsidecar.Commit
+	t  Touched
 }
 
 // maxKept bounds what a follower keeps, whatever keep says.
@@ -44,13 +49,19 @@ func NewSender(send Subscriber, keep, lag time.Duration) *Sender {
 	return &Sender{send: send, keep: keep, lag: lag, now: time.Now}
 }
 
-// Touched passes t on while leading.
+// Touched passes t on, or keeps it while another instance leads.
 func (s *Sender) Touched(t Touched) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.leading {
 		s.send.Touched(t)
+		return
 	}
+	s.prune()
+	if len(s.touched) == maxKept {
+		s.touched, s.overflowed = s.touched[1:], true
+	}
+	s.touched = append(s.touched, noticed{at: s.now(), t: t})
 }
 
 // Commit sends c, or keeps it while another instance leads. send must not
@@ -66,7 +77,7 @@ func (s *Sender) Commit(c wpsidecar.Commit) {
 	if len(s.recent) == maxKept {
 		s.recent = s.recent[1:]
 	}
-	s.recent = append(s.recent, noticed{s.now(), c})
+	s.recent = append(s.recent, noticed{at: s.now(), c: c})
 }
 
 // Lead says whether this instance leads now; on becoming leader it sends
@@ -85,14 +96,25 @@ func (s *Sender) Lead(leading bool, held time.Time) {
 			s.send.Commit(n.c)
 		}
 	}
-	s.recent = nil
+	if s.overflowed {
+		s.send.Touched(Touched{Missed: true})
+	} else {
+		for _, n := range s.touched {
+			if n.at.Add(s.lag).After(held) {
+				s.send.Touched(n.t)
+			}
+		}
+	}
+	s.recent, s.touched, s.overflowed = nil, nil, false
 }
 
 func (s *Sender) prune() {
 	cut := s.now().Add(-s.keep)
-	i := 0
-	for i < len(s.recent) && s.recent[i].at.Before(cut) {
-		i++
+	for _, l := range []*[]noticed{&s.recent, &s.touched} {
+		i := 0
+		for i < len(*l) && (*l)[i].at.Before(cut) {
+			i++
+		}
+		*l = (*l)[i:]
 	}
-	s.recent = s.recent[i:]
 }

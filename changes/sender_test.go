@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -53,16 +54,34 @@ func (f touchedTo) Touched(t Touched)     { f(t) }
 func (touchedTo) Commit(wpsidecar.Commit) {}
 
 // TestSender_Touched: what a transaction touched is passed on while
-// leading, and not kept by a follower.
+// leading; a follower keeps it, and on coming to lead passes on what the
+// old leader, last seen at held, may not have (issue 55, item 5); one that
+// noticed more than it keeps has everything forgotten.
 func TestSender_Touched(t *testing.T) {
-	var got []bool
-	s := NewSender(touchedTo(func(t Touched) { got = append(got, t.DDL) }), time.Minute, time.Second)
-	s.Touched(Touched{DDL: false})
-	s.Lead(true, time.Time{})
-	s.Touched(Touched{DDL: true})
+	var got []string
+	s := NewSender(touchedTo(func(t Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
+	now := time.Unix(1000, 0)
+	s.now = func() time.Time { return now }
+	touched := func(name string) Touched { return Touched{Options: map[int64][]string{0: {name}}} }
+	s.Touched(touched("sent by the old leader"))
+	now = now.Add(5 * time.Second)
+	held := now
+	s.Touched(touched("maybe not sent"))
+	if len(got) != 0 {
+		t.Fatalf("a follower passed on %q", got)
+	}
+	s.Lead(true, held)
+	s.Touched(touched("led"))
+	if want := []string{"[maybe not sent] false", "[led] false"}; !slices.Equal(got, want) {
+		t.Errorf("passed on %q, want %q", got, want)
+	}
+	got = nil
 	s.Lead(false, time.Time{})
-	s.Touched(Touched{DDL: false})
-	if !slices.Equal(got, []bool{true}) {
-		t.Errorf("passed on %v, want only the leader's [true]", got)
+	for range maxKept + 1 {
+		s.Touched(touched("x"))
+	}
+	s.Lead(true, time.Time{})
+	if want := []string{"[] true"}; !slices.Equal(got, want) {
+		t.Errorf("after more than it keeps, passed on %q, want %q", got, want)
 	}
 }

@@ -169,6 +169,14 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 	count := func(body string) int { mu.Lock(); defer mu.Unlock(); return got[body] }
 	php := httptest.NewServer(http.NotFoundHandler())
 	defer php.Close()
+	// A Varnish's purge endpoint: the xkey-purge headers it is sent.
+	var purged []string
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		purged = append(purged, r.Header.Get("xkey-purge"))
+		mu.Unlock()
+	}))
+	defer cdn.Close()
 	srv := testdb.StartBinlogServer(t)
 	tdb, args, env := autoSite(t, srv, php.URL)
 	exec := func(q string) {
@@ -182,8 +190,8 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 	exec("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'feed'@'%'")
 	tdb.SetOption(t, "o", `a:2:{s:1:"a";s:1:"x";s:1:"b";s:1:"x";}`)
 	s := start(t, append(args, "--binlog-dsn", "feed:feed-pw@tcp(127.0.0.1:"+strconv.Itoa(srv.Port)+")/", "--change-interval", "100ms",
-		"--webhook-urls", hook.URL, "--webhook-secret", "s"), env)
-	onFeed := map[string]string{"change_feed": "binlog", "database": "ok", "leader": "yes", "serve_from_feed": "memory", "upstream": "ok"}
+		"--webhook-urls", hook.URL, "--webhook-secret", "s", "--cache-rest", "wp/v2", "--purge-varnish", cdn.URL), env)
+	onFeed := map[string]string{"change_feed": "binlog", "database": "ok", "leader": "yes", "serve_from_feed": "memory", "upstream": "ok", "rest_cache": "on"}
 	waitReadyz(t, s, onFeed)
 	for i := 0; i < 2; i++ { // the second from memory
 		if got := readOptions(t, s); got != `{"a":"x","b":"x"}` {
@@ -220,8 +228,18 @@ func TestRun_AutoFeedFallBack(t *testing.T) {
 	if _, err := unlogged.ExecContext(context.Background(), "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'feed'@'%'"); err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	purged = nil
+	mu.Unlock()
 	waitReadyz(t, s, onFeed)
 	waitLog(t, s, "change-feed auto: the server can feed the sidecar again; following its binary log from its current position")
+	// What the feed did not hear, CDNs forget too: every answer of
+	// --cache-rest's (issue 55, item 2).
+	testwait.For(t, "every kept answer purged once the feed follows again", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(purged, "rest")
+	})
 	if got := readOptions(t, s); got != `{"a":"y","b":"x"}` {
 		t.Errorf("options after the feed resumed: %s", got)
 	}

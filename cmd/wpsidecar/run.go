@@ -327,16 +327,10 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 				break
 			}
 			s.drains = append(s.drains, closer(s.feed.Close)) // after Run has returned
-			// Memory forgets what the feed did not hear while stopped (site
-			// settings are read again every settings-refresh anyway).
-			forget := func() {
-				s.memo.Forget(store.Changed{All: true})
-				s.refresh.Touched(changes.Touched{Network: true})
-				if s.restCache != nil {
-					s.restCache.DropAll(restcache.DropFeed)
-				}
-			}
-			a := changes.Auto{Feed: s.feed, Poller: p, Forget: forget, Mode: s.setFeedMode, Interval: cfg.ChangeInterval, Timeout: cfg.DB.Timeout, Log: clog}
+			// Memory, the site map and CDNs forget what the feed did not hear
+			// while stopped (Touched.Missed; site settings are read again
+			// every settings-refresh anyway).
+			a := changes.Auto{Feed: s.feed, Poller: p, Mode: s.setFeedMode, Interval: cfg.ChangeInterval, Timeout: cfg.DB.Timeout, Log: clog}
 			if cfg.ChangeFeed != changes.ModeBinlog {
 				a.Recheck = changes.RecheckEvery(cfg.ChangeInterval) // binlog: polling for good after a fall-back
 			}

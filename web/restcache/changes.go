@@ -67,6 +67,8 @@ type drop struct {
 // plan is what t drops (see Touched).
 func (c *Cache) plan(t changes.Touched) []drop {
 	switch {
+	case t.Missed:
+		return []drop{{all: true, reason: DropFeed}}
 	case t.DDL:
 		return []drop{{all: true, reason: DropSchema}}
 	case t.Network:

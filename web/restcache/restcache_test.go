@@ -678,6 +678,7 @@ func TestTags(t *testing.T) {
 		{"a plugin's table on site 2", changes.Touched{Written: map[int64][]string{2: {"wp_stock"}}}, []string{"site2:rest"}},
 		{"the cron row", changes.Touched{Written: map[int64][]string{0: {"wp_options"}}, Options: map[int64][]string{0: {"cron"}}}, nil},
 		{"DDL", changes.Touched{DDL: true}, []string{"rest"}},
+		{"writes the feed may have missed", changes.Touched{Missed: true}, []string{"rest"}},
 	} {
 		if got := c.Tags(tc.touched); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: purges %q, want %q", tc.name, got, tc.want)
