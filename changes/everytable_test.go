@@ -3,6 +3,7 @@ package changes_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,23 +34,9 @@ func TestFeed_EveryTable(t *testing.T) {
 	}
 	for _, every := range []bool{true, false} {
 		t.Run(fmt.Sprint("EveryTable=", every), func(t *testing.T) {
-			var mu sync.Mutex
-			var got []string
-			marker := false
 			o := changes.FeedOptions{Conn: srv.Config(), ServerID: 4260, Schema: tdb.Name, Options: "wp_options", BasePrefix: "wp_",
-				EveryTable: every, RowValues: map[string][]string{"wp_posts": {"ID"}, "wp_postmeta": {"post_id", "meta_key"}}, Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t),
-				// wp_marker, a table of a namespace here, says the feed has
-				// read past the writes before it.
-				Tables: []changes.Table{{Namespace: "marker", Name: "wp_marker", Key: "id", ID: "id", Value: func(map[string]string) string { return "" }}},
-				Subscriber: subscriber{touched: func(tc changes.Touched) {
-					mu.Lock()
-					defer mu.Unlock()
-					if _, ok := tc.Tables["wp_marker"]; ok {
-						marker = true
-						return
-					}
-					got = append(got, fmt.Sprint(tc.Written, " ", tc.RowValues))
-				}}}
+				EveryTable: every, RowValues: map[string][]string{"wp_posts": {"ID"}, "wp_postmeta": {"post_id", "meta_key"}}, Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t)}
+			rec := recordTouches(&o, func(tc changes.Touched) string { return fmt.Sprint(tc.Written, " ", tc.RowValues) })
 			_, stop := runFeed(t, o)
 			defer stop()
 			tx, err := tdb.SQL.Begin()
@@ -76,9 +63,7 @@ func TestFeed_EveryTable(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			testwait.For(t, "the marker's write", func() bool { mu.Lock(); defer mu.Unlock(); return marker })
-			mu.Lock()
-			defer mu.Unlock()
+			got := rec.after(t, 0)
 			// The ids of the rows each site wrote, an update's before and
 			// after images both (the first post's id, 1, twice).
 			want := []string{"map[1:[wp_posts] 2:[wp_postmeta]] map[1:map[wp_posts.ID:[1]] 2:map[wp_postmeta.meta_key:[k] wp_postmeta.post_id:[1]]]", "map[1:[wp_plugin_stock]] map[]"}
@@ -104,24 +89,11 @@ func TestFeed_QuietColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	user := tdb.AddUser(t, "quiet", "quiet@example.org", "$P$Bhash")
-	var mu sync.Mutex
-	var got []string
-	marker := false
 	o := changes.FeedOptions{Conn: srv.Config(), ServerID: 4261, Schema: tdb.Name, Options: "wp_options", Users: "wp_users",
 		EveryTable: true, RowValues: map[string][]string{"wp_users": {"ID"}}, QuietColumns: map[string][]string{"wp_users": {"user_activation_key", "user_pass"}},
-		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t),
-		Tables: []changes.Table{{Namespace: "marker", Name: "wp_marker", Key: "id", ID: "id", Value: func(map[string]string) string { return "" }}},
-		Subscriber: subscriber{touched: func(tc changes.Touched) {
-			mu.Lock()
-			defer mu.Unlock()
-			if _, ok := tc.Tables["wp_marker"]; ok {
-				marker = true
-				return
-			}
-			got = append(got, fmt.Sprint(tc.UserIDs, " ", tc.Written, " ", tc.RowValues))
-		}}}
-	_, stop := runFeed(t, o)
-	defer stop()
+		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t)}
+	rec := recordTouches(&o, func(tc changes.Touched) string { return fmt.Sprint(tc.UserIDs, " ", tc.Written, " ", tc.RowValues) })
+	runFeed(t, o)
 	for _, q := range []string{
 		"UPDATE wp_users SET user_activation_key = '1700000000:$P$Bkey' WHERE ID = ?",
 		"UPDATE wp_users SET user_pass = '$P$Bnew', user_activation_key = '' WHERE ID = ?",
@@ -134,9 +106,7 @@ func TestFeed_QuietColumns(t *testing.T) {
 	if _, err := tdb.SQL.Exec("INSERT INTO wp_marker (id) VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
-	testwait.For(t, "the marker's write", func() bool { mu.Lock(); defer mu.Unlock(); return marker })
-	mu.Lock()
-	defer mu.Unlock()
+	got := rec.after(t, 0)
 	id := fmt.Sprint(user)
 	want := []string{"[" + id + "] map[] map[]", "[" + id + "] map[] map[]", "[" + id + "] map[0:[wp_users]] map[0:map[wp_users.ID:[" + id + "]]]"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -174,19 +144,8 @@ func TestFeed_ReplicationGrantsAlone(t *testing.T) {
 			}
 			conn := srv.Config()
 			conn.User, conn.Passwd = "feed", "feed-pw"
-			var mu sync.Mutex
-			var got []string
-			marker := false
-			o := changes.FeedOptions{Conn: conn, ServerID: 4262, Schema: tdb.Name, Options: "wp_options", Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(),
-				Tables: []changes.Table{{Namespace: "marker", Name: "wp_marker", Key: "id", ID: "id", Value: func(map[string]string) string { return "" }}},
-				Subscriber: subscriber{touched: func(tc changes.Touched) {
-					mu.Lock()
-					defer mu.Unlock()
-					if _, ok := tc.Tables["wp_marker"]; ok {
-						marker = true
-					}
-					got = append(got, fmt.Sprint(tc.Options, " ", tc.DDL))
-				}}}
+			o := changes.FeedOptions{Conn: conn, ServerID: 4262, Schema: tdb.Name, Options: "wp_options", Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()}
+			rec := recordTouches(&o, func(tc changes.Touched) string { return fmt.Sprint(tc.Options, " ", tc.DDL) })
 			if c.primary {
 				o.Primary = tdb.Store(t)
 			}
@@ -205,9 +164,7 @@ func TestFeed_ReplicationGrantsAlone(t *testing.T) {
 			if _, err := tdb.SQL.Exec("INSERT INTO wp_marker (id) VALUES (1)"); err != nil {
 				t.Fatal(err)
 			}
-			testwait.For(t, "the marker's write", func() bool { mu.Lock(); defer mu.Unlock(); return marker || len(got) >= 2 })
-			mu.Lock()
-			defer mu.Unlock()
+			got := rec.after(t, 2) // not interpreted, the marker's write is a report of its own
 			wantFirst := "map[0:[seen]] false"
 			if c.warned {
 				wantFirst = "map[] true" // not interpreted: whatever kept it must let go
@@ -266,4 +223,43 @@ func TestFeed_PartialRowImages(t *testing.T) {
 	if w := feed.Warning(); !strings.Contains(w, "rows were logged without all their columns (binlog_row_image is not FULL)") {
 		t.Errorf("Warning %q", w)
 	}
+}
+
+// touches are what a feed reported, each as show made it, until the
+// write of wp_marker (a namespace's table here) says the feed has read
+// past the writes before it.
+type touches struct {
+	mu     sync.Mutex
+	got    []string
+	marked bool
+}
+
+// recordTouches has o's feed follow wp_marker and report to a record.
+func recordTouches(o *changes.FeedOptions, show func(changes.Touched) string) *touches {
+	r := &touches{}
+	o.Tables = append(o.Tables, changes.Table{Namespace: "marker", Name: "wp_marker", Key: "id", ID: "id", Value: func(map[string]string) string { return "" }})
+	o.Subscriber = subscriber{touched: func(tc changes.Touched) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if _, ok := tc.Tables["wp_marker"]; ok {
+			r.marked = true
+			return
+		}
+		r.got = append(r.got, show(tc))
+	}}
+	return r
+}
+
+// after waits for the marker's write (or n reports, when n > 0) and is
+// what was reported before it.
+func (r *touches) after(t *testing.T, n int) []string {
+	t.Helper()
+	testwait.For(t, "the marker's write", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.marked || n > 0 && len(r.got) >= n
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
 }

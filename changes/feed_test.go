@@ -397,23 +397,13 @@ func TestFeed_CurrentOnBusyServer(t *testing.T) {
 	tdb := testdb.NewOn(t, srv.Config())
 	var hold atomic.Bool
 	release := make(chan struct{})
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4343, Schema: tdb.Name, Options: "wp_options",
+	feed, _ := runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4343, Schema: tdb.Name, Options: "wp_options",
 		Heartbeat: 300 * time.Millisecond, Log: zerolog.Nop(),
 		Subscriber: subscriber{touched: func(changes.Touched) {
 			if hold.Load() {
 				<-release
 			}
 		}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	defer func() { cancel(); <-done }()
-	if err := feed.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
 	const bound = 900 * time.Millisecond
 	testwait.For(t, "the feed current", func() bool { return feed.Current(bound) })
 
@@ -450,7 +440,7 @@ func TestFeed_CurrentOnBusyServer(t *testing.T) {
 		tdb.SQL.Exec("INSERT INTO " + other + ".t (v) VALUES ('x')")
 		return !feed.Current(bound)
 	})
-	if feed.Sync(ctx, 200*time.Millisecond) {
+	if feed.Sync(context.Background(), 200*time.Millisecond) {
 		t.Error("Sync said a feed held behind had applied the log's end")
 	}
 	hold.Store(false)
@@ -466,7 +456,7 @@ func TestFeed_Sync(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
 	tdb := testdb.NewOn(t, srv.Config())
 	var seen atomic.Int64
-	feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: 4344, Schema: tdb.Name, Options: "wp_options",
+	feed, _ := runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4344, Schema: tdb.Name, Options: "wp_options",
 		Heartbeat: time.Second, Log: zerolog.Nop(),
 		Subscriber: subscriber{touched: func(tc changes.Touched) {
 			for _, names := range tc.Options {
@@ -475,16 +465,7 @@ func TestFeed_Sync(t *testing.T) {
 				}
 			}
 		}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	defer func() { cancel(); <-done }()
-	if err := feed.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go func() { feed.Run(ctx, func(context.Context) {}); close(done) }()
+	ctx := context.Background()
 	testwait.For(t, "the feed following", func() bool { return feed.Sync(ctx, time.Second) })
 	if _, err := tdb.SQL.Exec("INSERT INTO wp_options (option_name, option_value, autoload) VALUES ('synced', '0', 'no')"); err != nil {
 		t.Fatal(err)
