@@ -12,11 +12,18 @@
 # bar is missed (any lost or wrong answer or sidecar 500, a recovery over
 # 1 s).
 #
-#   scripts/soak.sh                 # DURATION=10m FAULT_EVERY=25s WORKERS=12 README=1
+# Then (scripts/soak/purges_test.go) --cache-rest wp/v2 behind a real
+# Varnish keeping answers for an hour, PURGE_DURATION of readers through
+# both and writers by SQL, PHP and bulk statements, with the feed's grants
+# revoked for a while and the purge target hung for a while; it prints the
+# count of URLs that differ from PHP's own answers once the load stops,
+# which must be 0.
+#
+#   scripts/soak.sh                 # DURATION=10m FAULT_EVERY=25s WORKERS=12 README=1 PURGE_DURATION=2m
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${DURATION:=10m}" "${FAULT_EVERY:=25s}" "${WORKERS:=12}" "${README:=1}"
+: "${DURATION:=10m}" "${FAULT_EVERY:=25s}" "${WORKERS:=12}" "${README:=1}" "${PURGE_DURATION:=2m}"
 readme=()
 [ "$README" = 1 ] && readme=(-readme "$PWD/docs/operations.md")
 exec go test -tags soak -count=1 -timeout 2h -run TestSoak -v ./scripts/soak \
-  -duration "$DURATION" -fault-every "$FAULT_EVERY" -workers "$WORKERS" "${readme[@]}"
+  -duration "$DURATION" -fault-every "$FAULT_EVERY" -workers "$WORKERS" -purge-duration "$PURGE_DURATION" "${readme[@]}"

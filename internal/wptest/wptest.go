@@ -140,8 +140,12 @@ type Options struct {
 	NetworkDomain string
 	// Varnish puts Debian's Varnish (with varnish-modules) in front of the
 	// sidecar at Site.VarnishURL, with deploy/varnish/wpsidecar.vcl, and has
-	// the sidecar purge it.
-	Varnish bool
+	// the sidecar purge it: through VarnishPurge when set (a proxy of the
+	// test's in front of it), with VarnishTTL as Varnish's default_ttl
+	// when set (what it keeps an answer without Cache-Control for).
+	Varnish      bool
+	VarnishPurge func(varnishURL string) string
+	VarnishTTL   time.Duration
 }
 
 // Start builds the sidecar, stands up WordPress and starts the sidecar in
@@ -273,7 +277,11 @@ func Start(o Options) (s *Site, err error) {
 		"--upstream", s.WPURL, "--wp-config", s.WPConfig, "--settings-refresh", "200ms", "--shutdown-delay", "0"}, o.SidecarArgs...)
 	if o.Varnish {
 		s.VarnishURL = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
-		args = append(args, "--purge-varnish", s.VarnishURL)
+		purge := s.VarnishURL
+		if o.VarnishPurge != nil {
+			purge = o.VarnishPurge(s.VarnishURL)
+		}
+		args = append(args, "--purge-varnish", purge)
 	}
 	s.sidecar = exec.Command(s.Bin, args...)
 	s.sidecar.Stdout, s.sidecar.Stderr = s.sidecarLog, s.sidecarLog
@@ -287,7 +295,7 @@ func Start(o Options) (s *Site, err error) {
 		return s, fmt.Errorf("sidecar not ready: %v\n%s", err, log)
 	}
 	if o.Varnish {
-		if err := s.startVarnish(); err != nil {
+		if err := s.startVarnish(o.VarnishTTL); err != nil {
 			return s, err
 		}
 	}
@@ -330,7 +338,7 @@ func (s *Site) makeNetwork(mode, domain string) error {
 
 // startVarnish runs varnishd in the foreground of a process of its own,
 // with the repository's VCL pointed at the sidecar.
-func (s *Site) startVarnish() error {
+func (s *Site) startVarnish(ttl time.Duration) error {
 	vcl, err := os.ReadFile(filepath.Join(s.repo, "deploy", "varnish", "wpsidecar.vcl"))
 	if err != nil {
 		return err
@@ -354,8 +362,12 @@ func (s *Site) startVarnish() error {
 	if err != nil {
 		bin = "/usr/sbin/varnishd"
 	}
-	s.varnish = exec.Command(bin, "-F", "-a", strings.TrimPrefix(s.VarnishURL, "http://"), "-f", path,
-		"-n", filepath.Join(s.Dir, "varnish"), "-s", "malloc,64m", "-p", "default_grace=0")
+	args := []string{"-F", "-a", strings.TrimPrefix(s.VarnishURL, "http://"), "-f", path,
+		"-n", filepath.Join(s.Dir, "varnish"), "-s", "malloc,64m", "-p", "default_grace=0"}
+	if ttl > 0 {
+		args = append(args, "-p", fmt.Sprintf("default_ttl=%d", int(ttl.Seconds())))
+	}
+	s.varnish = exec.Command(bin, args...)
 	s.varnish.Stdout, s.varnish.Stderr = s.sidecarLog, s.sidecarLog
 	s.varnish.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.varnish.Start(); err != nil {
