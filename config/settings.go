@@ -285,7 +285,7 @@ var settings = func() []setting {
 			}},
 		{name: "binlog-server-id", kind: kInt, def: "0", usage: "the feed's replica server id, unique among the server's replicas; 0: one chosen at random",
 			set: intSetter(0, func(c *Config) *int { return &c.BinlogServerID })},
-		{name: "serve-from-feed", kind: kBool, def: "auto", usage: "answer GETs from memory kept current by the binlog feed, with no database round trip, while the feed has heard the server within max-staleness; auto: whenever the binlog feed is followed (change-feed auto or binlog), false: never",
+		{name: "serve-from-feed", kind: kBool, def: "auto", usage: "answer GETs from memory kept current by the binlog feed, with no database round trip, while the feed has applied the server's log within max-staleness; auto: whenever the binlog feed is followed (change-feed auto or binlog), false: never",
 			set: func(c *Config, v string) (err error) {
 				if c.serveFromFeedAuto = strings.EqualFold(strings.TrimSpace(v), "auto"); c.serveFromFeedAuto {
 					return nil
