@@ -148,6 +148,14 @@ type Options struct {
 	VarnishTTL   time.Duration
 }
 
+// purgeVia is where the sidecar sends a Varnish's purges.
+func (o Options) purgeVia(varnish string) string {
+	if o.VarnishPurge != nil {
+		return o.VarnishPurge(varnish)
+	}
+	return varnish
+}
+
 // Start builds the sidecar, stands up WordPress and starts the sidecar in
 // front of it. It takes a few seconds.
 func Start(o Options) (s *Site, err error) {
@@ -277,11 +285,7 @@ func Start(o Options) (s *Site, err error) {
 		"--upstream", s.WPURL, "--wp-config", s.WPConfig, "--settings-refresh", "200ms", "--shutdown-delay", "0"}, o.SidecarArgs...)
 	if o.Varnish {
 		s.VarnishURL = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
-		purge := s.VarnishURL
-		if o.VarnishPurge != nil {
-			purge = o.VarnishPurge(s.VarnishURL)
-		}
-		args = append(args, "--purge-varnish", purge)
+		args = append(args, "--purge-varnish", o.purgeVia(s.VarnishURL))
 	}
 	s.sidecar = exec.Command(s.Bin, args...)
 	s.sidecar.Stdout, s.sidecar.Stderr = s.sidecarLog, s.sidecarLog
