@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -29,17 +30,26 @@ import (
 // sidecar and installs WordPress, on a busy machine too.
 const bannerTimeout = 10 * time.Minute
 
-// freePorts are n ports nothing listens on now, on 127.0.0.1.
+// freePorts are n ports nothing listens on now, on 127.0.0.1, below the
+// kernel's ephemeral range: the demo binds them seconds later, and the
+// other packages' tests, running meanwhile, bind ports the kernel picks
+// (":0") from that range — a port picked the same way could be theirs by
+// then (a CI run's demo once found its port taken by another test's
+// mariadbd).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 1000 {
+			t.Fatalf("no %d free ports found between 10000 and 32000", n)
+		}
+		p := 10000 + rand.IntN(22000)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil || slices.Contains(ports, p) {
+			continue
 		}
 		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, p)
 	}
 	return ports
 }
