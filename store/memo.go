@@ -125,9 +125,12 @@ func (m *Memo) Version(ctx context.Context) (version uint64, serving bool) {
 	}
 	// Serving is asked first (with exact reads it waits until the feed
 	// has applied what the server had committed when the request came,
-	// forgetting what that changed), the version read after; then
-	// serving is asked again: a change that comes in between is either
-	// seen in the version or makes serving false.
+	// forgetting what that changed), the version read after. Without
+	// exact reads serving is asked again: a change that comes in between
+	// is either seen in the version or makes serving false. With them
+	// the second answer is the request's first, remembered; a change
+	// after the version was read shows when the answer is stored
+	// (rest's Prepared compares the version again).
 	if !m.serving(ctx) {
 		return 0, false
 	}

@@ -159,7 +159,7 @@ func TestSoakPurges(t *testing.T) {
 				t.Errorf("%s: %v", q, err)
 			}
 		}
-		killUser(t, rootDB, "feed")
+		(&testdb.DB{SQL: rootDB}).KillConnections(t, "feed")
 		t.Logf("%s: the feed's grants revoked", time.Now().Format(time.TimeOnly))
 		time.Sleep(3 * time.Second) // into the fault: the feed has fallen back
 		writeQuiet("while the feed was down", quiet[:3])
@@ -230,25 +230,6 @@ func replicationClient() string {
 		return "REPLICATION CLIENT"
 	}
 	return "BINLOG MONITOR"
-}
-
-// killUser ends user's connections (the feed's stream among them).
-func killUser(t *testing.T, db *sql.DB, user string) {
-	rows, err := db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?", user)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		rows.Scan(&id)
-		ids = append(ids, id)
-	}
-	rows.Close()
-	for _, id := range ids {
-		db.Exec("KILL " + strconv.FormatInt(id, 10))
-	}
 }
 
 // tailLines is the last n lines of s.
