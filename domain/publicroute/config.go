@@ -80,9 +80,10 @@ const defaultMaxAge = 60
 
 var (
 	routePath = regexp.MustCompile(`^/wp-json/[a-z0-9-]+/v[0-9]+(/[A-Za-z0-9_.-]+)+$`)
-	// reserved are namespaces a public route may not shadow: the sidecar's
-	// own and WordPress's.
-	reserved = []string{"/wp-json/fieldmgr/", "/wp-json/themeopts/", "/wp-json/wp/", "/wp-json/wp-site-health/", "/wp-json/oembed/", "/wp-json/wpsidecar-companion/"}
+	// reserved are namespaces a public route may not shadow besides the
+	// kinds' own: the sidecar's (its history, its companion plugin's)
+	// and WordPress's.
+	reserved = []string{"/wp-json/wpsidecar/", "/wp-json/wpsidecar-companion/", "/wp-json/wp/", "/wp-json/wp-site-health/", "/wp-json/oembed/"}
 )
 
 // Parser is ParseConfig for the namespaces of kinds.
@@ -107,8 +108,10 @@ func ParseConfig(b []byte, kinds ...Kind) (*Config, error) {
 	}
 	c := Config{CORSOrigins: file.CORSOrigins, Routes: make([]Route, len(file.Routes))}
 	var keys []string
+	shadowed := slices.Clone(reserved)
 	for _, k := range kinds {
 		keys = append(keys, k.Key)
+		shadowed = append(shadowed, "/wp-json/"+string(k.Namespace)+"/")
 	}
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
@@ -129,7 +132,7 @@ func ParseConfig(b []byte, kinds ...Kind) (*Config, error) {
 		case seen[lower]:
 			bad("%s.path: %q is given twice (routes match without regard to case)", at, r.Path)
 		}
-		for _, p := range reserved {
+		for _, p := range shadowed {
 			if strings.HasPrefix(lower, p) {
 				bad("%s.path: %q would shadow the routes under %s", at, r.Path, p)
 			}

@@ -31,6 +31,8 @@ func TestParseConfig(t *testing.T) {
 		`{"routes":[]}`: "routes: at least one route",
 		`{"routes":[{"path":"/wp-json/fieldmgr/v1/field-groups","themeopts":["a"]}]}`:                            `routes[0].path: "/wp-json/fieldmgr/v1/field-groups" would shadow the routes under /wp-json/fieldmgr/`,
 		`{"routes":[{"path":"/wp-json/wp/v2/brand","themeopts":["a"]}]}`:                                         `would shadow the routes under /wp-json/wp/`,
+		`{"routes":[{"path":"/wp-json/wpsidecar/v1/history","themeopts":["a"]}]}`:                                `would shadow the routes under /wp-json/wpsidecar/`,
+		`{"routes":[{"path":"/wp-json/themeopts/v2/brand","themeopts":["a"]}]}`:                                  `would shadow the routes under /wp-json/themeopts/`,
 		`{"routes":[{"path":"/brand","themeopts":["a"]}]}`:                                                       `routes[0].path: "/brand" is not /wp-json/<namespace>/v<n>/<route>`,
 		`{"routes":[{"path":"/wp-json/s/v1/a?x=1","themeopts":["a"]}]}`:                                          `is not /wp-json/<namespace>/v<n>/<route>`,
 		`{"routes":[{"path":"/wp-json/s/v1/a","themeopts":["*"]}]}`:                                              `routes[0].themeopts[0]: "*" is not an option id (no wildcards)`,
