@@ -19,7 +19,10 @@ import (
 // (the purges of PHP's answers kept by --cache-rest) is kept likewise: a
 // new leader passes on what its predecessor may not have, or, when a
 // follower noticed more than it keeps, has everything forgotten
-// (Touched.Missed: CDNs purge every kept answer).
+// (Touched.Missed: CDNs purge every kept answer). So does an instance
+// that comes to lead first without having seen another lead: it cannot
+// know what was written while no instance ran (a restart of a site's one
+// instance, every instance down for a while).
 type Sender struct {
 	send      Subscriber
 	keep, lag time.Duration
@@ -27,6 +30,7 @@ type Sender struct {
 
 	mu         sync.Mutex
 	leading    bool
+	led        bool      // has led before
 	recent     []noticed // oldest first
 	touched    []noticed // likewise; overflowed: some were let go
 	overflowed bool
@@ -81,8 +85,8 @@ func (s *Sender) Commit(c wpsidecar.Commit) {
 }
 
 // Lead says whether this instance leads now; on becoming leader it sends
-// what it kept that the old leader, last seen holding the lock at held,
-// may not have sent.
+// what it kept that the old leader, last seen holding the lock at held
+// (zero: none seen), may not have sent.
 func (s *Sender) Lead(leading bool, held time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -90,13 +94,15 @@ func (s *Sender) Lead(leading bool, held time.Time) {
 	if !leading {
 		return
 	}
+	unknown := !s.led && held.IsZero() // nobody seen leading since this instance started
+	s.led = true
 	s.prune()
 	for _, n := range s.recent {
 		if n.at.Add(s.lag).After(held) {
 			s.send.Commit(n.c)
 		}
 	}
-	if s.overflowed {
+	if s.overflowed || unknown {
 		s.send.Touched(Touched{Missed: true})
 	} else {
 		for _, n := range s.touched {

@@ -85,3 +85,24 @@ func TestSender_Touched(t *testing.T) {
 		t.Errorf("after more than it keeps, passed on %q, want %q", got, want)
 	}
 }
+
+// TestSender_FirstLead: an instance that leads without having seen another
+// lead has every kept answer forgotten (what was written while no
+// instance ran is unknown); leading again later passes on what it kept.
+func TestSender_FirstLead(t *testing.T) {
+	var got []string
+	s := NewSender(touchedTo(func(t Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
+	s.Lead(true, time.Time{})
+	s.Lead(false, time.Time{})
+	s.Touched(Touched{Options: map[int64][]string{0: {"x"}}})
+	s.Lead(true, time.Time{})
+	if want := []string{"[] true", "[x] false"}; !slices.Equal(got, want) {
+		t.Errorf("passed on %q, want %q", got, want)
+	}
+	got = nil
+	follower := NewSender(touchedTo(func(t Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
+	follower.Lead(true, time.Now()) // another seen leading: what it sent is not forgotten
+	if len(got) != 0 {
+		t.Errorf("a new leader that saw another lead passed on %q", got)
+	}
+}

@@ -671,6 +671,42 @@ func TestRESTCache_Varnish(t *testing.T) {
 	}
 	t.Run("a bulk write", func(t *testing.T) { varnishBulkWrite(t, fs, via) })
 	t.Run("an answer of many entities", func(t *testing.T) { varnishManyTags(t, fs, via) })
+	t.Run("a new leader", func(t *testing.T) { varnishNewLeader(t, fs, via) })
+}
+
+// A new leader: with the leading instance killed, a post written before
+// the other instance leads is purged by that one once it does (issue 55,
+// item 5: a follower let what it noticed go, and Varnish kept the old
+// answer). The killed instance, Varnish's backend, comes back following.
+func varnishNewLeader(t *testing.T, fs *wptest.Site, via func(string) (string, http.Header)) {
+	second, err := fs.StartInstance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the site's own instance to lead", fs.Sidecar.Leads)
+	var post int64
+	fs.PHP(t, `return wp_insert_post(array("post_title" => "leader A", "post_status" => "publish", "post_author" => 1));`, &post)
+	path := fmt.Sprintf("/wp-json/wp/v2/posts/%d", post)
+	testwait.For(t, "the post's purge", func() bool { return strings.Contains(fs.SidecarLog(), fmt.Sprintf(`"rest:post:%d"`, post)) })
+	testwait.For(t, path+" cached by Varnish", func() bool {
+		_, h := via(path)
+		return h.Get("X-Cache") == "HIT"
+	})
+	fs.Sidecar.Kill()
+	// At once: the second instance notices it before it leads (it waits
+	// on the lock for a second at a time).
+	sqlExec(t, fs.DB(t), fmt.Sprintf("UPDATE wp_posts SET post_title = 'leader A changed' WHERE ID = %d", post))
+	testwait.For(t, "the second instance to lead", second.Leads)
+	if err := fs.Sidecar.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, path+" purged by the new leader", func() bool {
+		body, _ := via(path)
+		return strings.Contains(body, `"rendered":"leader A changed"`)
+	})
+	if fs.Sidecar.Leads() {
+		t.Error("the killed instance, back, leads: the second should")
+	}
 }
 
 // A bulk write: one SQL UPDATE of a thousand posts (as wp search-replace

@@ -15,7 +15,8 @@
 # Then (scripts/soak/purges_test.go) --cache-rest wp/v2 behind a real
 # Varnish keeping answers for an hour, PURGE_DURATION of readers through
 # both and writers by SQL, PHP and bulk statements, with the feed's grants
-# revoked for a while and the purge target hung for a while; it prints the
+# revoked for a while, the purge target hung for a while and the leading
+# instance killed (a second one takes over the purges); it prints the
 # count of URLs that differ from PHP's own answers once the load stops,
 # which must be 0.
 #

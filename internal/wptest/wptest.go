@@ -73,9 +73,10 @@ type Site struct {
 	phpRoot    string // the chroot PHP runs in; "" for the machine's
 	db         *sql.DB
 	dbc        *mysql.Config
-	sidecar    *exec.Cmd
-	sidecarLog *os.File
 	env        []string
+	// Sidecar is the site's own instance, at URL and AdminURL.
+	Sidecar   *Sidecar
+	instances []*Sidecar // StartInstance's
 	// Redis is the object cache's server (host:port) and RedisPrefix the
 	// salt before the site's keys, when Options.RedisObjectCache is set.
 	Redis       string
@@ -278,25 +279,14 @@ func Start(o Options) (s *Site, err error) {
 	if o.NoSidecar {
 		return s, nil
 	}
-	if s.sidecarLog, err = os.Create(filepath.Join(dir, "sidecar.log")); err != nil {
-		return s, err
-	}
-	args := append([]string{"--listen", strings.TrimPrefix(s.URL, "http://"), "--admin-listen", strings.TrimPrefix(s.AdminURL, "http://"),
-		"--upstream", s.WPURL, "--wp-config", s.WPConfig, "--settings-refresh", "200ms", "--shutdown-delay", "0"}, o.SidecarArgs...)
+	args := append([]string{"--upstream", s.WPURL, "--wp-config", s.WPConfig, "--settings-refresh", "200ms", "--shutdown-delay", "0"}, o.SidecarArgs...)
 	if o.Varnish {
 		s.VarnishURL = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
 		args = append(args, "--purge-varnish", o.purgeVia(s.VarnishURL))
 	}
-	s.sidecar = exec.Command(s.Bin, args...)
-	s.sidecar.Stdout, s.sidecar.Stderr = s.sidecarLog, s.sidecarLog
-	s.sidecar.Env = []string{} // everything from wp-config.php, nothing from this environment
-	s.sidecar.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := s.sidecar.Start(); err != nil {
+	s.Sidecar = &Sidecar{URL: s.URL, AdminURL: s.AdminURL, bin: s.Bin, args: args, logPath: filepath.Join(dir, "sidecar.log")}
+	if err := s.Sidecar.start(); err != nil {
 		return s, err
-	}
-	if err := waitReady(s.AdminURL+"/readyz", 15*time.Second); err != nil {
-		log, _ := os.ReadFile(s.sidecarLog.Name())
-		return s, fmt.Errorf("sidecar not ready: %v\n%s", err, log)
 	}
 	if o.Varnish {
 		if err := s.startVarnish(o.VarnishTTL); err != nil {
@@ -372,7 +362,7 @@ func (s *Site) startVarnish(ttl time.Duration) error {
 		args = append(args, "-p", fmt.Sprintf("default_ttl=%d", int(ttl.Seconds())))
 	}
 	s.varnish = exec.Command(bin, args...)
-	s.varnish.Stdout, s.varnish.Stderr = s.sidecarLog, s.sidecarLog
+	s.varnish.Stdout, s.varnish.Stderr = s.Sidecar.log, s.Sidecar.log
 	s.varnish.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.varnish.Start(); err != nil {
 		return fmt.Errorf("varnishd (scripts/install-deps.sh installs varnish and varnish-modules): %w", err)
@@ -385,8 +375,7 @@ func (s *Site) startVarnish(ttl time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(s.sidecarLog.Name())
-			return fmt.Errorf("varnish not answering: %v\n%s", err, log)
+			return fmt.Errorf("varnish not answering: %v\n%s", err, s.SidecarLog())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -394,6 +383,12 @@ func (s *Site) startVarnish(ttl time.Duration) error {
 
 // Stop stops the sidecar and WordPress and removes what Start made.
 func (s *Site) Stop() {
+	// The sidecars first: their last purges reach Varnish.
+	for _, c := range append(s.instances, s.Sidecar) {
+		if c != nil {
+			c.stop()
+		}
+	}
 	if s.varnish != nil && s.varnish.Process != nil {
 		s.varnish.Process.Signal(syscall.SIGTERM) // the manager stops its child
 		done := make(chan struct{})
@@ -403,19 +398,6 @@ func (s *Site) Stop() {
 		case <-time.After(10 * time.Second):
 			s.varnish.Process.Kill()
 		}
-	}
-	if s.sidecar != nil && s.sidecar.Process != nil {
-		s.sidecar.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { s.sidecar.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			s.sidecar.Process.Kill()
-		}
-	}
-	if s.sidecarLog != nil {
-		s.sidecarLog.Close()
 	}
 	if s.repo != "" {
 		s.command(filepath.Join(s.repo, "scripts", "wordpress.sh"), "stop", filepath.Join(s.Dir, "wp")).Run()
@@ -463,7 +445,7 @@ func (s *Site) dropRedisKeys() {
 	}
 }
 
-// SidecarLog is what the sidecar has logged so far.
+// SidecarLog is what the site's own sidecar (and its Varnish) logged so far.
 func (s *Site) SidecarLog() string {
 	b, _ := os.ReadFile(filepath.Join(s.Dir, "sidecar.log"))
 	return string(b)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
@@ -28,16 +29,19 @@ var purgeDuration = flag.Duration("purge-duration", 2*time.Minute, "how long Tes
 
 // TestSoakPurges: --cache-rest wp/v2 behind a real Varnish that keeps the
 // answers it is given for an hour, counting on the sidecar's purges
-// (issue 55). For -purge-duration, readers ask a set of URLs through
-// Varnish and through the sidecar, writers change posts by SQL, by PHP
-// and by bulk statements, and two faults come in turn: the feed's
-// grants revoked for a while (the feed falls back to polling, and follows
-// again), and the purge target hung for a while (a proxy in front of
-// Varnish's purges that answers nothing). Once the load stops, every URL
-// read must show PHP's own answer, through the sidecar and through
-// Varnish, within a few seconds: the count of differences is printed and
-// must be 0. Five posts are written only during the faults, so that no
-// later write hides a purge they lost.
+// (issue 55). Two instances share the site, as replicas do: the first,
+// Varnish's backend, leads; the second follows. For -purge-duration,
+// readers ask a set of URLs through Varnish and through both instances,
+// writers change posts by SQL, by PHP and by bulk statements, and three
+// faults come in turn: the feed's grants revoked for a while (the feed
+// falls back to polling, and follows again), the purge target hung for a
+// while (a proxy in front of Varnish's purges that answers nothing), and
+// the leader killed (the second instance takes over the purges; the
+// first comes back, following). Once the load stops, every URL read must
+// show PHP's own answer, through both instances and through Varnish,
+// within a few seconds: the count of differences is printed and must be
+// 0. Seven posts are written only during the faults, so that no later
+// write hides a purge they lost.
 func TestSoakPurges(t *testing.T) {
 	srv := testdb.StartBinlogServer(t)
 	var hung atomic.Bool
@@ -73,6 +77,14 @@ func TestSoakPurges(t *testing.T) {
 	}
 	defer site.Stop()
 	db := site.DB(t)
+	second, err := site.StartInstance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the first instance to lead", func() bool { return site.Sidecar.Leads() })
+	if second.Leads() {
+		t.Fatal("the second instance leads too")
+	}
 
 	var posts []int64
 	for i := range 30 {
@@ -106,14 +118,15 @@ func TestSoakPurges(t *testing.T) {
 				p := paths[rand.IntN(len(paths))]
 				get(site.VarnishURL, p)
 				get(site.URL, p)
-				reads.Add(2)
+				get(second.URL, p)
+				reads.Add(3)
 			}
 		})
 	}
-	// The steady writers leave five posts alone: those are written only
-	// during the faults, three in one and two in the other, so that
-	// nothing after them purges them again.
-	steady, quiet := posts[:25], posts[25:]
+	// The steady writers leave seven posts alone: those are written only
+	// during the faults, three in the first and two in each other, so
+	// that nothing after them purges them again.
+	steady, quiet := posts[:23], posts[23:]
 	writeQuiet := func(when string, ids []int64) {
 		for _, id := range ids {
 			if _, err := db.Exec("UPDATE wp_posts SET post_title = ? WHERE ID = ?", fmt.Sprintf("soak %d, %s", id, when), id); err != nil {
@@ -139,48 +152,41 @@ func TestSoakPurges(t *testing.T) {
 			}
 		}
 	})
-	// The faults, in turn, a third and two thirds in.
-	third := *purgeDuration / 3
-	load.Go(func() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(third):
-		}
-		unlogged, err := rootDB.Conn(context.Background())
-		if err != nil {
-			t.Error(err)
+	load.Go(func() { // the faults, in turn, a quarter, a half and three quarters in
+		quarter := *purgeDuration / 4
+		if !sleep(ctx, quarter) {
 			return
 		}
-		defer unlogged.Close()
-		grants := "REPLICATION SLAVE, " + replicationClient() + " ON *.* "
-		for _, q := range []string{"SET SESSION sql_log_bin = 0", "REVOKE " + grants + "FROM 'feed'@'%'"} {
-			if _, err := unlogged.ExecContext(context.Background(), q); err != nil {
-				t.Errorf("%s: %v", q, err)
-			}
-		}
-		(&testdb.DB{SQL: rootDB}).KillConnections(t, "feed")
-		t.Logf("%s: the feed's grants revoked", time.Now().Format(time.TimeOnly))
-		time.Sleep(3 * time.Second) // into the fault: the feed has fallen back
-		writeQuiet("while the feed was down", quiet[:3])
-		time.Sleep(min(third/2, 10*time.Second)) // the fault's length, not a wait for a condition
-		if _, err := unlogged.ExecContext(context.Background(), "GRANT "+grants+"TO 'feed'@'%'"); err != nil {
-			t.Error(err)
-		}
-		t.Logf("%s: the feed's grants given back", time.Now().Format(time.TimeOnly))
-		select {
-		case <-ctx.Done():
+		revokeFeed(t, rootDB, func() { writeQuiet("while the feed was down", quiet[:3]) }, min(quarter/2, 10*time.Second))
+		if !sleep(ctx, quarter/2) {
 			return
-		case <-time.After(third / 2):
 		}
 		hung.Store(true)
 		t.Logf("%s: the purge target hung", time.Now().Format(time.TimeOnly))
-		writeQuiet("while the purge target hung", quiet[3:])
+		writeQuiet("while the purge target hung", quiet[3:5])
 		// Longer than the purger's request timeout (10 s): its requests
 		// fail, and what changes meanwhile waits with them.
-		time.Sleep(max(15*time.Second, min(third/2, 30*time.Second))) // likewise
+		time.Sleep(max(15*time.Second, min(quarter/2, 30*time.Second))) // the fault's length, not a wait for a condition
 		hung.Store(false)
 		t.Logf("%s: the purge target answers again", time.Now().Format(time.TimeOnly))
+		if !sleep(ctx, quarter/2) {
+			return
+		}
+		site.Sidecar.Kill()
+		t.Logf("%s: the leader killed", time.Now().Format(time.TimeOnly))
+		// Written before the second instance leads, noticed by it alone:
+		// its purges are the new leader's to send.
+		writeQuiet("while the leader was dead", quiet[5:])
+		for deadline := time.Now().Add(testwait.Within); !second.Leads(); time.Sleep(50 * time.Millisecond) { // a poll's pace; the deadline bounds it
+			if time.Now().After(deadline) {
+				t.Errorf("the second instance does not lead after %s:\n%s", testwait.Within, tailLines(second.Log(), 20))
+				break
+			}
+		}
+		t.Logf("%s: the second instance leads", time.Now().Format(time.TimeOnly))
+		if err := site.Sidecar.Restart(); err != nil {
+			t.Error(err)
+		}
 	})
 	load.Wait()
 	// The faults took: the feed fell back and followed again; purges
@@ -190,6 +196,9 @@ func TestSoakPurges(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("the sidecar's log does not say %q: a fault did not take", want)
 		}
+	}
+	if site.Sidecar.Leads() || !second.Leads() {
+		t.Errorf("after the leader's death, the second instance should lead and the first, back, follow")
 	}
 
 	// Every URL, through both, as PHP answers it now: within a few
@@ -201,7 +210,7 @@ func TestSoakPurges(t *testing.T) {
 			if code != 200 {
 				t.Fatalf("PHP's own answer to %s: %d %.200s", p, code, want)
 			}
-			for _, via := range []struct{ name, base string }{{"sidecar", site.URL}, {"varnish", site.VarnishURL}} {
+			for _, via := range []struct{ name, base string }{{"sidecar", site.URL}, {"second sidecar", second.URL}, {"varnish", site.VarnishURL}} {
 				if code, got := get(via.base, p); code != 200 || got != want {
 					out = append(out, via.name+" "+p)
 				}
@@ -216,10 +225,47 @@ func TestSoakPurges(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond) // a retry's pace; the deadline bounds it
 	}
-	fmt.Printf("soak purges: %s of load, %d reads, %d writes, %d URLs through the sidecar and Varnish: %d differences from PHP's own answers\n",
+	fmt.Printf("soak purges: %s of load, %d reads, %d writes, %d URLs through two sidecars and Varnish: %d differences from PHP's own answers\n",
 		*purgeDuration, reads.Load(), writes.Load(), len(paths), len(left))
 	if len(left) > 0 {
-		t.Errorf("answers that differ from PHP's 10 s after the load: %s\nsidecar log (end):\n%s", strings.Join(left, ", "), tailLines(site.SidecarLog(), 40))
+		t.Errorf("answers that differ from PHP's 10 s after the load: %s\nsidecar log (end):\n%s\nsecond sidecar's log (end):\n%s", strings.Join(left, ", "), tailLines(site.SidecarLog(), 40), tailLines(second.Log(), 40))
+	}
+}
+
+// revokeFeed takes the feed's grants away (and its connections), calls
+// meanwhile once the feed has had 3 s to fall back, and gives the grants
+// back after length.
+func revokeFeed(t *testing.T, rootDB *sql.DB, meanwhile func(), length time.Duration) {
+	unlogged, err := rootDB.Conn(context.Background())
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer unlogged.Close()
+	grants := "REPLICATION SLAVE, " + replicationClient() + " ON *.* "
+	for _, q := range []string{"SET SESSION sql_log_bin = 0", "REVOKE " + grants + "FROM 'feed'@'%'"} {
+		if _, err := unlogged.ExecContext(context.Background(), q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	(&testdb.DB{SQL: rootDB}).KillConnections(t, "feed")
+	t.Logf("%s: the feed's grants revoked", time.Now().Format(time.TimeOnly))
+	time.Sleep(3 * time.Second) // into the fault: the feed has fallen back
+	meanwhile()
+	time.Sleep(length) // the fault's length, not a wait for a condition
+	if _, err := unlogged.ExecContext(context.Background(), "GRANT "+grants+"TO 'feed'@'%'"); err != nil {
+		t.Error(err)
+	}
+	t.Logf("%s: the feed's grants given back", time.Now().Format(time.TimeOnly))
+}
+
+// sleep waits d, or until ctx ends: false then.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
 	}
 }
 
