@@ -116,9 +116,24 @@ func (f OnCommit) Commit(c wpsidecar.Commit) { f(c) }
 // It runs on the feed's goroutine, before the feed says it heard the
 // transaction: a reader that finds the feed current finds what it forgot
 // forgotten.
-type Forget struct{ Memo *store.Memo }
+type Forget struct {
+	Memo *store.Memo
+	// Prefix is the site's table prefix (Written's names start with it).
+	Prefix string
+}
+
+// contentTables are the tables, after the prefix, of what a site
+// publishes: posts, comments, terms and their meta. No answer of the
+// sidecar's own routes is read from them but a namespace's own rows
+// (Touched.Tables), so a transaction that wrote nothing else (as the
+// feed reports every table for --cache-rest) leaves the memo and the
+// answers prepared from it as they are.
+var contentTables = []string{"posts", "postmeta", "comments", "commentmeta", "terms", "termmeta", "term_taxonomy", "term_relationships", "links"}
 
 func (f Forget) Touched(t Touched) {
+	if f.contentOnly(t) {
+		return
+	}
 	var names []string
 	for _, site := range t.Options {
 		for _, n := range site {
@@ -131,6 +146,22 @@ func (f Forget) Touched(t Touched) {
 }
 
 func (Forget) Commit(wpsidecar.Commit) {}
+
+// contentOnly tells whether t wrote rows of contentTables alone, none of
+// them a namespace's.
+func (f Forget) contentOnly(t Touched) bool {
+	if t.DDL || t.Missed || t.Network || len(t.UserIDs) > 0 || len(t.Options) > 0 || len(t.Tables) > 0 || len(t.Written) == 0 {
+		return false
+	}
+	for _, tables := range t.Written {
+		for _, name := range tables {
+			if g, ok := strings.CutPrefix(name, f.Prefix); !ok || !slices.Contains(contentTables, g) {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // keys are what a commit changed, each once and in order: the keys of a
 // namespace's rows, or the theme options' ids, as webhooks, purges and logs

@@ -15,6 +15,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/store"
 )
 
 // TestDetectorsAgree: the binlog feed and the poller, shown the same
@@ -124,4 +125,35 @@ func value(p *string) string {
 		return "-"
 	}
 	return *p
+}
+
+// TestForget_Content: a transaction that wrote posts, comments or terms
+// alone (as the feed reports them for --cache-rest) leaves the memo's
+// version, and the answers prepared at it, as they are; one that wrote
+// anything the sidecar's own routes may read moves it.
+func TestForget_Content(t *testing.T) {
+	memo := store.NewMemo(func(context.Context) bool { return true }, 10)
+	f := changes.Forget{Memo: memo, Prefix: "wp_"}
+	for _, tc := range []struct {
+		name  string
+		t     changes.Touched
+		moves bool
+	}{
+		{"posts and their meta", changes.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_postmeta", "wp_term_relationships"}}}, false},
+		{"a network site's comments", changes.Touched{Written: map[int64][]string{2: {"wp_comments"}}}, false},
+		{"an option row", changes.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_options"}}, Options: map[int64][]string{0: {"cron"}}}, true},
+		{"a namespace's rows kept among posts", changes.Touched{Written: map[int64][]string{0: {"wp_posts"}}, Tables: map[string][]string{"wp_posts": {"7"}}}, true},
+		{"a user", changes.Touched{Written: map[int64][]string{0: {"wp_usermeta"}}, UserIDs: []int64{1}}, true},
+		{"a plugin's table", changes.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_shop_orders"}}}, true},
+		{"another prefix's posts", changes.Touched{Written: map[int64][]string{0: {"other_posts"}}}, true},
+		{"DDL", changes.Touched{DDL: true}, true},
+		{"nothing known written (no table reported)", changes.Touched{}, true},
+	} {
+		before, _ := memo.Version(context.Background())
+		f.Touched(tc.t)
+		after, _ := memo.Version(context.Background())
+		if moved := after != before; moved != tc.moves {
+			t.Errorf("%s: the memo's version moved %v, want %v", tc.name, moved, tc.moves)
+		}
+	}
 }

@@ -288,7 +288,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		// records others' changes, the leader sends webhooks and purges.
 		var subs changes.Subscribers
 		if s.memo != nil {
-			subs = append(subs, changes.Forget{Memo: s.memo})
+			subs = append(subs, changes.Forget{Memo: s.memo, Prefix: cfg.TablePrefix})
 		}
 		if s.restCache != nil {
 			subs = append(subs, s.restCache)

@@ -81,7 +81,6 @@ func New(o Options) (*Handler, error) {
 		o.Metrics.Register(preparedMetrics(o.Prepared)...)
 	}
 	if o.RESTCache != nil {
-		h.rest.PassREST = h.passREST
 		if o.Metrics != nil {
 			o.Metrics.Register(restCacheMetrics(o.RESTCache)...)
 		}
@@ -107,7 +106,28 @@ func New(o Options) (*Handler, error) {
 // router cannot use (a bad path template).
 func (h *Handler) NewSite(o rest.SiteOptions) (*rest.Routes, error) { return rest.New(h.rest, o) }
 
-// passREST passes a REST request no route of the sidecar took through
+// dispatch finds the request's site and decides, once, who answers it:
+// the site's own routes, PHP through the cache of its REST answers
+// (--cache-rest), or PHP. A request of no site's is PHP's.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
+	s, prefix := h.main, ""
+	if h.opts.Sites != nil {
+		if s, prefix = h.opts.Sites(r); s == nil {
+			h.passthrough.ServeHTTP(w, r)
+			return
+		}
+	}
+	switch d := s.Decide(r, prefix); {
+	case d.By == rest.Sidecar:
+		s.Answer(w, r, d)
+	case d.By == rest.PHPREST && h.opts.RESTCache != nil:
+		h.passREST(w, r, d.REST)
+	default:
+		h.passthrough.ServeHTTP(w, r)
+	}
+}
+
+// passREST passes a REST request no route of the sidecar takes through
 // the cache of PHP's answers, keyed by what the pass-through forwards,
 // and notes in the access log how it was answered.
 func (h *Handler) passREST(w http.ResponseWriter, r *http.Request, q rest.PassedREST) {
@@ -118,19 +138,6 @@ func (h *Handler) passREST(w http.ResponseWriter, r *http.Request, q rest.Passed
 			info.servedBy, info.route = servedBySidecar, routeRESTCache
 		}
 	}
-}
-
-// dispatch finds the request's site and has its routes answer it: PHP
-// answers a request of no site's.
-func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
-	s, prefix := h.main, ""
-	if h.opts.Sites != nil {
-		if s, prefix = h.opts.Sites(r); s == nil {
-			h.passthrough.ServeHTTP(w, r)
-			return
-		}
-	}
-	s.Serve(w, r, prefix)
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

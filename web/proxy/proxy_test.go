@@ -238,7 +238,7 @@ func TestPassREST_AccessLog(t *testing.T) {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 	}
-	f.get(t, "/wp-json/test/v1/nope") // not a namespace kept
+	f.get(t, "/wp-json/other/v1/nope") // not a namespace kept
 	var got []string
 	testwait.For(t, "three access lines", func() bool {
 		got = got[:0]

@@ -102,16 +102,13 @@ func (p *Prepared) Stats() PreparedStats {
 	return PreparedStats{Given: p.given.Load(), Kept: p.kept.Load(), Bytes: int64(n)}
 }
 
-// preparable tells whether r may be answered from a kept answer: a GET or
-// HEAD that may be a REST request, without a body, without conditions other than If-None-Match (and
+// preparable tells whether r, bound for the sidecar's own routes, may be
+// answered from a kept answer: a GET or HEAD without a body, without conditions other than If-None-Match (and
 // that only where the compression writer evaluates it: otherwise the
 // handlers do, each in its way), and without a read-your-writes receipt.
 func (s *Routes) preparable(r *http.Request) bool {
 	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.ContentLength != 0 || len(r.TransferEncoding) > 0 || len(r.Header) > preparedMaxHeaders {
 		return false
-	}
-	if !strings.Contains(r.URL.Path, "/wp-json") && !strings.Contains(r.URL.RawQuery, "rest") && !strings.Contains(r.URL.RawQuery, "%") {
-		return false // no REST request (restView: /wp-json/…, ?rest_route= however spelled): PHP's, not looked up
 	}
 	for _, k := range []string{"If-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range", "Range"} {
 		if _, ok := r.Header[k]; ok {
@@ -134,17 +131,18 @@ func (s *Routes) preparable(r *http.Request) bool {
 	return true
 }
 
-// servePrepared answers r from a kept answer, or builds the answer as
-// Serve does, through a capture, and keeps it when it may.
-func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, prefix string) {
+// servePrepared answers r, which d says the sidecar answers, from a kept
+// answer, or builds the answer by its route, through a capture, and keeps
+// it when it may.
+func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, d Decision) {
 	p := s.o.Prepared
 	version, ok := p.version(r.Context())
 	if !ok {
-		s.serve(w, r, prefix)
+		s.route(w, d)
 		return
 	}
 	at := preparedAt{version, p.inputs.Load()}
-	key := p.key(s.id, r, prefix)
+	key := p.key(s.id, r, d.prefix)
 	inm := r.Header.Values("If-None-Match")
 	if a := p.lookup(key, at); a != nil {
 		if s.o.Served != nil {
@@ -158,10 +156,11 @@ func (s *Routes) servePrepared(w http.ResponseWriter, r *http.Request, prefix st
 	for k := range w.Header() {
 		pre = append(pre, k)
 	}
-	ctx, keep := wpsidecar.WithScope(r.Context())
+	ctx, keep := wpsidecar.WithScope(d.view.Context())
 	keep.Keep()
 	c := &capture{ResponseWriter: w, keep: keep}
-	s.serve(c, r.WithContext(ctx), prefix)
+	d.view = d.view.WithContext(ctx)
+	s.route(c, d)
 	if !c.started || c.through {
 		return // not the sidecar's own answer, or one that went out as it came
 	}

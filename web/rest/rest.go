@@ -77,15 +77,10 @@ type Options struct {
 	// Prepared, when set, keeps answers and gives them again while the
 	// change feed vouches that nothing they were built from changed.
 	Prepared *Prepared
-	// PassREST, when set, passes on the REST requests no route of the
-	// sidecar takes (WordPress's own routes, a plugin's), r as the client
-	// sent it, q what WordPress routes it as; it may give PHP's answers
-	// it kept (--cache-rest). nil: PHP answers them, as every other
-	// request the sidecar does not.
-	PassREST func(w http.ResponseWriter, r *http.Request, q PassedREST)
 }
 
-// PassedREST is a REST request passed on as WordPress routes it.
+// PassedREST is a REST request no route of the sidecar takes, as
+// WordPress routes it.
 type PassedREST struct {
 	// Site is the site's number as the change feed numbers sites (0 on
 	// a single site; SiteOptions.FeedSite).
@@ -145,7 +140,7 @@ func New(o Options, so SiteOptions) (*Routes, error) {
 	}
 	// Last, so that everything no namespace route matched (other paths,
 	// other methods) goes to PHP, as the client sent it.
-	r.PathPrefix("/").HandlerFunc(s.passREST)
+	r.PathPrefix("/").HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.o.PHP.ServeHTTP(w, originalRequest(r)) })
 	if err := r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error { return route.GetError() }); err != nil {
 		return nil, fmt.Errorf("rest: route: %w", err)
 	}
@@ -153,49 +148,83 @@ func New(o Options, so SiteOptions) (*Routes, error) {
 	return s, nil
 }
 
-// Serve routes the REST view of r (restView) to the site's own routes when
-// one matches it, and r as sent to PHP otherwise. prefix is the site's
-// path on a subdirectory network ("/blog2"), "" elsewhere.
-func (s *Routes) Serve(w http.ResponseWriter, r *http.Request, prefix string) {
-	if s.o.Prepared != nil && s.preparable(r) {
-		s.servePrepared(w, r, prefix)
-		return
-	}
-	s.serve(w, r, prefix)
+// Answerer is who answers a request: decided once (Routes.Decide).
+type Answerer int
+
+const (
+	// PHP: not a REST request (or /wp-json/… under plain permalinks),
+	// passed on as the client sent it.
+	PHP Answerer = iota
+	// PHPREST: a REST request no route of the sidecar takes (WordPress's
+	// own routes, a plugin's): PHP's to answer, as the client sent it,
+	// and --cache-rest's to keep.
+	PHPREST
+	// Sidecar: one of the sidecar's own routes (a namespace's, under
+	// which a path no route matches still goes to PHP) or a public route.
+	Sidecar
+)
+
+// Decision is who answers a request and what they need of it.
+type Decision struct {
+	By Answerer
+	// REST is the request as WordPress routes it (By PHPREST).
+	REST PassedREST
+	// view is the request's REST view (By Sidecar), public whether a
+	// public route takes it, prefix the site's path.
+	view   *http.Request
+	public bool
+	prefix string
 }
 
-// serve is Serve without prepared answers.
-func (s *Routes) serve(w http.ResponseWriter, r *http.Request, prefix string) {
+// Decide tells who answers r: PHP, PHP as a REST request, or the sidecar.
+// prefix is the site's path on a subdirectory network ("/blog2"), ""
+// elsewhere.
+func (s *Routes) Decide(r *http.Request, prefix string) Decision {
 	rr := s.restView(r, prefix)
 	switch {
 	case rr == nil:
-		s.o.PHP.ServeHTTP(w, r)
+		return Decision{By: PHP}
 	case s.public != nil && s.public.Matches(rr.URL.Path, rr.Method):
-		s.servePublic(w, rr)
-	case !s.owns(rr):
-		// What the router's last route would do, without its matching
-		// (most of what a kept answer of PHP's costs).
-		s.passREST(w, rr)
-	default:
-		// One match: what no namespace route takes reaches the router's
-		// last route, which passes the request on as the client sent it.
-		s.router.ServeHTTP(w, rr)
+		return Decision{By: Sidecar, view: rr, public: true, prefix: prefix}
+	case s.owns(rr):
+		return Decision{By: Sidecar, view: rr, prefix: prefix}
 	}
+	if st, err := s.site.REST(); err != nil || (st.PlainPermalinks && !viaRESTRoute(rr)) {
+		// Under plain permalinks only ?rest_route= is the REST API; with
+		// the site's settings unknown, PHP decides.
+		return Decision{By: PHP}
+	}
+	return Decision{By: PHPREST, REST: PassedREST{Site: s.feedSite, Route: strings.TrimPrefix(rr.URL.EscapedPath(), "/wp-json"), Method: rr.Method}}
 }
 
-// passREST passes r, the REST view of a request no namespace route took,
-// on as the client sent it: through Options.PassREST when set and the
-// request is one WordPress routes as REST (under plain permalinks, only
-// through ?rest_route=), to PHP otherwise.
-func (s *Routes) passREST(w http.ResponseWriter, r *http.Request) {
-	sent := originalRequest(r)
-	if s.o.PassREST != nil {
-		if st, err := s.site.REST(); err == nil && (!st.PlainPermalinks || viaRESTRoute(r)) {
-			s.o.PassREST(w, sent, PassedREST{Site: s.feedSite, Route: strings.TrimPrefix(r.URL.EscapedPath(), "/wp-json"), Method: r.Method})
-			return
-		}
+// Serve answers r as Decide says, PHP's requests by Options.PHP.
+func (s *Routes) Serve(w http.ResponseWriter, r *http.Request, prefix string) {
+	if d := s.Decide(r, prefix); d.By == Sidecar {
+		s.Answer(w, r, d)
+		return
 	}
-	s.o.PHP.ServeHTTP(w, sent)
+	s.o.PHP.ServeHTTP(w, r)
+}
+
+// Answer answers r, which d says the sidecar answers: from a kept answer
+// when there is one, else by its route.
+func (s *Routes) Answer(w http.ResponseWriter, r *http.Request, d Decision) {
+	if s.o.Prepared != nil && s.preparable(r) {
+		s.servePrepared(w, r, d)
+		return
+	}
+	s.route(w, d)
+}
+
+// route answers d's REST view: by the public route, or by the namespace's
+// router (whose last route passes what no route of the namespace takes
+// on to PHP, as the client sent it).
+func (s *Routes) route(w http.ResponseWriter, d Decision) {
+	if d.public {
+		s.servePublic(w, d.view)
+		return
+	}
+	s.router.ServeHTTP(w, d.view)
 }
 
 // owns tells whether r, a REST view, is under one of the namespaces'

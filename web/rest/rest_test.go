@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -406,55 +405,46 @@ func TestHeadWriter_Unwraps(t *testing.T) {
 	}
 }
 
-// TestPassREST: a REST request no route of the sidecar takes goes through
-// Options.PassREST, as the client sent it, with its site, its REST route
-// and the method WordPress serves; a request that is not REST (or, under
-// plain permalinks, /wp-json/ without ?rest_route=) goes to PHP directly,
-// and the sidecar's own routes answer as ever.
-func TestPassREST(t *testing.T) {
-	rec, st := &php{}, &settings{}
-	var passed []string
-	routes, err := New(Options{PHP: rec, PassREST: func(w http.ResponseWriter, r *http.Request, q PassedREST) {
-		passed = append(passed, fmt.Sprintf("%s %s → %d %s %s", r.Method, r.URL.RequestURI(), q.Site, q.Method, q.Route))
-		rec.ServeHTTP(w, r)
-	}}, SiteOptions{Site: st, Namespaces: []Namespace{testNS{}}, FeedSite: 3})
+// TestDecide: a REST request no route of the sidecar takes is PHP's as a
+// REST request, with its site, its REST route and the method WordPress
+// serves; a request that is not REST (or, under plain permalinks,
+// /wp-json/ without ?rest_route=) is PHP's; the sidecar's own routes,
+// and what no route of theirs matches under their namespace, are the
+// sidecar's (whose router passes the latter on to PHP).
+func TestDecide(t *testing.T) {
+	st := &settings{}
+	routes, err := New(Options{PHP: &php{}}, SiteOptions{Site: st, Namespaces: []Namespace{testNS{}}, FeedSite: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { routes.Serve(w, r, "") }))
-	defer front.Close()
-	send := func(method, target string) {
-		req, _ := http.NewRequest(method, front.URL+target, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	decide := func(method, target string) string {
+		d := routes.Decide(httptest.NewRequest(method, target, nil), "")
+		return fmt.Sprintf("%d %d %s %s", d.By, d.REST.Site, d.REST.Method, d.REST.Route)
+	}
+	for _, tc := range []struct {
+		method, target string
+		plain          bool
+		want           string
+	}{
+		{"GET", "/wp-json/wp/v2/posts?per_page=1", false, "1 3 GET /wp/v2/posts"},
+		{"GET", "/?rest_route=/wp/v2/posts/7", false, "1 3 GET /wp/v2/posts/7"},
+		{"GET", "/wp-json/wp/v2/posts/7?_method=DELETE", false, "1 3 DELETE /wp/v2/posts/7"},
+		{"GET", "/wp-json/wp/v2/posts/7?%20_method=OPTIONS", false, "1 3 OPTIONS /wp/v2/posts/7"},
+		{"GET", "/wp-json/wp/v2/posts?rest.route=/other/v1/x", false, "1 3 GET /other/v1/x"},
+		{"HEAD", "/wp-json/WP/V2/posts", false, "1 3 HEAD /WP/V2/posts"},
+		{"GET", "/wp-json/test/v1/things/1", false, "2 0  "},                   // the sidecar's own
+		{"GET", "/wp-json/test/v1/no-such", false, "2 0  "},                    // its namespace's: its router passes it on
+		{"GET", "/sample-page/", false, "0 0  "},                               // not REST
+		{"GET", "/wp-json/wp/v2/posts", true, "0 0  "},                         // not REST under plain permalinks
+		{"GET", "/?rest_route=/wp/v2/posts/8", true, "1 3 GET /wp/v2/posts/8"}, // REST still
+	} {
+		st.set(SiteREST{PlainPermalinks: tc.plain}, nil)
+		if got := decide(tc.method, tc.target); got != tc.want {
+			t.Errorf("%s %s (plain permalinks %v): decided %q, want %q", tc.method, tc.target, tc.plain, got, tc.want)
 		}
-		resp.Body.Close()
 	}
-	send("GET", "/wp-json/wp/v2/posts?per_page=1")
-	send("GET", "/?rest_route=/wp/v2/posts/7")
-	send("GET", "/wp-json/wp/v2/posts/7?_method=DELETE")
-	send("GET", "/wp-json/wp/v2/posts/7?%20_method=OPTIONS")
-	send("GET", "/wp-json/wp/v2/posts?rest.route=/other/v1/x")
-	send("HEAD", "/wp-json/WP/V2/posts")
-	send("GET", "/wp-json/test/v1/things/1") // the sidecar's own
-	send("GET", "/sample-page/")             // not REST
-	st.set(SiteREST{PlainPermalinks: true}, nil)
-	send("GET", "/wp-json/wp/v2/posts")        // not REST under plain permalinks
-	send("GET", "/?rest_route=/wp/v2/posts/8") // REST still
-	want := []string{
-		"GET /wp-json/wp/v2/posts?per_page=1 → 3 GET /wp/v2/posts",
-		"GET /?rest_route=/wp/v2/posts/7 → 3 GET /wp/v2/posts/7",
-		"GET /wp-json/wp/v2/posts/7?_method=DELETE → 3 DELETE /wp/v2/posts/7",
-		"GET /wp-json/wp/v2/posts/7?%20_method=OPTIONS → 3 OPTIONS /wp/v2/posts/7",
-		"GET /wp-json/wp/v2/posts?rest.route=/other/v1/x → 3 GET /other/v1/x",
-		"HEAD /wp-json/WP/V2/posts → 3 HEAD /WP/V2/posts",
-		"GET /?rest_route=/wp/v2/posts/8 → 3 GET /wp/v2/posts/8",
-	}
-	if !slices.Equal(passed, want) {
-		t.Errorf("passed\n%q\nwant\n%q", passed, want)
-	}
-	if n := rec.count(); n != 9 {
-		t.Errorf("PHP saw %d requests, want 9 (all but the sidecar's own)", n)
+	st.set(SiteREST{}, wpjson.ErrDBUnavailable)
+	if got := decide("GET", "/wp-json/wp/v2/posts"); got != "0 0  " {
+		t.Errorf("with the site's settings unknown: decided %q, want PHP's", got)
 	}
 }

@@ -29,7 +29,7 @@ func (s *Routes) restView(r *http.Request, prefix string) *http.Request {
 	}
 	q := phpQuery(r.URL.RawQuery)
 	route, viaQuery := "", false
-	if v, ok := q["rest_route"]; ok && (path == "/" || path == "/index.php" || path == "/wp-json" || strings.HasPrefix(path, "/wp-json/")) {
+	if v, ok := q.restRoute, q.hasRestRoute; ok && (path == "/" || path == "/index.php" || path == "/wp-json" || strings.HasPrefix(path, "/wp-json/")) {
 		route, viaQuery = escapeRoute(v), true
 	} else if rest, ok := strings.CutPrefix(path, "/wp-json"); ok && (rest == "" || rest[0] == '/') {
 		route = rest
@@ -38,8 +38,8 @@ func (s *Routes) restView(r *http.Request, prefix string) *http.Request {
 	}
 	route = s.canonicalRoute(route)
 	method := r.Method
-	if m, ok := q["_method"]; ok {
-		method = strings.ToUpper(m)
+	if q.hasMethod {
+		method = strings.ToUpper(q.method)
 	} else if m := r.Header.Get("X-Http-Method-Override"); m != "" {
 		method = strings.ToUpper(m)
 	}
@@ -79,19 +79,28 @@ func viaRESTRoute(r *http.Request) bool {
 	return ok && o.viaQuery
 }
 
+// restQuery is what REST routing reads of a query string: rest_route and
+// _method, each when given.
+type restQuery struct {
+	restRoute, method       string
+	hasRestRoute, hasMethod bool
+}
+
+// restNames picks the raw names that may be rest_route or _method.
+var restNames = phpquery.MayBe("rest_route", "_method")
+
 // phpQuery reads the names REST routing reads (rest_route, _method) of a
 // query string as PHP fills $_GET (phpquery): the last of repeated names
 // wins. An array (rest_route[]=…), the last of its name, is not read: PHP
 // fails on it, and the answer is PHP's.
-func phpQuery(raw string) map[string]string {
-	q := map[string]string{}
-	for _, f := range phpquery.Fields(raw, phpquery.MayBe("rest_route", "_method")) {
-		switch {
-		case f.Name != "rest_route" && f.Name != "_method":
-		case f.Array:
-			delete(q, f.Name)
-		default:
-			q[f.Name] = f.Value
+func phpQuery(raw string) restQuery {
+	var q restQuery
+	for _, f := range phpquery.Fields(raw, restNames) {
+		switch f.Name {
+		case "rest_route":
+			q.restRoute, q.hasRestRoute = f.Value, !f.Array
+		case "_method":
+			q.method, q.hasMethod = f.Value, !f.Array
 		}
 	}
 	return q
@@ -127,29 +136,43 @@ func routeTemplates(r *mux.Router) [][]string {
 // the case they were sent in. A route no template matches is returned as
 // it is (and goes to PHP).
 func (s *Routes) canonicalRoute(route string) string {
-	segs := strings.Split(strings.TrimPrefix(route, "/"), "/")
+	path := strings.TrimPrefix(route, "/")
+	n := strings.Count(path, "/") + 1
 next:
 	for _, t := range s.templates {
-		if len(t) != len(segs) {
+		if len(t) != n {
 			continue
 		}
-		for i, ts := range t {
-			if strings.HasPrefix(ts, "{") {
-				if segs[i] == "" {
+		same := len(path) < len(route) // as the route spells it already
+		for i, rest := 0, path; i < len(t); i++ {
+			var seg string
+			seg, rest, _ = strings.Cut(rest, "/")
+			switch {
+			case strings.HasPrefix(t[i], "{"):
+				if seg == "" {
 					continue next
 				}
-			} else if !strings.EqualFold(ts, segs[i]) {
-				continue next
+			case t[i] != seg:
+				if !strings.EqualFold(t[i], seg) {
+					continue next
+				}
+				same = false
 			}
 		}
-		out := make([]string, len(segs))
-		for i, ts := range t {
-			out[i] = segs[i]
-			if !strings.HasPrefix(ts, "{") {
-				out[i] = ts
-			}
+		if same {
+			return route // nothing to build
 		}
-		return "/" + strings.Join(out, "/")
+		var b strings.Builder
+		for i, rest := 0, path; i < len(t); i++ {
+			var seg string
+			seg, rest, _ = strings.Cut(rest, "/")
+			if !strings.HasPrefix(t[i], "{") {
+				seg = t[i]
+			}
+			b.WriteByte('/')
+			b.WriteString(seg)
+		}
+		return b.String()
 	}
 	return route
 }
