@@ -390,25 +390,26 @@ func (c *Cache) current(ctx context.Context) bool { return c.o.Current == nil ||
 // Bypass is why r is passed to PHP without a look at the cache ("" when
 // it is looked up): the reasons the metrics count.
 func (c *Cache) Bypass(r *http.Request, req Request) string {
+	h := fieldsOf(r.Header)
 	switch {
 	case !c.routeKept(req.Route):
 		return BypassRoute
-	case r.Method != http.MethodGet && r.Method != http.MethodHead, req.Method != "" && req.Method != r.Method, has(r.Header, "X-Http-Method-Override"):
+	case r.Method != http.MethodGet && r.Method != http.MethodHead, req.Method != "" && req.Method != r.Method, h.has("X-Http-Method-Override"):
 		// An override is PHP's to read, whichever of several fields it
 		// reads: it is never keyed.
 		return BypassMethod
-	case has(r.Header, "Authorization"):
+	case h.has("Authorization"):
 		return BypassCredentials
-	case has(r.Header, "Cookie"):
+	case h.has("Cookie"):
 		// WordPress's own cookies authenticate (wordpress_logged_in_…),
 		// unlock password-protected posts (wp-postpass_…) or name a
 		// commenter; a plugin may read any other. None is keyed.
 		return BypassCookie
-	case has(r.Header, "X-Wp-Nonce") || hasNonce(r.URL.RawQuery):
+	case h.has("X-Wp-Nonce") || hasNonce(r.URL.RawQuery):
 		return BypassNonce
 	case r.ContentLength != 0 || len(r.TransferEncoding) > 0:
 		return BypassBody
-	case conditional(r.Header):
+	case h.conditional():
 		return BypassConditional
 	case len(r.URL.RawQuery)+len(r.URL.EscapedPath()) > maxTarget, !canonical(r.URL.EscapedPath()), phpquery.TooMany(r.URL.RawQuery):
 		// Past PHP's max_input_vars, a site's PHP may read other names
@@ -431,39 +432,61 @@ func (c *Cache) routeKept(route string) bool {
 	return false
 }
 
-// has tells whether h has a field name (as Go keys it), empty or not,
+// fields are a request's header fields as PHP reads them: PHP makes
+// dashes and underscores alike (X_WP_NONCE, which some web servers pass
+// on, is X-WP-Nonce to it), and letter case is nothing.
+type fields struct {
+	h           http.Header
+	underscored bool // a name holds an underscore: looked up by spelling too
+}
+
+func fieldsOf(h http.Header) fields {
+	f := fields{h: h}
+	for k := range h {
+		if strings.IndexByte(k, '_') >= 0 {
+			f.underscored = true
+			break
+		}
+	}
+	return f
+}
+
+// has tells whether the fields hold name (as Go keys it), empty or not,
 // once or more (a check of its first value alone would miss a second PHP
-// reads), in any spelling PHP reads as it: PHP makes dashes and
-// underscores alike (X_WP_NONCE, which some web servers pass on, is
-// X-WP-Nonce to it), and letter case is nothing.
-func has(h http.Header, name string) bool {
-	if _, ok := h[name]; ok {
+// reads), in any spelling PHP reads as it.
+func (f fields) has(name string) bool {
+	if _, ok := f.h[name]; ok {
 		return true
 	}
-	for k := range h {
-		if strings.IndexByte(k, '_') >= 0 && strings.EqualFold(strings.ReplaceAll(k, "_", "-"), name) {
+	if f.underscored {
+		for k := range f.h {
+			if strings.IndexByte(k, '_') >= 0 && strings.EqualFold(strings.ReplaceAll(k, "_", "-"), name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// conditional tells whether the fields make the request conditional or
+// partial: such a request is PHP's to answer (WordPress's REST routes
+// send no validators; the answer would be the full one anyway).
+func (f fields) conditional() bool {
+	for _, k := range [...]string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range", "Range"} {
+		if f.has(k) {
 			return true
 		}
 	}
 	return false
 }
 
-// conditional tells whether h makes the request conditional or partial:
-// such a request is PHP's to answer (WordPress's REST routes send no
-// validators; the answer would be the full one anyway).
-func conditional(h http.Header) bool {
-	for _, k := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range", "Range"} {
-		if has(h, k) {
-			return true
-		}
-	}
-	return false
-}
+// nonceNames picks the raw names that may be _wpnonce.
+var nonceNames = phpquery.MayBe("_wpnonce")
 
 // hasNonce tells whether a query string carries _wpnonce as PHP reads it
 // into $_GET (phpquery), an array's included.
 func hasNonce(raw string) bool {
-	for _, f := range phpquery.Fields(raw, phpquery.MayBe("_wpnonce")) {
+	for _, f := range phpquery.Fields(raw, nonceNames) {
 		if f.Name == "_wpnonce" {
 			return true
 		}
