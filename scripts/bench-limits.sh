@@ -191,7 +191,7 @@ targets=(
 
 if [ -n "$PROFILE" ]; then
   mkdir -p "$STATE/prof"
-  for t in options-feed groups-feed options-request groups-request static-sidecar groups-default-br; do
+  for t in options-feed groups-feed options-request groups-request static-sidecar options-default groups-default-br; do
     for x in "${targets[@]}"; do IFS='|' read -r name url header _ <<<"$x"; [ "$name" = "$t" ] && break; done
     admin=18098; [[ "$url" == "$db"* ]] && admin=18099; [[ "$url" == "$dflt"* ]] && admin=18087
     wrk -t2 -c32 -d12s -H "$auth" ${header:+-H "$header"} "$url" >/dev/null &
