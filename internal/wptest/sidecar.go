@@ -82,15 +82,8 @@ func (c *Sidecar) Log() string {
 // stop ends the instance as a supervisor would (SIGTERM), killing it if
 // it has not ended within 10 s.
 func (c *Sidecar) stop() {
-	if c.cmd != nil && c.cmd.Process != nil && c.cmd.ProcessState == nil {
-		c.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { c.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			c.cmd.Process.Kill()
-		}
+	if c.cmd != nil && c.cmd.ProcessState == nil {
+		terminate(c.cmd)
 	}
 	if c.log != nil {
 		c.log.Close()
@@ -108,4 +101,20 @@ func (s *Site) StartInstance() (*Sidecar, error) {
 		logPath: filepath.Join(s.Dir, fmt.Sprintf("sidecar-%d.log", len(s.instances)+2))}
 	s.instances = append(s.instances, c)
 	return c, c.start()
+}
+
+// terminate ends a started process as a supervisor would (SIGTERM),
+// killing it if it has not ended within 10 s.
+func terminate(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+	}
 }

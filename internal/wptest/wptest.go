@@ -389,15 +389,8 @@ func (s *Site) Stop() {
 			c.stop()
 		}
 	}
-	if s.varnish != nil && s.varnish.Process != nil {
-		s.varnish.Process.Signal(syscall.SIGTERM) // the manager stops its child
-		done := make(chan struct{})
-		go func() { s.varnish.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			s.varnish.Process.Kill()
-		}
+	if s.varnish != nil {
+		terminate(s.varnish) // the manager stops its child
 	}
 	if s.repo != "" {
 		s.command(filepath.Join(s.repo, "scripts", "wordpress.sh"), "stop", filepath.Join(s.Dir, "wp")).Run()
