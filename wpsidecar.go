@@ -36,6 +36,10 @@ type Unit interface {
 	// ItemsField is what a webhook's body calls a commit's items: the
 	// field groups' "keys", the theme options' "ids".
 	ItemsField() string
+	// Labels are what one of its items and several are called in a
+	// sentence ("field group", "field groups"): the history screen's
+	// type column, the descriptions of the routes shared by all.
+	Labels() (one, many string)
 	// HistoryTag is the letter its history entries' origins carry: an
 	// origin names a transaction, which may change several namespaces.
 	HistoryTag() string

@@ -24,6 +24,7 @@ func (menuUnit) Summary() string                { return "Menus (menus/v1); edit
 func (menuUnit) ItemsField() string             { return "menus" }
 func (menuUnit) Listed() bool                   { return true }
 func (menuUnit) HistoryTag() string             { return "m" }
+func (menuUnit) Labels() (one, many string)     { return "menu", "menus" }
 func (menuUnit) HistoryCapability() string      { return "edit_theme_options" }
 func (menuUnit) WriteValue(b *bytes.Buffer, v string) {
 	b.WriteString(v) // the items column is JSON already

@@ -22,6 +22,7 @@ type bookmarkUnit struct{ menuUnit }
 
 func (bookmarkUnit) Namespace() wpsidecar.Namespace       { return bookmarks }
 func (bookmarkUnit) HistoryTag() string                   { return "b" }
+func (bookmarkUnit) Labels() (one, many string)           { return "bookmark", "bookmarks" }
 func (bookmarkUnit) WriteValue(b *bytes.Buffer, v string) { phpserial.JSONString(b, v) }
 
 // bookmarkDiff is its rules' diff: an item an entry of the array, its

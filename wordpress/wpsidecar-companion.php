@@ -626,12 +626,14 @@ function wpsidecar_history_script() {
 	/* Words for the columns --------------------------------------------- */
 
 	function typeLabel( namespace ) {
+		// wpsidecar namespaces: labels begin (generated: go test ./cmd/wpsidecar -run TestNamespaceLists -update)
 		if ( 'fieldmgr' === namespace ) {
 			return __( 'Field group', 'wpsidecar' );
 		}
 		if ( 'themeopts' === namespace ) {
 			return __( 'Theme option', 'wpsidecar' );
 		}
+		// wpsidecar namespaces: labels end
 		return namespace;
 	}
 

@@ -113,13 +113,13 @@ type command struct {
 
 // commands are wpsidecar's subcommands; without one, it serves.
 var commands = []command{
-	{name: "export", synopsis: "DIR", about: "Writes the field groups and theme options to DIR, one file each (docs/api.md).",
+	{name: "export", synopsis: "DIR", about: "Writes what each namespace holds to DIR, one file each (docs/api.md).",
 		args: [2]int{1, 1}, usage: "give one directory: wpsidecar export DIR",
 		reads: ReadsDatabase, flags: siteFlag, run: (*cmd).export},
 	{name: "import", synopsis: "DIR", about: "Applies the files of DIR (as export writes them) to the database, each change\nrecorded in the history, and prints what changed.",
 		args: [2]int{1, 1}, usage: "give one directory: wpsidecar import DIR",
 		reads: ReadsDatabase, flags: importFlags, run: (*cmd).importDir},
-	{name: "history", about: "Prints the history of changes to field groups and theme options, newest first.",
+	{name: "history", about: "Prints the history of changes to what the namespaces hold, newest first.",
 		usage: "takes no arguments", reads: ReadsDatabase, flags: historyFlags, run: (*cmd).history},
 	{name: "revert", synopsis: "ID", about: "Writes the value of history entry ID back, as a new change.",
 		args: [2]int{1, 1}, usage: "give one history entry id: wpsidecar revert ID",
@@ -158,8 +158,8 @@ func importFlags(fs *flag.FlagSet, f *flags) {
 
 func historyFlags(fs *flag.FlagSet, f *flags) {
 	siteFlag(fs, f)
-	fs.StringVar(&f.namespace, "namespace", "", "fieldmgr or themeopts")
-	fs.StringVar(&f.key, "key", "", "a group key or option id")
+	fs.StringVar(&f.namespace, "namespace", "", "only the entries of this namespace (as an entry names it)")
+	fs.StringVar(&f.key, "key", "", "only the entries of this item (its key, as an entry names it)")
 	fs.StringVar(&f.since, "since", "", "entries from this date (RFC 3339)")
 	fs.IntVar(&f.page, "page", 1, "page")
 	fs.IntVar(&f.perPage, "per-page", 20, "entries a page (1-100)")

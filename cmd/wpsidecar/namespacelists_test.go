@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/web/openapi"
 )
 
 var updateLists = flag.Bool("update", false, "rewrite the recipes' and the companion plugin's namespace lists from the namespaces cmd serves")
@@ -34,6 +35,10 @@ const (
 	routeMarker  = "# wpsidecar namespaces: the next line's list is generated (go test ./cmd/wpsidecar -run TestNamespaceLists -update)"
 	optionsBegin = "<?php /* wpsidecar namespaces: begin (generated: go test ./cmd/wpsidecar -run TestNamespaceLists -update) */ ?>"
 	optionsEnd   = "<?php /* wpsidecar namespaces: end */ ?>"
+	// The history screen's script names each namespace's entries
+	// (typeLabel) between these.
+	labelsBegin = "// wpsidecar namespaces: labels begin (generated: go test ./cmd/wpsidecar -run TestNamespaceLists -update)"
+	labelsEnd   = "// wpsidecar namespaces: labels end"
 )
 
 // alternation is a list of namespaces in a recipe's pattern: two or more
@@ -43,17 +48,7 @@ var alternation = regexp.MustCompile(`\((?:[a-z][a-z0-9_-]*\|)+[a-z][a-z0-9_-]*\
 // TestNamespaceLists: the recipes and the companion plugin list the
 // namespaces cmd serves, in its order; -update rewrites them.
 func TestNamespaceLists(t *testing.T) {
-	var routes []string // every namespace, the sidecar's own included
-	var options strings.Builder
-	for _, ns := range apiUnder(&config.Config{}, nil) {
-		first, _, _ := strings.Cut(ns.Name, "/")
-		routes = append(routes, regexp.QuoteMeta(first))
-		if ns.Unit != nil { // the site's data: a type of history entry
-			label := strings.ToUpper(ns.Holds[:1]) + ns.Holds[1:]
-			fmt.Fprintf(&options, "<option value=%q><?php esc_html_e( '%s', 'wpsidecar' ); ?></option>\n", first, strings.ReplaceAll(label, "'", `\'`))
-		}
-	}
-	list := "(" + strings.Join(routes, "|") + ")"
+	list, options, labels := listsOf(apiUnder(&config.Config{}, nil))
 	for _, file := range namespaceLists {
 		path := "../../" + file
 		b, err := os.ReadFile(path)
@@ -62,7 +57,10 @@ func TestNamespaceLists(t *testing.T) {
 		}
 		var got []byte
 		if strings.HasSuffix(file, ".php") {
-			got, err = generateBlock(b, options.String())
+			got, err = generateBlock(b, optionsBegin, optionsEnd, options)
+			if err == nil {
+				got, err = generateBlock(got, labelsBegin, labelsEnd, labels)
+			}
 		} else {
 			got, err = generateRoutes(b, list)
 		}
@@ -80,6 +78,25 @@ func TestNamespaceLists(t *testing.T) {
 			t.Errorf("%s lists other namespaces than cmd serves: go test ./cmd/wpsidecar -run TestNamespaceLists -update", file)
 		}
 	}
+}
+
+// listsOf are the lists of the namespaces of api, in its order: the
+// recipes' alternation of every namespace (the sidecar's own included),
+// and the companion's history filter options and entry labels, one a
+// namespace of the site's data.
+func listsOf(api []openapi.Namespace) (list, options, labels string) {
+	var routes []string
+	var o, l strings.Builder
+	for _, ns := range api {
+		first, _, _ := strings.Cut(ns.Name, "/")
+		routes = append(routes, regexp.QuoteMeta(first))
+		if ns.Unit != nil {
+			one, many := ns.Unit.Labels()
+			fmt.Fprintf(&o, "<option value=%q><?php esc_html_e( '%s', 'wpsidecar' ); ?></option>\n", first, phpQuoted(capitalized(many)))
+			fmt.Fprintf(&l, "if ( '%s' === namespace ) {\n\treturn __( '%s', 'wpsidecar' );\n}\n", first, phpQuoted(capitalized(one)))
+		}
+	}
+	return "(" + strings.Join(routes, "|") + ")", o.String(), l.String()
 }
 
 // generateRoutes rewrites the alternations of the line after each
@@ -104,22 +121,28 @@ func generateRoutes(b []byte, list string) ([]byte, error) {
 	return []byte(strings.Join(lines, "")), nil
 }
 
-// generateBlock replaces the lines between optionsBegin and optionsEnd
-// by options, indented as the begin marker is.
-func generateBlock(b []byte, options string) ([]byte, error) {
+// capitalized is s with its first letter in upper case.
+func capitalized(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// phpQuoted is s for a single-quoted PHP or JavaScript string.
+func phpQuoted(s string) string { return strings.ReplaceAll(s, "'", `\'`) }
+
+// generateBlock replaces the lines between the markers begin and end by
+// lines, indented as the begin marker is.
+func generateBlock(b []byte, begin, end, lines string) ([]byte, error) {
 	s := string(b)
-	i := strings.Index(s, optionsBegin)
-	j := strings.Index(s, optionsEnd)
+	i := strings.Index(s, begin)
+	j := strings.Index(s, end)
 	if i < 0 || j < i {
-		return nil, fmt.Errorf("no %q … %q", optionsBegin, optionsEnd)
+		return nil, fmt.Errorf("no %q … %q", begin, end)
 	}
 	indent := s[strings.LastIndex(s[:i], "\n")+1 : i]
 	var block strings.Builder
-	for _, l := range strings.SplitAfter(options, "\n") {
+	for _, l := range strings.SplitAfter(lines, "\n") {
 		if l != "" {
 			block.WriteString(indent + l)
 		}
 	}
-	start := i + len(optionsBegin) + 1 // the begin marker's line ends
+	start := i + len(begin) + 1 // the begin marker's line ends
 	return []byte(s[:start] + block.String() + indent + s[j:]), nil
 }

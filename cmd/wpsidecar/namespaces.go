@@ -67,8 +67,13 @@ func api(cfg *config.Config) func() ([]openapi.Namespace, error) {
 // configuration (nil: none): the modules, then the sidecar's own (the
 // history).
 func apiUnder(cfg *config.Config, opts *themeopt.Config) []openapi.Namespace {
-	mods := modules(cfg, themeopts.Configs{Current: func() *themeopt.Config { return opts }})
-	return append(module.API(mods), openapi.Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes()})
+	return apiOf(modules(cfg, themeopts.Configs{Current: func() *themeopt.Config { return opts }}))
+}
+
+// apiOf is what the OpenAPI description shows of mods: the modules, then
+// the sidecar's own (their history).
+func apiOf(mods []module.Module) []openapi.Namespace {
+	return append(module.API(mods), openapi.Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
 }
 
 // kinds are the namespaces as export and import handle them: the theme

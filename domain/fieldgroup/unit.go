@@ -14,6 +14,7 @@ func (Unit) Namespace() wpsidecar.Namespace { return wpsidecar.FieldGroups }
 func (Unit) Summary() string                { return "Field group definitions (fieldmgr/v1); manage_options." }
 func (Unit) ItemsField() string             { return "keys" }
 func (Unit) HistoryTag() string             { return "g" }
+func (Unit) Labels() (one, many string)     { return "field group", "field groups" }
 func (Unit) Listed() bool                   { return true }
 
 // HistoryCapability is manage_options, as the routes check it.

@@ -17,6 +17,7 @@ func (Unit) Namespace() wpsidecar.Namespace { return wpsidecar.ThemeOptions }
 func (Unit) Summary() string                { return "Saved theme options (themeopts/v1); the configured capability." }
 func (Unit) ItemsField() string             { return "ids" }
 func (Unit) HistoryTag() string             { return "o" }
+func (Unit) Labels() (one, many string)     { return "theme option", "theme options" }
 func (Unit) Listed() bool                   { return false }
 
 // HistoryCapability is the capability the configuration names, as in

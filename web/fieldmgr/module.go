@@ -26,7 +26,7 @@ func Module(table, groups string) module.Module {
 		Reverter: grouptable.Reverter{},
 		API: func() openapi.Namespace {
 			schemas, params := fieldgroup.OpenAPI()
-			return openapi.Namespace{Name: "fieldmgr/v1", Routes: Routes(), Unit: fieldgroup.Unit{}, Holds: "field groups", Schemas: schemas, PathParams: params}
+			return openapi.Namespace{Name: "fieldmgr/v1", Routes: Routes(), Unit: fieldgroup.Unit{}, Schemas: schemas, PathParams: params}
 		},
 		Table: &changes.Table{
 			Namespace: wpsidecar.FieldGroups, Name: table,

@@ -1,5 +1,5 @@
 // Package historyapi answers the wpsidecar/v1 namespace: the history of
-// the field groups and theme options, and reverting one of its entries
+// the namespaces of the site's data, and reverting one of its entries
 // (docs/api.md §12). Only users with manage_options see it, and of it only
 // the entries of the namespaces they may read and write themselves (see
 // permitted); it is never public and never cached. The history's rules
@@ -12,6 +12,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -66,19 +67,26 @@ func (s *Service) permitted(r *http.Request, namespace string) bool {
 }
 
 // Routes are the namespace's routes with their documentation, for the
-// OpenAPI description (their handlers are not for serving).
-func Routes() []routetable.Route { return (&Service{}).routes() }
+// OpenAPI description (their handlers are not for serving): the history
+// of the namespaces of units.
+func Routes(units wpsidecar.Units) []routetable.Route { return (&Service{units: units}).routes() }
 
 func (s *Service) routes() []routetable.Route {
+	var names, many, keys []string
+	for _, u := range s.units {
+		one, m := u.Labels()
+		names, many = append(names, string(u.Namespace())), append(many, m)
+		keys = append(keys, "a "+one+"'s "+strings.TrimSuffix(u.ItemsField(), "s"))
+	}
 	invalid := routetable.ErrorDoc{Status: http.StatusBadRequest, Code: "rest_invalid_param"}
 	notFound := routetable.ErrorDoc{Status: http.StatusNotFound, Code: "wpsidecar_history_not_found"}
 	off := routetable.ErrorDoc{Status: http.StatusNotFound, Code: "wpsidecar_history_off"}
 	return []routetable.Route{
 		{Path: "/history", Handlers: []routetable.MethodHandler{
-			{Method: http.MethodGet, Fn: s.handleList, Doc: routetable.Operation{ID: "listHistory", Summary: "List the history of field groups and theme options",
+			{Method: http.MethodGet, Fn: s.handleList, Doc: routetable.Operation{ID: "listHistory", Summary: "List the history of " + list(many, "and"),
 				Description: "Changes newest first: the sidecar's writes, and with the binlog feed every other writer's. Filters namespace, key, since; paginated with page and per_page (X-WP-Total, X-WP-TotalPages).",
 				Answer:      "HistoryList", Paginated: true, Query: []routetable.ParamDoc{
-					{Name: "namespace", Type: "string", Description: "fieldmgr or themeopts"}, {Name: "key", Type: "string", Description: "a group's key or an option id"},
+					{Name: "namespace", Type: "string", Description: list(names, "or")}, {Name: "key", Type: "string", Description: list(keys, "or")},
 					{Name: "since", Type: "string", Description: "entries from this date on (RFC 3339; without a zone, GMT)"},
 					{Name: "page", Type: "integer", Description: "from 1"}, {Name: "per_page", Type: "integer", Description: "1-100, 10 unless given"}},
 				Errors: []routetable.ErrorDoc{invalid, {Status: http.StatusBadRequest, Code: "rest_history_invalid_page_number"}, off}}},
@@ -91,6 +99,14 @@ func (s *Service) routes() []routetable.Route {
 					{Status: http.StatusConflict, Code: "wpsidecar_history_unrevertable"}, {Status: http.StatusBadRequest, Code: "rest_invalid_param"}}}},
 		}},
 	}
+}
+
+// list joins words as a sentence does: "a, b and c".
+func list(words []string, last string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + last + " " + words[len(words)-1]
 }
 
 var (

@@ -26,6 +26,7 @@ func (unit) Summary() string                      { return "toy" }
 func (unit) ItemsField() string                   { return "keys" }
 func (unit) Listed() bool                         { return true }
 func (unit) HistoryTag() string                   { return "t" }
+func (unit) Labels() (one, many string)           { return "thing", "things" }
 func (unit) HistoryCapability() string            { return "manage_options" }
 func (unit) WriteValue(b *bytes.Buffer, v string) { b.WriteString(v) }
 

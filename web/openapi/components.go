@@ -19,8 +19,8 @@ func components(data, api []Namespace) obj {
 		"HistoryList": obj{"type": "array", "items": obj{"type": "object",
 			"required": []string{"id", "namespace", "object", "key", "before", "after", "user", "via", "request_id", "date_gmt"}, "properties": obj{
 				"id": obj{"type": "integer"}, "namespace": obj{"enum": history},
-				"object": obj{"type": "string", "description": "the options row (themeopts) or the field-group table (fieldmgr)"},
-				"key":    obj{"type": "string", "description": "the option id or the group's key"},
+				"object": obj{"type": "string", "description": "what the item belongs to: the option row or the table (with the site's prefix) its namespace keeps it in"},
+				"key":    obj{"type": "string", "description": "the item's key within its namespace"},
 				"before": obj{"description": "the value before (null: it did not exist); a group as {title, status, config}"},
 				"after":  obj{"description": "the value after (null: removed)"},
 				"user": obj{"type": "object", "required": []string{"id", "login"}, "properties": obj{"id": obj{"type": "integer"},

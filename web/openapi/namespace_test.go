@@ -23,6 +23,7 @@ func (menus) Summary() string                      { return "Navigation menus (m
 func (menus) ItemsField() string                   { return "keys" }
 func (menus) Listed() bool                         { return true }
 func (menus) HistoryTag() string                   { return "m" }
+func (menus) Labels() (one, many string)           { return "menu", "menus" }
 func (menus) HistoryCapability() string            { return "edit_theme_options" }
 func (menus) WriteValue(b *bytes.Buffer, v string) { b.WriteString(v) }
 
@@ -38,7 +39,6 @@ func menusNamespace() Namespace {
 			Doc: routetable.Operation{ID: "getMenu", Summary: "A menu", Answer: "Menu", Read: true,
 				Errors: []routetable.ErrorDoc{{Status: http.StatusNotFound, Bare: true}}}}}}},
 		Unit:       menus{},
-		Holds:      "menus",
 		Schemas:    obj{"Menu": menuSchema},
 		PathParams: obj{"key": obj{"description": "the menu's key", "schema": obj{"type": "string", "pattern": "^[a-z_]{1,64}$"}}},
 	}
@@ -141,7 +141,7 @@ func TestDocument_ThirdNamespace(t *testing.T) {
 // TestDocument_OnlyThird: the description needs neither field groups nor
 // theme options: a sidecar of menus alone is described as such.
 func TestDocument_OnlyThird(t *testing.T) {
-	d := describeAPI(t, []Namespace{menusNamespace(), {Name: "wpsidecar/v1", Routes: historyapi.Routes()}})
+	d := describeAPI(t, []Namespace{menusNamespace(), {Name: "wpsidecar/v1", Routes: historyapi.Routes(wpsidecar.Units{menus{}})}})
 	if d.Info.Title != "wpsidecar: menus" || !strings.HasPrefix(d.Info.Description, "The menus/v1 REST namespace of") {
 		t.Errorf("info: %q, %q", d.Info.Title, d.Info.Description)
 	}

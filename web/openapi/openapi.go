@@ -39,9 +39,6 @@ type Namespace struct {
 	// description, its entries in the history. Nil for the sidecar's own
 	// namespace (wpsidecar/v1), which is the history of the others.
 	Unit wpsidecar.Unit
-	// Holds is what it holds, in the words of the description's title
-	// and the history's tag: "field groups".
-	Holds string
 	// Schemas are the schemas its routes name as bodies and answers, by
 	// name (components/schemas): JSON values, a name given once across
 	// the namespaces and the shared ones.
@@ -92,7 +89,7 @@ func info(data []Namespace) obj {
 	var names, holds, bare []string
 	for _, ns := range data {
 		names = append(names, ns.Name)
-		holds = append(holds, ns.Holds)
+		holds = append(holds, ns.holds())
 		if hasBareErrors(ns.Routes) {
 			bare = append(bare, tag(ns.Name)+"'s")
 		}
@@ -123,13 +120,20 @@ func tags(data, own []Namespace) []any {
 	var holds []string
 	for _, ns := range data {
 		out = append(out, obj{"name": tag(ns.Name), "description": ns.Unit.Summary()})
-		holds = append(holds, ns.Holds)
+		holds = append(holds, ns.holds())
 	}
 	out = append(out, obj{"name": "public", "description": "The site owner's public routes: no credentials, cacheable."})
 	for _, ns := range own {
 		out = append(out, obj{"name": tag(ns.Name), "description": "The history of " + join(holds) + ", and reverting a change (" + ns.Name + "); manage_options, never cached."})
 	}
 	return out
+}
+
+// holds is what a namespace of the site's data holds, in the words of
+// the description's title and the history's tag: "field groups".
+func (ns Namespace) holds() string {
+	_, many := ns.Unit.Labels()
+	return many
 }
 
 // tag is a namespace's operations' tag: its name's first part.

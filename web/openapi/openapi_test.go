@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite docs/openapi.json from the code
 // (nil: none). An external test: the modules import this package.
 func api(opts *themeopt.Config) []Namespace {
 	mods := []module.Module{fieldmgr.Module("", ""), themeopts.Module(themeopts.Configs{Current: func() *themeopt.Config { return opts }})}
-	return append(module.API(mods), Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes()})
+	return append(module.API(mods), Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
 }
 
 // TestDocument_UpToDate: docs/openapi.json is what the code generates.

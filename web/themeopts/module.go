@@ -41,7 +41,7 @@ func Module(c Configs) module.Module {
 			if c.Current != nil {
 				opts = c.Current()
 			}
-			return openapi.Namespace{Name: "themeopts/v1", Routes: Routes(), Unit: themeopt.Unit{}, Holds: "theme options", Schemas: themeopt.OpenAPISchemas(opts)}
+			return openapi.Namespace{Name: "themeopts/v1", Routes: Routes(), Unit: themeopt.Unit{}, Schemas: themeopt.OpenAPISchemas(opts)}
 		},
 		Kind: func(view *store.DB, ms *multisite.Site) (exportdir.Kind, error) {
 			var opts *themeopt.Config
