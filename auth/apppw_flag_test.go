@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
 )
 
 // TestApplicationPasswords_FirstOne: the site's first application

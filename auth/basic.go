@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/auth/wplogin"
+	"github.com/wpsidecar/wpsidecar/domain/wplogin"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // basicUser handles HTTP Basic: an application password when they are

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testvectors"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testvectors"
 )
 
 // user_roles_6.1.txt is wp_user_roles as WordPress 6.1's populate_roles()

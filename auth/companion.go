@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // Policy is what the companion plugin (wordpress/wpsidecar-companion.php)

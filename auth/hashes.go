@@ -13,7 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/crypto/blake2b"
 
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // Version is the WordPress generation the site's db_version names: the

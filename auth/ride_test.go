@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/auth"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testvectors"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testvectors"
 )
 
 type producedBy struct {

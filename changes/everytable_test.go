@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // TestFeed_EveryTable: with EveryTable, a transaction's writes to any

@@ -16,8 +16,8 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
-	"github.com/wpsidecar/wpsidecar/internal/testlog"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // cdn records the requests a purger sends, as a vendor's API sees them,

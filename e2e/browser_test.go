@@ -18,9 +18,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testbrowser"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
-	"github.com/wpsidecar/wpsidecar/internal/wptest"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testbrowser"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
 
 // historyPage is Tools → Change history, the companion plugin's screen.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testcoding"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
-	"github.com/wpsidecar/wpsidecar/internal/wptest"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testcoding"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
 
 // rawClient keeps bodies as they come: no Accept-Encoding of its own, no

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
-	"github.com/wpsidecar/wpsidecar/internal/wptest"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
 
 // maxStaleness is the sidecar's --max-staleness in these tests (the

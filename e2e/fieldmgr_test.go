@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/wptest"
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
 
 // TestFieldGroupsThroughTheSidecar: created with an application password,

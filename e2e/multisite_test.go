@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
-	"github.com/wpsidecar/wpsidecar/internal/wptest"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
 
 // TestMultisite: a real WordPress network, subdirectory and subdomain, with

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
-	"github.com/wpsidecar/wpsidecar/internal/wptest"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
 
 // cachedKeys are those of keys the site's Redis holds.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // TestPreparedAnswers: serving from the feed, a GET asked again is given

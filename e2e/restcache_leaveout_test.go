@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
-	"github.com/wpsidecar/wpsidecar/internal/wptest"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
 
 // TestRESTCacheLeaveOut: the mu-plugin docs/rest-cache.md gives for

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
-	"github.com/wpsidecar/wpsidecar/internal/wptest"
 )
 
 const themeoptsURL = "/wp-json/themeopts/v1"

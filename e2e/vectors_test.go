@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testvectors"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testvectors"
 )
 
 // TestVectorsAgreeWithThisWordPress: the test vectors the unit tests read

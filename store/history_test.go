@@ -15,7 +15,7 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/history"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 

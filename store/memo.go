@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/wpsidecar/wpsidecar/auth/wplogin"
+	"github.com/wpsidecar/wpsidecar/domain/wplogin"
 )
 
 // Memo keeps what the sidecar's GETs read — users found for authentication

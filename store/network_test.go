@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 

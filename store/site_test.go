@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/auth/wplogin"
+	"github.com/wpsidecar/wpsidecar/domain/wplogin"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 )
 

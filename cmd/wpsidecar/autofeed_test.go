@@ -17,9 +17,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testsite"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // autoSite is a site on srv with an administrator and theme options of

@@ -15,7 +15,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/store/grouptable"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
 
 // TestCommands_StopAndExit: the binary's import stops on SIGTERM or

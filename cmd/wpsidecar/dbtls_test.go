@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
 )
 
 // TestRun_DatabaseRequiresTLS: a site whose database takes only TLS

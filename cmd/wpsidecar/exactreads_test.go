@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testsite"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // TestRun_ExactReads: a write made outside the sidecar (SQL on the theme

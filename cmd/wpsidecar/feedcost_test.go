@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
 
 // BenchmarkChangeDetectionDatabaseCost is what noticing changes costs the

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testsite"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // layoutCopy copies config/wpconfig/testdata/layouts/name into a temporary

@@ -14,7 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/wpsidecar/wpsidecar/cli/command"
+	"github.com/wpsidecar/wpsidecar/cmd/command"
 	"github.com/wpsidecar/wpsidecar/config"
 )
 

@@ -6,7 +6,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/cli/command"
+	"github.com/wpsidecar/wpsidecar/cmd/command"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"

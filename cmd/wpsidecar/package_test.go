@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
 
 // TestPackaging_Debian: scripts/package.sh builds the .deb files; the

@@ -31,10 +31,10 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testlog"
-	"github.com/wpsidecar/wpsidecar/internal/testsite"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 type syncBuffer = testlog.Buffer

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
 
 func TestVersion(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
-	"github.com/wpsidecar/wpsidecar/web/routetable"
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
+	"github.com/wpsidecar/wpsidecar/wire/routetable"
 )
 
 // menus is a third namespace that exists only here, kept in an option row

@@ -3,7 +3,7 @@ package wpconfig
 import (
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testvectors"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testvectors"
 )
 
 // TestParseDBHost_Vectors: DB_HOST taken apart as wpdb::parse_db_host

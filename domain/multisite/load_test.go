@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
 
 // networkTables makes WordPress's network tables in tdb and fills them.

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
 
 // wordpressCore is Debian's WordPress (scripts/install-deps.sh).

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testcoding"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testcoding"
 )
 
 func TestNegotiate(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testvectors"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testvectors"
 )
 
 type vectors struct {

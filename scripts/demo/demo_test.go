@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testbrowser"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testbrowser"
 )
 
 // bannerTimeout bounds the wait for the banner: the first run builds the

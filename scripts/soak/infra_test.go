@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // freePort is a loopback port nothing listens on now.

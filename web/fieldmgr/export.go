@@ -13,7 +13,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/store/grouptable"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/cli/exportdir"
+	"github.com/wpsidecar/wpsidecar/domain/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 )

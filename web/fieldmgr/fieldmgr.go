@@ -28,9 +28,9 @@ import (
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/web/httpcond"
-	"github.com/wpsidecar/wpsidecar/web/routetable"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/httpcond"
+	"github.com/wpsidecar/wpsidecar/wire/routetable"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // Service holds the namespace's dependencies.

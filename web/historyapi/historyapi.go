@@ -21,8 +21,8 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/domain/history"
 	"github.com/wpsidecar/wpsidecar/store"
-	"github.com/wpsidecar/wpsidecar/web/routetable"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/routetable"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // Service is one site's history routes.

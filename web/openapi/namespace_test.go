@@ -11,7 +11,7 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
 	. "github.com/wpsidecar/wpsidecar/web/openapi"
-	"github.com/wpsidecar/wpsidecar/web/routetable"
+	"github.com/wpsidecar/wpsidecar/wire/routetable"
 )
 
 // menus is a third namespace, known only to this test: menus/v1, menus by

@@ -16,7 +16,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/web/routetable"
+	"github.com/wpsidecar/wpsidecar/wire/routetable"
 )
 
 // Site is what a site's own description knows beyond the code: nil parts

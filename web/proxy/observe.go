@@ -15,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // Labels of served_by and of the route of pass-through requests.

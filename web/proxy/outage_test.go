@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/rest"
 )

@@ -24,11 +24,11 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/internal/testlog"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testlog"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 	"github.com/wpsidecar/wpsidecar/web/rest"
 	"github.com/wpsidecar/wpsidecar/web/restcache"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // recorded is what the upstream received.

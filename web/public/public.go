@@ -14,8 +14,8 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/web/httpcond"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/httpcond"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // Answer answers a route showing a namespace: what sel picks of it, as

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/wpsidecar/wpsidecar/internal/testcoding"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testcoding"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // sizedBody is n bytes of a JSON string, the same for the same n.

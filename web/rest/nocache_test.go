@@ -7,8 +7,8 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/wpsidecar/wpsidecar/web/routetable"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/routetable"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // oldSiteNS is a namespace on a WordPress 6.1 site (db_version 53496)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/contentcoding"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // keptNS counts how often each of its answers is built, and puts the

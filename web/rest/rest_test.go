@@ -15,7 +15,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // php is a stand-in for the pass-through: it counts what reaches it and

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // php is an upstream that answers as WordPress's REST server does for an

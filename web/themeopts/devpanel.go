@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
-	"github.com/wpsidecar/wpsidecar/web/httpcond"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/httpcond"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // handleDevPanel is GET /dev-panel (developer mode only): every field of

@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/cli/exportdir"
+	"github.com/wpsidecar/wpsidecar/domain/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"

@@ -11,9 +11,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
 	"github.com/wpsidecar/wpsidecar/internal/reload"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
-	"github.com/wpsidecar/wpsidecar/internal/testsite"
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 

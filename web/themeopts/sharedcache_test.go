@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
 
 // sharedCache is a CDN set to "cache everything": it keeps every GET

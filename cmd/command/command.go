@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/cli/exportdir"
+	"github.com/wpsidecar/wpsidecar/domain/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/store"

@@ -3,7 +3,7 @@ package testwait_test
 import (
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/internal/testwait"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
 // TestFor: it returns once the condition holds, having asked until then.

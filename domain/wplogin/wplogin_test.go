@@ -3,8 +3,8 @@ package wplogin_test
 import (
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/auth/wplogin"
-	"github.com/wpsidecar/wpsidecar/internal/testvectors"
+	"github.com/wpsidecar/wpsidecar/domain/wplogin"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testvectors"
 )
 
 // TestSanitize_Vectors: what real PHP's sanitize_user() made of each

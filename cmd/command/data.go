@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/cli/exportdir"
+	"github.com/wpsidecar/wpsidecar/domain/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/history"
 	"github.com/wpsidecar/wpsidecar/store"
 )

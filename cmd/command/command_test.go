@@ -16,8 +16,8 @@ import (
 	"github.com/wpsidecar/wpsidecar/store/grouptable"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/cli/command"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/cmd/command"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
 
 // stored is the theme options row of the test site.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/wpsidecar/wpsidecar/web/routetable"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/routetable"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // db_versions: 6.1 and 6.2 share 53496, 6.3 is 55853, 6.4 56657, 6.5 and

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar/internal/contentcoding"
-	"github.com/wpsidecar/wpsidecar/web/wpjson"
+	"github.com/wpsidecar/wpsidecar/wire/wpjson"
 )
 
 // ETag is a strong entity tag over parts of stored data (not over rendered

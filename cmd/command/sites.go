@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/wpsidecar/wpsidecar/cli/exportdir"
+	"github.com/wpsidecar/wpsidecar/domain/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/store"
 )

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/wpsidecar/wpsidecar/web/routetable"
+	"github.com/wpsidecar/wpsidecar/wire/routetable"
 )
 
 // RouteInfo is what an OPTIONS answer needs to know of its namespace.

@@ -19,7 +19,7 @@ func Path(t testing.TB) string {
 	if !ok {
 		t.Fatal("testvectors: cannot tell where the package's source is")
 	}
-	return filepath.Join(filepath.Dir(self), "..", "..", "testdata", "wp-vectors.json")
+	return filepath.Join(filepath.Dir(self), "..", "..", "..", "testdata", "wp-vectors.json")
 }
 
 // Decode reads the vectors into v, a struct naming the sections it needs.

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/cli/exportdir"
+	"github.com/wpsidecar/wpsidecar/domain/exportdir"
 )
 
 // menus is a third namespace, menus/v1, as a package of its own would

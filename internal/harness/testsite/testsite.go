@@ -20,7 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/auth"
-	"github.com/wpsidecar/wpsidecar/internal/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/proxy"
 	"github.com/wpsidecar/wpsidecar/web/rest"
@@ -42,7 +42,7 @@ type Site struct {
 func New(t testing.TB, tdb *testdb.DB, users ...User) *Site {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	roles, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", "auth", "testdata", "user_roles_6.1.txt"))
+	roles, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", "..", "auth", "testdata", "user_roles_6.1.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
