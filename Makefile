@@ -63,7 +63,7 @@ fuzz:
 	$(GO) test ./internal/phpserial -run '^$$' -fuzz FuzzUnserialize -fuzztime 30s
 	$(GO) test ./internal/phpquery -run '^$$' -fuzz FuzzName -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzParseBasic -fuzztime 15s
-	$(GO) test ./auth/wplogin -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
+	$(GO) test ./domain/wplogin -run '^$$' -fuzz FuzzSanitizeUserShortcut -fuzztime 15s
 	$(GO) test ./auth -run '^$$' -fuzz FuzzCookie -fuzztime 20s
 	$(GO) test ./web/proxy -run '^$$' -fuzz FuzzClientIP -fuzztime 15s
 	$(GO) test ./domain/fieldgroup -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
