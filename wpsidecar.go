@@ -9,6 +9,7 @@ package wpsidecar
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -138,6 +139,14 @@ func (c Commit) Keys() []string {
 		keys[i] = it.Key
 	}
 	return keys
+}
+
+// DistinctKeys are the items' keys each once, sorted: as webhooks,
+// purges and logs name what a commit changed, whichever detector saw it.
+func (c Commit) DistinctKeys() []string {
+	k := c.Keys()
+	slices.Sort(k)
+	return slices.Compact(k)
 }
 
 // Errors that say what happened to a read or a write, whatever layer

@@ -3,11 +3,9 @@ package changes
 import (
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -161,34 +159,4 @@ func (f Forget) contentOnly(t Touched) bool {
 		}
 	}
 	return true
-}
-
-// keys are what a commit changed, each once and in order: the keys of a
-// namespace's rows, or the theme options' ids, as webhooks, purges and logs
-// name them, whichever detector saw the change.
-func keys(c wpsidecar.Commit) []string {
-	k := c.Keys()
-	slices.Sort(k)
-	return slices.Compact(k)
-}
-
-// WebhookJSON is a commit as a webhook's body, its items listed under
-// field: {"namespace":"fieldmgr","keys":[…]} or
-// {"namespace":"themeopts","ids":[…]}; on a network, with "site": the
-// blog id.
-func WebhookJSON(c wpsidecar.Commit, field string) []byte {
-	set := phpserial.Value{Kind: phpserial.Array}
-	for i, k := range keys(c) {
-		set.Entries = append(set.Entries, phpserial.Entry{Key: phpserial.IntKey(int64(i)), Value: phpserial.Value{Kind: phpserial.String, Str: k}})
-	}
-	var b strings.Builder
-	b.WriteString(`{"namespace":`)
-	b.Write(phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: string(c.Namespace)}))
-	b.WriteString(`,"` + field + `":`)
-	b.Write(phpserial.JSON(set))
-	if c.Site > 0 {
-		b.WriteString(`,"site":` + strconv.FormatInt(c.Site, 10))
-	}
-	b.WriteString(`}`)
-	return []byte(b.String())
 }

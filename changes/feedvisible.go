@@ -90,7 +90,7 @@ func (f *Feed) report(q queued) {
 				continue
 			}
 			c.Origin, c.Author, c.When = origin, author, at
-			ev := f.o.Log.Info().Str("namespace", string(c.Namespace)).Strs("keys", keys(c)).Str("via", ModeBinlog)
+			ev := f.o.Log.Info().Str("namespace", string(c.Namespace)).Strs("keys", c.DistinctKeys()).Str("via", ModeBinlog)
 			if id > 0 {
 				ev = ev.Int64("blog_id", id)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
@@ -155,8 +155,8 @@ func TestCompanion_FailedAttemptsReachLockoutPlugins(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, site.WPURL+"/?rest_route=/wpsidecar-companion/v1/failed-auth", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		if sig.ts != 0 {
-			req.Header.Set(changes.HeaderTimestamp, strconv.FormatInt(sig.ts, 10))
-			req.Header.Set(changes.HeaderSignature, changes.Sign(sig.key, sig.ts, []byte(body)))
+			req.Header.Set(delivery.HeaderTimestamp, strconv.FormatInt(sig.ts, 10))
+			req.Header.Set(delivery.HeaderSignature, delivery.Sign(sig.key, sig.ts, []byte(body)))
 		}
 		if resp, b := do(t, nil, req); resp.StatusCode != 401 {
 			t.Errorf("forged report (%+v): %d %s", sig.ts, resp.StatusCode, b)
@@ -164,8 +164,8 @@ func TestCompanion_FailedAttemptsReachLockoutPlugins(t *testing.T) {
 	}
 	// The same report, signed: WordPress fires wp_login_failed for it.
 	req, _ := http.NewRequest(http.MethodPost, site.WPURL+"/?rest_route=/wpsidecar-companion/v1/failed-auth", strings.NewReader(body))
-	req.Header.Set(changes.HeaderTimestamp, strconv.FormatInt(now, 10))
-	req.Header.Set(changes.HeaderSignature, changes.Sign(site.CompanionSecret, now, []byte(body)))
+	req.Header.Set(delivery.HeaderTimestamp, strconv.FormatInt(now, 10))
+	req.Header.Set(delivery.HeaderSignature, delivery.Sign(site.CompanionSecret, now, []byte(body)))
 	if resp, b := do(t, nil, req); resp.StatusCode != 200 || b != `{"fired":"password"}` {
 		t.Errorf("signed report: %d %s", resp.StatusCode, b)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
@@ -115,7 +115,7 @@ func TestServeFromFeed(t *testing.T) {
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		at := time.Now()
 		body, _ := io.ReadAll(r.Body)
-		if err := changes.Verify(webhookSecret, r.Header.Get(changes.HeaderTimestamp), r.Header.Get(changes.HeaderSignature), body, at, time.Minute); err == nil &&
+		if err := delivery.Verify(webhookSecret, r.Header.Get(delivery.HeaderTimestamp), r.Header.Get(delivery.HeaderSignature), body, at, time.Minute); err == nil &&
 			string(body) == `{"namespace":"themeopts","ids":["accent_color"]}` {
 			received <- at
 		}

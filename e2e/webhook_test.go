@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
@@ -32,7 +32,7 @@ type hookReceiver struct {
 
 func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	err := changes.Verify(webhookSecret, r.Header.Get(changes.HeaderTimestamp), r.Header.Get(changes.HeaderSignature), body, time.Now(), time.Minute)
+	err := delivery.Verify(webhookSecret, r.Header.Get(delivery.HeaderTimestamp), r.Header.Get(delivery.HeaderSignature), body, time.Now(), time.Minute)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil {

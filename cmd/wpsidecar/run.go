@@ -29,6 +29,7 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/cmd/command"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
@@ -137,7 +138,7 @@ type sidecar struct {
 	leadership *store.Leadership  // with changes to send or a history to prune
 	leading    atomic.Bool
 	lead       []func(bool, time.Time) // told when leadership changes
-	purgers    []*changes.Purger
+	purgers    []*delivery.Purger
 }
 
 func (s *sidecar) close() {
@@ -404,7 +405,7 @@ func (s *sidecar) settingsOf(id int64) *store.SettingsWatcher {
 func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 	var tell changes.Subscribers
 	if len(s.cfg.WebhookURLs) > 0 {
-		notifier := changes.NewNotifier(changes.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: units(s.cfg), Log: clog})
+		notifier := delivery.NewNotifier(delivery.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: units(s.cfg), Log: clog})
 		s.drains = append(s.drains, notifier)
 		s.background(notifier.Run)
 		tell = append(tell, notifier)
@@ -414,7 +415,7 @@ func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 		s.background(p.Run)
 	}
 	if len(s.purgers) > 0 {
-		tell = append(tell, changes.Purges{Purgers: s.purgers, Units: units(s.cfg), URLs: s.sites.PublicURLs})
+		tell = append(tell, delivery.Purges{Purgers: s.purgers, Units: units(s.cfg), URLs: s.sites.PublicURLs})
 		if s.restCache != nil {
 			tell = append(tell, restcache.Purges{Cache: s.restCache, Purgers: s.purgers})
 		}
@@ -442,7 +443,7 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 	cfg, logger := s.cfg, s.logger
 	metrics := proxy.NewMetrics(collectors.NewDBStatsCollector(s.db.SQL(), "wordpress"))
 	metrics.Register(s.authCollectors...)
-	metrics.Register(changes.PurgeMetrics(s.purgers)...)
+	metrics.Register(delivery.PurgeMetrics(s.purgers)...)
 	metrics.Register(changes.FeedMetrics(func() string { return s.feedMode.Load().(string) }, s.feed, s.memo)...)
 	metrics.Register(s.db.ReplicaMetrics()...)
 	if s.leadership != nil {
@@ -637,13 +638,13 @@ func served(err error) error {
 // reportFailures sends each failed Basic authentication to the companion
 // plugin through PHP (signed, queued, a few tries), when a companion secret
 // is set; otherwise it reports nothing.
-func reportFailures(cfg *config.Config, logger zerolog.Logger) (func(auth.FailedAttempt), *changes.Notifier) {
+func reportFailures(cfg *config.Config, logger zerolog.Logger) (func(auth.FailedAttempt), *delivery.Notifier) {
 	if cfg.CompanionSecret == "" {
 		return nil, nil
 	}
 	u := cfg.Upstream.JoinPath("/")
 	u.RawQuery = "rest_route=/wpsidecar-companion/v1/failed-auth"
-	n := changes.NewNotifier(changes.NotifierOptions{URLs: []*url.URL{u}, Secret: cfg.CompanionSecret, QueueSize: 1024, Attempts: 3,
+	n := delivery.NewNotifier(delivery.NotifierOptions{URLs: []*url.URL{u}, Secret: cfg.CompanionSecret, QueueSize: 1024, Attempts: 3,
 		Timeout: 5 * time.Second, Log: logger.With().Str("component", "companion").Logger()})
 	return func(a auth.FailedAttempt) {
 		b, _ := json.Marshal(a)

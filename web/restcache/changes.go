@@ -7,6 +7,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 )
 
@@ -145,14 +146,14 @@ func (c *Cache) Tags(t changes.Touched) []string {
 // transaction dropped, by tag.
 type Purges struct {
 	Cache   *Cache
-	Purgers []*changes.Purger
+	Purgers []*delivery.Purger
 }
 
 // Touched queues t's tags in every purger.
 func (p Purges) Touched(t changes.Touched) {
 	if tags := p.Cache.Tags(t); len(tags) > 0 {
 		for _, q := range p.Purgers {
-			q.Purge(changes.Purge{Tags: tags})
+			q.Purge(delivery.Purge{Tags: tags})
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
@@ -56,7 +56,7 @@ func TestPurgeOf(t *testing.T) {
 		{"site 3, never served", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 3}, nil,
 			[]string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}, nil},
 	} {
-		p := changes.PurgeOf(c.change, wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}}, c.s.PublicURLs)
+		p := delivery.PurgeOf(c.change, wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}}, c.s.PublicURLs)
 		var urls []string
 		for _, u := range p.URLs {
 			urls = append(urls, u.String())

@@ -1,4 +1,4 @@
-package changes
+package delivery
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 	"github.com/wpsidecar/wpsidecar/internal/redact"
 )
@@ -58,7 +59,7 @@ type Purges struct {
 }
 
 // Touched is nothing to purge.
-func (Purges) Touched(Touched) {}
+func (Purges) Touched(changes.Touched) {}
 
 func (p Purges) Commit(c wpsidecar.Commit) {
 	x := PurgeOf(c, p.Units, p.URLs)
@@ -71,7 +72,7 @@ func (p Purges) Commit(c wpsidecar.Commit) {
 // included when its unit among units is Listed.
 func PurgeOf(c wpsidecar.Commit, units wpsidecar.Units, urls func(wpsidecar.Commit) []*url.URL) Purge {
 	u := units.Find(c.Namespace)
-	x := Purge{Tags: cachetag.Stale(c.Site, string(c.Namespace), u != nil && u.Listed(), keys(c))}
+	x := Purge{Tags: cachetag.Stale(c.Site, string(c.Namespace), u != nil && u.Listed(), c.DistinctKeys())}
 	if urls != nil {
 		x.URLs = urls(c)
 	}

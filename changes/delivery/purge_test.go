@@ -1,4 +1,4 @@
-package changes_test
+package delivery_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
@@ -65,23 +65,23 @@ func TestAdapters(t *testing.T) {
 	page, _ := url.Parse("https://www.example.com/wp-json/site/v1/brand")
 	api, _ := url.Parse("https://api.example.test")
 	tests := []struct {
-		a    changes.Adapter
-		p    changes.Purge
+		a    delivery.Adapter
+		p    delivery.Purge
 		want []string
 	}{
-		{changes.Varnish{Base: urlOf(t, "http://127.0.0.1:6081")}, changes.Purge{Tags: []string{"themeopts", "themeopts:logo"}, URLs: []*url.URL{page}},
+		{delivery.Varnish{Base: urlOf(t, "http://127.0.0.1:6081")}, delivery.Purge{Tags: []string{"themeopts", "themeopts:logo"}, URLs: []*url.URL{page}},
 			[]string{"PURGE http://127.0.0.1:6081/ host=127.0.0.1:6081 xkey-purge=themeopts themeopts:logo", "PURGE http://127.0.0.1:6081/wp-json/site/v1/brand host=www.example.com "}},
-		{changes.Varnish{Base: urlOf(t, "http://127.0.0.1:6081"), Soft: true}, changes.Purge{Tags: []string{"fieldmgr"}},
+		{delivery.Varnish{Base: urlOf(t, "http://127.0.0.1:6081"), Soft: true}, delivery.Purge{Tags: []string{"fieldmgr"}},
 			[]string{"PURGE http://127.0.0.1:6081/ host=127.0.0.1:6081 xkey-softpurge=fieldmgr"}},
-		{changes.Nginx{Base: urlOf(t, "http://127.0.0.1:8088")}, changes.Purge{Tags: []string{"ignored"}, URLs: []*url.URL{page}},
+		{delivery.Nginx{Base: urlOf(t, "http://127.0.0.1:8088")}, delivery.Purge{Tags: []string{"ignored"}, URLs: []*url.URL{page}},
 			[]string{"PURGE http://127.0.0.1:8088/wp-json/site/v1/brand host=www.example.com "}},
-		{changes.Cloudflare{API: api, Zone: "z1", Token: "t"}, changes.Purge{Tags: tagsN("k", 31), URLs: []*url.URL{page}},
+		{delivery.Cloudflare{API: api, Zone: "z1", Token: "t"}, delivery.Purge{Tags: tagsN("k", 31), URLs: []*url.URL{page}},
 			[]string{
 				"POST https://api.example.test/client/v4/zones/z1/purge_cache host=api.example.test authorization=Bearer t content-type=application/json body={\"tags\":[\"k0\",\"k1\",\"k2\",\"k3\",\"k4\",\"k5\",\"k6\",\"k7\",\"k8\",\"k9\",\"k10\",\"k11\",\"k12\",\"k13\",\"k14\",\"k15\",\"k16\",\"k17\",\"k18\",\"k19\",\"k20\",\"k21\",\"k22\",\"k23\",\"k24\",\"k25\",\"k26\",\"k27\",\"k28\",\"k29\"]}",
 				"POST https://api.example.test/client/v4/zones/z1/purge_cache host=api.example.test authorization=Bearer t content-type=application/json body={\"tags\":[\"k30\"]}",
 				"POST https://api.example.test/client/v4/zones/z1/purge_cache host=api.example.test authorization=Bearer t content-type=application/json body={\"files\":[\"https://www.example.com/wp-json/site/v1/brand\"]}",
 			}},
-		{changes.Fastly{API: api, Service: "s1", Token: "t", Soft: true}, changes.Purge{Tags: []string{"a", "b"}, URLs: []*url.URL{page}},
+		{delivery.Fastly{API: api, Service: "s1", Token: "t", Soft: true}, delivery.Purge{Tags: []string{"a", "b"}, URLs: []*url.URL{page}},
 			[]string{"POST https://api.example.test/service/s1/purge host=api.example.test accept=application/json fastly-key=t fastly-soft-purge=1 surrogate-key=a b"}},
 	}
 	for _, tt := range tests {
@@ -98,7 +98,7 @@ func TestAdapters(t *testing.T) {
 		}
 	}
 	// Fastly: at most 256 keys a request.
-	reqs, _ := changes.Fastly{API: api, Service: "s", Token: "t"}.Requests(changes.Purge{Tags: tagsN("k", 300)})
+	reqs, _ := delivery.Fastly{API: api, Service: "s", Token: "t"}.Requests(delivery.Purge{Tags: tagsN("k", 300)})
 	if len(reqs) != 2 || len(strings.Fields(reqs[0].Header.Get("Surrogate-Key"))) != 256 || len(strings.Fields(reqs[1].Header.Get("Surrogate-Key"))) != 44 {
 		t.Errorf("fastly batches: %d", len(reqs))
 	}
@@ -126,20 +126,20 @@ func TestPurger(t *testing.T) {
 	c := &cdn{script: []int{503, 200, 400}}
 	srv := httptest.NewServer(c)
 	defer srv.Close()
-	p := changes.NewPurger(changes.Fastly{API: urlOf(t, srv.URL), Service: "s", Token: "t"}, zerolog.Nop())
+	p := delivery.NewPurger(delivery.Fastly{API: urlOf(t, srv.URL), Service: "s", Token: "t"}, zerolog.Nop())
 	p.Window, p.Backoff = 50*time.Millisecond, 10*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	go func() { p.Run(ctx); close(ran) }()
-	p.Purge(changes.Purge{Tags: []string{"themeopts", "themeopts:a"}})
-	p.Purge(changes.Purge{Tags: []string{"themeopts", "themeopts:b"}})
+	p.Purge(delivery.Purge{Tags: []string{"themeopts", "themeopts:a"}})
+	p.Purge(delivery.Purge{Tags: []string{"themeopts", "themeopts:b"}})
 	testwait.For(t, "the batch, retried", func() bool { return len(c.requests()) == 2 })
 	for _, r := range c.requests() {
 		if !strings.Contains(r, "Surrogate-Key: themeopts themeopts:a themeopts:b") {
 			t.Errorf("batch: %s", r)
 		}
 	}
-	p.Purge(changes.Purge{Tags: []string{"fieldmgr"}}) // refused with 400: not retried
+	p.Purge(delivery.Purge{Tags: []string{"fieldmgr"}}) // refused with 400: not retried
 	// Counted as failed once given up: no retry of it can follow, and the
 	// next request the CDN sees is the next purge's.
 	testwait.For(t, "the refused purge", func() bool { sent, failed := p.Counts(); return sent == 1 && failed == 1 })
@@ -148,7 +148,7 @@ func TestPurger(t *testing.T) {
 	}
 	cancel()
 	<-ran
-	p.Purge(changes.Purge{Tags: []string{"late"}})
+	p.Purge(delivery.Purge{Tags: []string{"late"}})
 	p.Drain(context.Background())
 	if got := c.requests(); len(got) != 4 || !strings.Contains(got[3], "Surrogate-Key: late") {
 		t.Errorf("drain, after a refused purge not retried: %v", got)
@@ -198,7 +198,7 @@ func TestPurger_Bulk(t *testing.T) {
 			close(v.hold)
 			srv := httptest.NewServer(v)
 			defer srv.Close()
-			p := changes.NewPurger(changes.Varnish{Base: urlOf(t, srv.URL)}, zerolog.Nop())
+			p := delivery.NewPurger(delivery.Varnish{Base: urlOf(t, srv.URL)}, zerolog.Nop())
 			p.Window, p.Backoff = 10*time.Millisecond, 10*time.Millisecond
 			ctx, cancel := context.WithCancel(context.Background())
 			ran := make(chan struct{})
@@ -208,7 +208,7 @@ func TestPurger_Bulk(t *testing.T) {
 			for i := range 1000 {
 				tags = append(tags, fmt.Sprintf("rest:post:%d", 100000+i))
 			}
-			p.Purge(changes.Purge{Tags: tags})
+			p.Purge(delivery.Purge{Tags: tags})
 			testwait.For(t, "every tag purged", func() bool {
 				for _, tag := range tags {
 					if !v.purged(tag) {
@@ -233,7 +233,7 @@ func TestPurger_Hung(t *testing.T) {
 	srv := httptest.NewServer(v)
 	defer srv.Close()
 	var logs testlog.Buffer
-	p := changes.NewPurger(changes.Varnish{Base: urlOf(t, srv.URL)}, zerolog.New(&logs))
+	p := delivery.NewPurger(delivery.Varnish{Base: urlOf(t, srv.URL)}, zerolog.New(&logs))
 	p.Window, p.Backoff, p.MaxPause = 10*time.Millisecond, 10*time.Millisecond, 50*time.Millisecond
 	p.Client = &http.Client{Timeout: 50 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -241,9 +241,9 @@ func TestPurger_Hung(t *testing.T) {
 	go func() { p.Run(ctx); close(ran) }()
 	defer func() { cancel(); <-ran }()
 	for i := range 6000 {
-		p.Purge(changes.Purge{Tags: []string{"site2:rest:lists", fmt.Sprintf("site2:rest:post:%d", i)}})
+		p.Purge(delivery.Purge{Tags: []string{"site2:rest:lists", fmt.Sprintf("site2:rest:post:%d", i)}})
 	}
-	p.Purge(changes.Purge{Tags: []string{"themeopts:accent"}})
+	p.Purge(delivery.Purge{Tags: []string{"themeopts:accent"}})
 	testwait.For(t, "purges failing while the CDN hangs", func() bool { return strings.Contains(logs.String(), "kept pending") })
 	if !strings.Contains(logs.String(), "too many purges pending: purging broader tags") {
 		t.Errorf("6,000 tags pending were not made broader:\n%s", logs.String())
@@ -265,4 +265,12 @@ func TestPurger_Hung(t *testing.T) {
 	if _, failed := p.Counts(); failed != 0 {
 		t.Errorf("%d purges given up", failed)
 	}
+}
+
+func urlOf(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

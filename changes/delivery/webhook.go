@@ -1,4 +1,4 @@
-package changes
+package delivery
 
 import (
 	"bytes"
@@ -12,11 +12,14 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
+	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/internal/redact"
 )
 
@@ -88,7 +91,7 @@ func NewNotifier(o NotifierOptions) *Notifier {
 }
 
 // Touched is nothing to deliver.
-func (n *Notifier) Touched(Touched) {}
+func (n *Notifier) Touched(changes.Touched) {}
 
 // Commit queues c's webhook (WebhookJSON, its items named as its unit
 // says; "keys" for a namespace not among them) for every URL without
@@ -269,4 +272,25 @@ func randomID() string {
 	b := make([]byte, 12)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// WebhookJSON is a commit as a webhook's body, its items listed under
+// field: {"namespace":"fieldmgr","keys":[…]} or
+// {"namespace":"themeopts","ids":[…]}; on a network, with "site": the
+// blog id.
+func WebhookJSON(c wpsidecar.Commit, field string) []byte {
+	set := phpserial.Value{Kind: phpserial.Array}
+	for i, k := range c.DistinctKeys() {
+		set.Entries = append(set.Entries, phpserial.Entry{Key: phpserial.IntKey(int64(i)), Value: phpserial.Value{Kind: phpserial.String, Str: k}})
+	}
+	var b strings.Builder
+	b.WriteString(`{"namespace":`)
+	b.Write(phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: string(c.Namespace)}))
+	b.WriteString(`,"` + field + `":`)
+	b.Write(phpserial.JSON(set))
+	if c.Site > 0 {
+		b.WriteString(`,"site":` + strconv.FormatInt(c.Site, 10))
+	}
+	b.WriteString(`}`)
+	return []byte(b.String())
 }
