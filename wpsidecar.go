@@ -141,6 +141,40 @@ func (c Commit) Keys() []string {
 	return keys
 }
 
+// Touched is what one committed transaction wrote to the tables the
+// binlog feed follows, whatever it changed of the namespaces: what copies
+// of the database kept in memory (and CDNs) must forget. The feed reports
+// it (changes.Subscriber); the memo, the cache of PHP's REST answers and
+// the purges read it.
+type Touched struct {
+	UserIDs []int64 // users and usermeta rows, by their user's id
+	// Options are the option rows written, by name, for each site (0 on a
+	// single site).
+	Options map[int64][]string
+	// Tables are the keys of the rows written of the namespaces' own
+	// tables (changes.FeedOptions.Tables), by table as the database names it (a
+	// site's prefix included).
+	Tables map[string][]string
+	// DDL: a statement that is not row-based (ALTER, TRUNCATE, DROP, …)
+	// ran in the schema, or rows could not be read: what it did to the
+	// rows is not known.
+	DDL bool
+	// Network: the network's tables of sites were written.
+	Network bool
+	// Missed: the feed may have missed writes — it stopped, and follows
+	// the log again from where it ends now — so whatever keeps copies of
+	// the database forgets them all, CDNs' included.
+	Missed bool
+	// Written are the tables whose rows were written, by the site-1 name
+	// (wp_posts for wp_2_posts too), for each site (0 on a single site):
+	// every table of the schema, with changes.FeedOptions.EveryTable.
+	Written map[int64][]string
+	// RowValues are the values of changes.FeedOptions.RowValues' columns in the
+	// rows written, for each site, by "table.column" (the site-1 table
+	// name: "wp_posts.ID"), each once, as text.
+	RowValues map[int64]map[string][]string
+}
+
 // DistinctKeys are the items' keys each once, sorted: as webhooks,
 // purges and logs name what a commit changed, whichever detector saw it.
 func (c Commit) DistinctKeys() []string {

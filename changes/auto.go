@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -182,7 +183,7 @@ func (a Auto) await(ctx context.Context, why error) bool {
 		a.Forget()
 	}
 	if a.Feed.o.Subscriber != nil {
-		a.Feed.o.Subscriber.Touched(Touched{Missed: true}) // CDNs forget too
+		a.Feed.o.Subscriber.Touched(wpsidecar.Touched{Missed: true}) // CDNs forget too
 	}
 	a.Log.Info().Msg("change-feed auto: the server can feed the sidecar again; following its binary log from its current position")
 	return true

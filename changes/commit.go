@@ -27,43 +27,12 @@ import (
 // called on the detector's goroutine and must be quick: work that waits
 // on the database or the network goes to a goroutine of its own.
 type Subscriber interface {
-	Touched(Touched)
+	Touched(wpsidecar.Touched)
 	Commit(wpsidecar.Commit)
 }
 
-// Touched is what one committed transaction wrote to the tables the feed
-// follows, whatever it changed of the namespaces.
-type Touched struct {
-	UserIDs []int64 // users and usermeta rows, by their user's id
-	// Options are the option rows written, by name, for each site (0 on a
-	// single site).
-	Options map[int64][]string
-	// Tables are the keys of the rows written of the namespaces' own
-	// tables (FeedOptions.Tables), by table as the database names it (a
-	// site's prefix included).
-	Tables map[string][]string
-	// DDL: a statement that is not row-based (ALTER, TRUNCATE, DROP, …)
-	// ran in the schema, or rows could not be read: what it did to the
-	// rows is not known.
-	DDL bool
-	// Network: the network's tables of sites were written.
-	Network bool
-	// Missed: the feed may have missed writes — it stopped, and follows
-	// the log again from where it ends now — so whatever keeps copies of
-	// the database forgets them all, CDNs' included.
-	Missed bool
-	// Written are the tables whose rows were written, by the site-1 name
-	// (wp_posts for wp_2_posts too), for each site (0 on a single site):
-	// every table of the schema, with FeedOptions.EveryTable.
-	Written map[int64][]string
-	// RowValues are the values of FeedOptions.RowValues' columns in the
-	// rows written, for each site, by "table.column" (the site-1 table
-	// name: "wp_posts.ID"), each once, as text.
-	RowValues map[int64]map[string][]string
-}
-
-// rowValue notes v, a value of column (table.column) in a row site wrote.
-func (t *Touched) rowValue(site int64, column, v string) {
+// touchRowValue notes in t v, a value of column (table.column) in a row site wrote.
+func touchRowValue(t *wpsidecar.Touched, site int64, column, v string) {
 	if t.RowValues == nil {
 		t.RowValues = map[int64]map[string][]string{}
 	}
@@ -75,8 +44,8 @@ func (t *Touched) rowValue(site int64, column, v string) {
 	}
 }
 
-// wrote notes a write to site's table name.
-func (t *Touched) wrote(site int64, name string) {
+// touchWrote notes in t a write to site's table name.
+func touchWrote(t *wpsidecar.Touched, site int64, name string) {
 	if t.Written == nil {
 		t.Written = map[int64][]string{}
 	}
@@ -85,14 +54,15 @@ func (t *Touched) wrote(site int64, name string) {
 	}
 }
 
-func (t Touched) empty() bool {
+// touchedNothing tells whether t names no write.
+func touchedNothing(t wpsidecar.Touched) bool {
 	return !t.DDL && !t.Network && !t.Missed && len(t.UserIDs)+len(t.Options)+len(t.Tables)+len(t.Written)+len(t.RowValues) == 0
 }
 
 // Subscribers tell each of theirs, in order.
 type Subscribers []Subscriber
 
-func (s Subscribers) Touched(t Touched) {
+func (s Subscribers) Touched(t wpsidecar.Touched) {
 	for _, x := range s {
 		x.Touched(t)
 	}
@@ -107,7 +77,7 @@ func (s Subscribers) Commit(c wpsidecar.Commit) {
 // OnCommit is a subscriber of commits only.
 type OnCommit func(wpsidecar.Commit)
 
-func (OnCommit) Touched(Touched)             {}
+func (OnCommit) Touched(wpsidecar.Touched)   {}
 func (f OnCommit) Commit(c wpsidecar.Commit) { f(c) }
 
 // Forget has serve-from-feed's memo forget what each transaction wrote.
@@ -128,7 +98,7 @@ type Forget struct {
 // answers prepared from it as they are.
 var contentTables = []string{"posts", "postmeta", "comments", "commentmeta", "terms", "termmeta", "term_taxonomy", "term_relationships", "links"}
 
-func (f Forget) Touched(t Touched) {
+func (f Forget) Touched(t wpsidecar.Touched) {
 	if f.contentOnly(t) {
 		return
 	}
@@ -147,7 +117,7 @@ func (Forget) Commit(wpsidecar.Commit) {}
 
 // contentOnly tells whether t wrote rows of contentTables alone, none of
 // them a namespace's.
-func (f Forget) contentOnly(t Touched) bool {
+func (f Forget) contentOnly(t wpsidecar.Touched) bool {
 	if t.DDL || t.Missed || t.Network || len(t.UserIDs) > 0 || len(t.Options) > 0 || len(t.Tables) > 0 || len(t.Written) == 0 {
 		return false
 	}

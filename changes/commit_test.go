@@ -136,18 +136,18 @@ func TestForget_Content(t *testing.T) {
 	f := changes.Forget{Memo: memo, Prefix: "wp_"}
 	for _, tc := range []struct {
 		name  string
-		t     changes.Touched
+		t     wpsidecar.Touched
 		moves bool
 	}{
-		{"posts and their meta", changes.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_postmeta", "wp_term_relationships"}}}, false},
-		{"a network site's comments", changes.Touched{Written: map[int64][]string{2: {"wp_comments"}}}, false},
-		{"an option row", changes.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_options"}}, Options: map[int64][]string{0: {"cron"}}}, true},
-		{"a namespace's rows kept among posts", changes.Touched{Written: map[int64][]string{0: {"wp_posts"}}, Tables: map[string][]string{"wp_posts": {"7"}}}, true},
-		{"a user", changes.Touched{Written: map[int64][]string{0: {"wp_usermeta"}}, UserIDs: []int64{1}}, true},
-		{"a plugin's table", changes.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_shop_orders"}}}, true},
-		{"another prefix's posts", changes.Touched{Written: map[int64][]string{0: {"other_posts"}}}, true},
-		{"DDL", changes.Touched{DDL: true}, true},
-		{"nothing known written (no table reported)", changes.Touched{}, true},
+		{"posts and their meta", wpsidecar.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_postmeta", "wp_term_relationships"}}}, false},
+		{"a network site's comments", wpsidecar.Touched{Written: map[int64][]string{2: {"wp_comments"}}}, false},
+		{"an option row", wpsidecar.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_options"}}, Options: map[int64][]string{0: {"cron"}}}, true},
+		{"a namespace's rows kept among posts", wpsidecar.Touched{Written: map[int64][]string{0: {"wp_posts"}}, Tables: map[string][]string{"wp_posts": {"7"}}}, true},
+		{"a user", wpsidecar.Touched{Written: map[int64][]string{0: {"wp_usermeta"}}, UserIDs: []int64{1}}, true},
+		{"a plugin's table", wpsidecar.Touched{Written: map[int64][]string{0: {"wp_posts", "wp_shop_orders"}}}, true},
+		{"another prefix's posts", wpsidecar.Touched{Written: map[int64][]string{0: {"other_posts"}}}, true},
+		{"DDL", wpsidecar.Touched{DDL: true}, true},
+		{"nothing known written (no table reported)", wpsidecar.Touched{}, true},
 	} {
 		before, _ := memo.Version(context.Background())
 		f.Touched(tc.t)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
@@ -36,7 +37,7 @@ func TestFeed_EveryTable(t *testing.T) {
 		t.Run(fmt.Sprint("EveryTable=", every), func(t *testing.T) {
 			o := changes.FeedOptions{Conn: srv.Config(), ServerID: 4260, Schema: tdb.Name, Options: "wp_options", BasePrefix: "wp_",
 				EveryTable: every, RowValues: map[string][]string{"wp_posts": {"ID"}, "wp_postmeta": {"post_id", "meta_key"}}, Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t)}
-			rec := recordTouches(&o, func(tc changes.Touched) string { return fmt.Sprint(tc.Written, " ", tc.RowValues) })
+			rec := recordTouches(&o, func(tc wpsidecar.Touched) string { return fmt.Sprint(tc.Written, " ", tc.RowValues) })
 			_, stop := runFeed(t, o)
 			defer stop()
 			tx, err := tdb.SQL.Begin()
@@ -92,7 +93,7 @@ func TestFeed_QuietColumns(t *testing.T) {
 	o := changes.FeedOptions{Conn: srv.Config(), ServerID: 4261, Schema: tdb.Name, Options: "wp_options", Users: "wp_users",
 		EveryTable: true, RowValues: map[string][]string{"wp_users": {"ID"}}, QuietColumns: map[string][]string{"wp_users": {"user_activation_key", "user_pass"}},
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t)}
-	rec := recordTouches(&o, func(tc changes.Touched) string { return fmt.Sprint(tc.UserIDs, " ", tc.Written, " ", tc.RowValues) })
+	rec := recordTouches(&o, func(tc wpsidecar.Touched) string { return fmt.Sprint(tc.UserIDs, " ", tc.Written, " ", tc.RowValues) })
 	runFeed(t, o)
 	for _, q := range []string{
 		"UPDATE wp_users SET user_activation_key = '1700000000:$P$Bkey' WHERE ID = ?",
@@ -145,7 +146,7 @@ func TestFeed_ReplicationGrantsAlone(t *testing.T) {
 			conn := srv.Config()
 			conn.User, conn.Passwd = "feed", "feed-pw"
 			o := changes.FeedOptions{Conn: conn, ServerID: 4262, Schema: tdb.Name, Options: "wp_options", Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop()}
-			rec := recordTouches(&o, func(tc changes.Touched) string { return fmt.Sprint(tc.Options, " ", tc.DDL) })
+			rec := recordTouches(&o, func(tc wpsidecar.Touched) string { return fmt.Sprint(tc.Options, " ", tc.DDL) })
 			if c.primary {
 				o.Primary = tdb.Store(t)
 			}
@@ -193,7 +194,7 @@ func TestFeed_PartialRowImages(t *testing.T) {
 	var got []string
 	feed, _ := runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4263, Schema: tdb.Name, Options: "wp_options", EveryTable: true,
 		Heartbeat: 100 * time.Millisecond, Log: zerolog.Nop(),
-		Subscriber: subscriber{touched: func(tc changes.Touched) {
+		Subscriber: subscriber{touched: func(tc wpsidecar.Touched) {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, fmt.Sprint(tc.Options, " ", tc.Written, " ", tc.DDL))
@@ -235,10 +236,10 @@ type touches struct {
 }
 
 // recordTouches has o's feed follow wp_marker and report to a record.
-func recordTouches(o *changes.FeedOptions, show func(changes.Touched) string) *touches {
+func recordTouches(o *changes.FeedOptions, show func(wpsidecar.Touched) string) *touches {
 	r := &touches{}
 	o.Tables = append(o.Tables, changes.Table{Namespace: "marker", Name: "wp_marker", Key: "id", ID: "id", Value: func(map[string]string) string { return "" }})
-	o.Subscriber = subscriber{touched: func(tc changes.Touched) {
+	o.Subscriber = subscriber{touched: func(tc wpsidecar.Touched) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if _, ok := tc.Tables["wp_marker"]; ok {

@@ -34,7 +34,7 @@ type feedRecorder struct {
 	fellBack chan struct{}
 }
 
-func (r *feedRecorder) Touched(changes.Touched) {}
+func (r *feedRecorder) Touched(wpsidecar.Touched) {}
 
 func (r *feedRecorder) Commit(c wpsidecar.Commit) {
 	r.mu.Lock()
@@ -244,7 +244,7 @@ func TestFeed_Touched(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	networkReads := 0
-	touched := touchedFunc(func(tc changes.Touched) {
+	touched := touchedFunc(func(tc wpsidecar.Touched) {
 		mu.Lock()
 		defer mu.Unlock()
 		if tc.Network {
@@ -345,7 +345,7 @@ func TestFeed_NetworkSites(t *testing.T) {
 			return "themeopts_options"
 		}),
 		Subscriber: subscriber{
-			touched: func(tc changes.Touched) {
+			touched: func(tc wpsidecar.Touched) {
 				for site, names := range tc.Options {
 					if slices.Contains(names, "home") {
 						record(fmt.Sprintf("settings of %d", site))
@@ -399,7 +399,7 @@ func TestFeed_CurrentOnBusyServer(t *testing.T) {
 	release := make(chan struct{})
 	feed, _ := runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4343, Schema: tdb.Name, Options: "wp_options",
 		Heartbeat: 300 * time.Millisecond, Log: zerolog.Nop(),
-		Subscriber: subscriber{touched: func(changes.Touched) {
+		Subscriber: subscriber{touched: func(wpsidecar.Touched) {
 			if hold.Load() {
 				<-release
 			}
@@ -458,7 +458,7 @@ func TestFeed_Sync(t *testing.T) {
 	var seen atomic.Int64
 	feed, _ := runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4344, Schema: tdb.Name, Options: "wp_options",
 		Heartbeat: time.Second, Log: zerolog.Nop(),
-		Subscriber: subscriber{touched: func(tc changes.Touched) {
+		Subscriber: subscriber{touched: func(tc wpsidecar.Touched) {
 			for _, names := range tc.Options {
 				if slices.Contains(names, "synced") {
 					seen.Add(1)
@@ -642,11 +642,11 @@ func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 
 // subscriber is a test's subscriber of both kinds of event.
 type subscriber struct {
-	touched func(changes.Touched)
+	touched func(wpsidecar.Touched)
 	commit  func(wpsidecar.Commit)
 }
 
-func (s subscriber) Touched(t changes.Touched) {
+func (s subscriber) Touched(t wpsidecar.Touched) {
 	if s.touched != nil {
 		s.touched(t)
 	}
@@ -658,7 +658,7 @@ func (s subscriber) Commit(c wpsidecar.Commit) {
 	}
 }
 
-func touchedFunc(f func(changes.Touched)) subscriber { return subscriber{touched: f} }
+func touchedFunc(f func(wpsidecar.Touched)) subscriber { return subscriber{touched: f} }
 
 // TestFeed_ReportsVisible: a server sends a transaction to the log's
 // readers before its engine has committed it; the feed tells its
@@ -679,14 +679,14 @@ func TestFeed_ReportsVisible(t *testing.T) {
 	for i, c := range []struct {
 		name        string
 		read, write string
-		wrote       func(changes.Touched) bool
+		wrote       func(wpsidecar.Touched) bool
 	}{
 		{"an option row", "SELECT option_value FROM wp_options WHERE option_name = 'counter'",
 			"UPDATE wp_options SET option_value = ? WHERE option_name = 'counter'",
-			func(tc changes.Touched) bool { return slices.Contains(tc.Options[0], "counter") }},
+			func(tc wpsidecar.Touched) bool { return slices.Contains(tc.Options[0], "counter") }},
 		{"a namespace's table", "SELECT title FROM wp_menus WHERE menu_key = 'main'",
 			"UPDATE wp_menus SET title = ? WHERE menu_key = 'main'",
-			func(tc changes.Touched) bool { return len(tc.Tables["wp_menus"]) > 0 }},
+			func(tc wpsidecar.Touched) bool { return len(tc.Tables["wp_menus"]) > 0 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const n = 300
@@ -696,7 +696,7 @@ func TestFeed_ReportsVisible(t *testing.T) {
 			var logs testlog.Buffer
 			_, stop := runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: uint32(4246 + i), Schema: tdb.Name, Options: "wp_options",
 				Tables: []changes.Table{menus("wp_menus", tdb.SQL)},
-				Subscriber: subscriber{touched: func(tc changes.Touched) {
+				Subscriber: subscriber{touched: func(tc wpsidecar.Touched) {
 					if !c.wrote(tc) {
 						return
 					}
@@ -762,7 +762,7 @@ func TestFeed_RowLockedByLater(t *testing.T) {
 			reported := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(got) }
 			var logs testlog.Buffer
 			feed, err := changes.NewFeed(changes.FeedOptions{Conn: srv.Config(), ServerID: uint32(4250 + i), Schema: tdb.Name, Options: "wp_options",
-				Subscriber: touchedFunc(func(tc changes.Touched) { mu.Lock(); got = append(got, tc.Options[0]...); mu.Unlock() }),
+				Subscriber: touchedFunc(func(tc wpsidecar.Touched) { mu.Lock(); got = append(got, tc.Options[0]...); mu.Unlock() }),
 				Heartbeat:  50 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t), CommitWait: c.wait})
 			if err != nil {
 				t.Fatal(err)
@@ -842,7 +842,7 @@ func BenchmarkFeed_RowLockedByLater(b *testing.B) {
 	tdb.SetOption(b, "b", "-")
 	reported := make(chan struct{}, 1)
 	runFeed(b, changes.FeedOptions{Conn: srv.Config(), ServerID: 4252, Schema: tdb.Name, Options: "wp_options",
-		Subscriber: touchedFunc(func(tc changes.Touched) {
+		Subscriber: touchedFunc(func(tc wpsidecar.Touched) {
 			if slices.Contains(tc.Options[0], "b") {
 				reported <- struct{}{}
 			}

@@ -81,7 +81,7 @@ func (f *Feed) readColumns(ctx context.Context, table string) error {
 // pending is what a transaction changed, reported at its commit.
 type pending struct {
 	sites   map[int64]*sitePending
-	touched Touched
+	touched wpsidecar.Touched
 	// ours: the transaction wrote the history, as the sidecar's writes do.
 	ours bool
 	// gtid is the transaction's GTID, where the server has them.
@@ -179,7 +179,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 	}
 	if f.o.EveryTable && len(rows) > 0 {
-		tx.touched.wrote(siteID, name)
+		touchWrote(&tx.touched, siteID, name)
 	}
 	if want := f.o.RowValues[name]; len(want) > 0 && len(rows) > 0 {
 		cols := f.columns(ctx, e.Table)
@@ -189,7 +189,7 @@ func (f *Feed) collect(ctx context.Context, tx *pending, e *replication.RowsEven
 		}
 		for _, row := range rows { // an update's before and after images both
 			for _, c := range want {
-				tx.touched.rowValue(siteID, name+"."+c, rowText(cols, row, c))
+				touchRowValue(&tx.touched, siteID, name+"."+c, rowText(cols, row, c))
 			}
 		}
 	}

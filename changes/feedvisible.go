@@ -46,7 +46,7 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, w
 		f.gtid = gset.Clone()
 	}
 	defer func() { *tx = pending{} }()
-	if f.o.Subscriber == nil || tx.touched.empty() && len(tx.sites) == 0 {
+	if f.o.Subscriber == nil || touchedNothing(tx.touched) && len(tx.sites) == 0 {
 		if len(f.queue) == 0 {
 			f.applied.advance(pos) // nothing to report, nothing waiting
 		}
@@ -62,7 +62,7 @@ func (f *Feed) commit(tx *pending, pos gomysql.Position, gset gomysql.GTIDSet, w
 // (Touched), then one Commit per namespace of each site it changed.
 func (f *Feed) report(q queued) {
 	tx := q.tx
-	if !tx.touched.empty() {
+	if !touchedNothing(tx.touched) {
 		f.o.Subscriber.Touched(tx.touched)
 	}
 	// The transaction's GTID names it on every server of the replication;
@@ -230,7 +230,7 @@ func (f *Feed) noteLate(q queued) {
 	f.late = slices.DeleteFunc(f.late, func(l queued) bool { return l.tx.written[0] == r })
 	if len(f.late) >= maxLate {
 		f.o.Log.Warn().Int("late", len(f.late)).Msg("binlog change feed: too many transactions reported before the primary showed them; everything kept is forgotten")
-		f.o.Subscriber.Touched(Touched{DDL: true})
+		f.o.Subscriber.Touched(wpsidecar.Touched{DDL: true})
 		clear(f.late)
 		f.late = f.late[:0]
 	}
@@ -259,7 +259,7 @@ func (f *Feed) recheckLate(ctx context.Context) {
 			keep = append(keep, q)
 		default:
 			f.o.Log.Warn().Err(err).Str("table", r.table).Msg("binlog change feed: a transaction reported before the primary showed it still is not shown; everything kept is forgotten")
-			f.o.Subscriber.Touched(Touched{DDL: true})
+			f.o.Subscriber.Touched(wpsidecar.Touched{DDL: true})
 		}
 	}
 	clear(f.late[len(keep):])

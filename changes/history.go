@@ -30,7 +30,7 @@ func NewRecorder(db *store.DB, timeout time.Duration, log zerolog.Logger) *Recor
 }
 
 // Touched is nothing to record.
-func (r *Recorder) Touched(Touched) {}
+func (r *Recorder) Touched(wpsidecar.Touched) {}
 
 // Commit queues c when it is another writer's change named in the log:
 // a polled change has no name every instance agrees on (each would

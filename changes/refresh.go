@@ -53,7 +53,7 @@ func (r *Refresher) init() {
 }
 
 // Touched asks for what t made stale to be read again.
-func (r *Refresher) Touched(t Touched) {
+func (r *Refresher) Touched(t wpsidecar.Touched) {
 	var sites []int64
 	if r.Settings != nil {
 		for id, names := range t.Options {

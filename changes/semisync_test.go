@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
@@ -72,7 +73,7 @@ func TestFeed_SemiSyncHeldBack(t *testing.T) {
 	var reports []time.Time // of the post's writes
 	o := changes.FeedOptions{Conn: primary.Config(), ServerID: 4264, Schema: tdb.Name, Options: "wp_options", Heartbeat: 100 * time.Millisecond,
 		CommitWait: 300 * time.Millisecond, Log: zerolog.Nop(), Primary: tdb.Store(t),
-		Subscriber: subscriber{touched: func(tc changes.Touched) {
+		Subscriber: subscriber{touched: func(tc wpsidecar.Touched) {
 			if slices.Contains(tc.Written[0], "wp_posts") {
 				mu.Lock()
 				reports = append(reports, time.Now())

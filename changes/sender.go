@@ -40,7 +40,7 @@ type Sender struct {
 type noticed struct {
 	at time.Time
 	c  wpsidecar.Commit
-	t  Touched
+	t  wpsidecar.Touched
 }
 
 // maxKept bounds what a follower keeps, whatever keep says.
@@ -54,7 +54,7 @@ func NewSender(send Subscriber, keep, lag time.Duration) *Sender {
 }
 
 // Touched passes t on, or keeps it while another instance leads.
-func (s *Sender) Touched(t Touched) {
+func (s *Sender) Touched(t wpsidecar.Touched) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.leading {
@@ -103,7 +103,7 @@ func (s *Sender) Lead(leading bool, held time.Time) {
 		}
 	}
 	if s.overflowed || unknown {
-		s.send.Touched(Touched{Missed: true})
+		s.send.Touched(wpsidecar.Touched{Missed: true})
 	} else {
 		for _, n := range s.touched {
 			if n.at.Add(s.lag).After(held) {

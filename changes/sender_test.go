@@ -48,10 +48,10 @@ func TestSender(t *testing.T) {
 }
 
 // touchedTo passes what transactions touched on.
-type touchedTo func(Touched)
+type touchedTo func(wpsidecar.Touched)
 
-func (f touchedTo) Touched(t Touched)     { f(t) }
-func (touchedTo) Commit(wpsidecar.Commit) {}
+func (f touchedTo) Touched(t wpsidecar.Touched) { f(t) }
+func (touchedTo) Commit(wpsidecar.Commit)       {}
 
 // TestSender_Touched: what a transaction touched is passed on while
 // leading; a follower keeps it, and on coming to lead passes on what the
@@ -59,10 +59,10 @@ func (touchedTo) Commit(wpsidecar.Commit) {}
 // noticed more than it keeps has everything forgotten.
 func TestSender_Touched(t *testing.T) {
 	var got []string
-	s := NewSender(touchedTo(func(t Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
+	s := NewSender(touchedTo(func(t wpsidecar.Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
 	now := time.Unix(1000, 0)
 	s.now = func() time.Time { return now }
-	touched := func(name string) Touched { return Touched{Options: map[int64][]string{0: {name}}} }
+	touched := func(name string) wpsidecar.Touched { return wpsidecar.Touched{Options: map[int64][]string{0: {name}}} }
 	s.Touched(touched("sent by the old leader"))
 	now = now.Add(5 * time.Second)
 	held := now
@@ -91,16 +91,16 @@ func TestSender_Touched(t *testing.T) {
 // instance ran is unknown); leading again later passes on what it kept.
 func TestSender_FirstLead(t *testing.T) {
 	var got []string
-	s := NewSender(touchedTo(func(t Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
+	s := NewSender(touchedTo(func(t wpsidecar.Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
 	s.Lead(true, time.Time{})
 	s.Lead(false, time.Time{})
-	s.Touched(Touched{Options: map[int64][]string{0: {"x"}}})
+	s.Touched(wpsidecar.Touched{Options: map[int64][]string{0: {"x"}}})
 	s.Lead(true, time.Time{})
 	if want := []string{"[] true", "[x] false"}; !slices.Equal(got, want) {
 		t.Errorf("passed on %q, want %q", got, want)
 	}
 	got = nil
-	follower := NewSender(touchedTo(func(t Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
+	follower := NewSender(touchedTo(func(t wpsidecar.Touched) { got = append(got, fmt.Sprint(t.Options[0], t.Missed)) }), time.Minute, time.Second)
 	follower.Lead(true, time.Now()) // another seen leading: what it sent is not forgotten
 	if len(got) != 0 {
 		t.Errorf("a new leader that saw another lead passed on %q", got)

@@ -126,7 +126,7 @@ func TestTables_AThirdNamespace(t *testing.T) {
 	runFeed(t, changes.FeedOptions{Conn: srv.Config(), ServerID: 4247, Schema: tdb.Name, Options: "wp_options", Tables: tables,
 		BasePrefix: "wp_", Heartbeat: 100 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t),
 		Subscriber: subscriber{
-			touched: func(tc changes.Touched) {
+			touched: func(tc wpsidecar.Touched) {
 				mu.Lock()
 				defer mu.Unlock()
 				touched = append(touched, fmt.Sprint(tc.Tables))

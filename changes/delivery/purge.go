@@ -17,7 +17,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 	"github.com/wpsidecar/wpsidecar/internal/redact"
 )
@@ -59,7 +58,7 @@ type Purges struct {
 }
 
 // Touched is nothing to purge.
-func (Purges) Touched(changes.Touched) {}
+func (Purges) Touched(wpsidecar.Touched) {}
 
 func (p Purges) Commit(c wpsidecar.Commit) {
 	x := PurgeOf(c, p.Units, p.URLs)
@@ -445,3 +444,23 @@ func (f Fastly) Requests(p Purge) ([]*http.Request, error) {
 	}
 	return out, nil
 }
+
+// TagPurges are the purges of the answers CDNs keep of PHP's (a
+// changes.Subscriber, of the leader's: changes.Sender): the tags of what
+// each transaction dropped (--cache-rest's Cache.Tags), queued in every
+// purger.
+type TagPurges struct {
+	Tags    func(wpsidecar.Touched) []string
+	Purgers []*Purger
+}
+
+func (p TagPurges) Touched(t wpsidecar.Touched) {
+	if tags := p.Tags(t); len(tags) > 0 {
+		for _, q := range p.Purgers {
+			q.Purge(Purge{Tags: tags})
+		}
+	}
+}
+
+// Commit is none of these purges' business.
+func (TagPurges) Commit(wpsidecar.Commit) {}

@@ -18,7 +18,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/internal/redact"
 )
@@ -91,7 +90,7 @@ func NewNotifier(o NotifierOptions) *Notifier {
 }
 
 // Touched is nothing to deliver.
-func (n *Notifier) Touched(changes.Touched) {}
+func (n *Notifier) Touched(wpsidecar.Touched) {}
 
 // Commit queues c's webhook (WebhookJSON, its items named as its unit
 // says; "keys" for a namespace not among them) for every URL without

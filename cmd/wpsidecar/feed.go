@@ -23,8 +23,8 @@ import (
 // It follows every site's tables and option rows (the modules') and tells sub what each transaction did.
 func changeFeed(ctx context.Context, cfg *config.Config, db *store.DB, mods []module.Module, sub changes.Subscriber, log zerolog.Logger) (*changes.Feed, error) {
 	o := changes.FeedOptions{Tables: module.Tables(mods), OptionRows: module.OptionRows(mods), Subscriber: sub, Log: log, HistoryTable: db.Table("wpsidecar_history"), Primary: db}
-	if len(cfg.CacheREST) > 0 { // --cache-rest drops what any table's write may alter, by id where it can
-		restcache.Follow(&o, cfg.TablePrefix)
+	if n := restcache.Needs(cfg.TablePrefix); len(cfg.CacheREST) > 0 { // --cache-rest drops what any table's write may alter, by id where it can
+		o.EveryTable, o.RowValues, o.QuietColumns, o.Keys = true, n.RowValues, n.QuietColumns, n.Keys
 	}
 	feed, err := changes.PrepareFeed(feedConfig(cfg), o)
 	if err == nil {

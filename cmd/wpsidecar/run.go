@@ -417,7 +417,7 @@ func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 	if len(s.purgers) > 0 {
 		tell = append(tell, delivery.Purges{Purgers: s.purgers, Units: units(s.cfg), URLs: s.sites.PublicURLs})
 		if s.restCache != nil {
-			tell = append(tell, restcache.Purges{Cache: s.restCache, Purgers: s.purgers})
+			tell = append(tell, delivery.TagPurges{Tags: s.restCache.Tags, Purgers: s.purgers})
 		}
 	}
 	sender := changes.NewSender(tell, leaderKeep, s.cfg.ChangeInterval+time.Second)

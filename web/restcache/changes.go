@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/changes"
-	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 )
 
@@ -43,7 +41,7 @@ var globalTables = []string{"users", "usermeta", "blogs", "blogmeta", "site", "s
 //     second keeps its answers.
 //   - Any other table of a site (a plugin's own): every answer of the
 //     site.
-func (c *Cache) Touched(t changes.Touched) {
+func (c *Cache) Touched(t wpsidecar.Touched) {
 	for _, d := range c.plan(t) {
 		switch {
 		case d.all:
@@ -66,7 +64,7 @@ type drop struct {
 }
 
 // plan is what t drops (see Touched).
-func (c *Cache) plan(t changes.Touched) []drop {
+func (c *Cache) plan(t wpsidecar.Touched) []drop {
 	switch {
 	case t.Missed:
 		return []drop{{all: true, reason: DropFeed}}
@@ -119,7 +117,7 @@ func (c *Cache) plan(t changes.Touched) []drop {
 
 // Tags are what a CDN must purge after t: the tags of the answers t
 // drops, as kept answers name them (tagsOf).
-func (c *Cache) Tags(t changes.Touched) []string {
+func (c *Cache) Tags(t wpsidecar.Touched) []string {
 	var tags []string
 	for _, d := range c.plan(t) {
 		switch {
@@ -140,26 +138,6 @@ func (c *Cache) Tags(t changes.Touched) []string {
 	slices.Sort(tags)
 	return slices.Compact(tags)
 }
-
-// Purges are the purges of the answers CDNs keep of PHP's (a
-// changes.Subscriber, of the leader's: changes.Sender): what each
-// transaction dropped, by tag.
-type Purges struct {
-	Cache   *Cache
-	Purgers []*delivery.Purger
-}
-
-// Touched queues t's tags in every purger.
-func (p Purges) Touched(t changes.Touched) {
-	if tags := p.Cache.Tags(t); len(tags) > 0 {
-		for _, q := range p.Purgers {
-			q.Purge(delivery.Purge{Tags: tags})
-		}
-	}
-}
-
-// Commit is none of these purges' business.
-func (Purges) Commit(wpsidecar.Commit) {}
 
 // rowKeys are the keys the rows named by values (the feed's RowValues of
 // one site) show, qualified: "post:14" as "<site>/post:14" is by

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 )
 
@@ -167,18 +166,24 @@ var rowKinds = map[string]map[string]string{
 	"usermeta":           {"user_id": kindUser},
 }
 
-// Follow sets what the change feed must report for the cache's drops
-// (changes.FeedOptions), the tables named with prefix: every table
-// written (EveryTable), the ids of the rows of WordPress's tables
-// (RowValues) but for writes of columns no answer shows (QuietColumns),
-// each reported once the primary shows it (Keys): an answer fetched
-// after a drop must read the new rows.
-func Follow(o *changes.FeedOptions, prefix string) {
-	o.EveryTable, o.RowValues, o.QuietColumns = true, rowValues(prefix), quietColumns(prefix)
-	o.Keys = map[string]string{}
+// FeedNeeds is what the change feed must report for the cache's drops
+// (cmd sets it on changes.FeedOptions), besides every table written
+// (EveryTable): the ids of the rows of WordPress's tables (RowValues)
+// but for writes of columns no answer shows (QuietColumns), each
+// reported once the primary shows it (Keys, each table's primary key):
+// an answer fetched after a drop must read the new rows.
+type FeedNeeds struct {
+	RowValues, QuietColumns map[string][]string
+	Keys                    map[string]string
+}
+
+// Needs is what the feed must report, the tables named with prefix.
+func Needs(prefix string) FeedNeeds {
+	n := FeedNeeds{RowValues: rowValues(prefix), QuietColumns: quietColumns(prefix), Keys: map[string]string{}}
 	for table, pk := range primaryKeys {
-		o.Keys[prefix+table] = pk
+		n.Keys[prefix+table] = pk
 	}
+	return n
 }
 
 // primaryKeys are the primary keys of WordPress's tables (after the

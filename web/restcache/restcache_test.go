@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
 
@@ -465,21 +465,21 @@ func FuzzHasNonce(f *testing.F) {
 func TestTouched(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		touched changes.Touched
+		touched wpsidecar.Touched
 		dropped []int64 // the sites whose answers go
 	}{
-		{"a post on site 1", changes.Touched{Written: map[int64][]string{1: {"wp_posts"}}}, []int64{1}},
-		{"a plugin's table on site 2", changes.Touched{Written: map[int64][]string{2: {"wp_plugin_stock"}}}, []int64{2}},
-		{"the cron row", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"cron"}}}, nil},
-		{"transient timeouts and the cron lock", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"_transient_timeout_x", "_site_transient_timeout_y", "_transient_doing_cron"}}}, nil},
-		{"cron and blogname", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"cron", "blogname"}}}, []int64{1}},
-		{"a transient's value", changes.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"_transient_feed_x"}}}, []int64{1}},
-		{"cron and a post", changes.Touched{Written: map[int64][]string{1: {"wp_options", "wp_posts"}}, Options: map[int64][]string{1: {"cron"}}}, []int64{1}},
-		{"DDL", changes.Touched{DDL: true}, []int64{1, 2}},
-		{"the network's sites", changes.Touched{Network: true}, []int64{1, 2}},
-		{"a user (every site shows users)", changes.Touched{Written: map[int64][]string{1: {"wp_users"}}}, []int64{1, 2}},
-		{"a user's meta", changes.Touched{Written: map[int64][]string{1: {"wp_usermeta"}}}, []int64{1, 2}},
-		{"a network option", changes.Touched{Written: map[int64][]string{1: {"wp_sitemeta"}}}, []int64{1, 2}},
+		{"a post on site 1", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_posts"}}}, []int64{1}},
+		{"a plugin's table on site 2", wpsidecar.Touched{Written: map[int64][]string{2: {"wp_plugin_stock"}}}, []int64{2}},
+		{"the cron row", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"cron"}}}, nil},
+		{"transient timeouts and the cron lock", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"_transient_timeout_x", "_site_transient_timeout_y", "_transient_doing_cron"}}}, nil},
+		{"cron and blogname", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"cron", "blogname"}}}, []int64{1}},
+		{"a transient's value", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_options"}}, Options: map[int64][]string{1: {"_transient_feed_x"}}}, []int64{1}},
+		{"cron and a post", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_options", "wp_posts"}}, Options: map[int64][]string{1: {"cron"}}}, []int64{1}},
+		{"DDL", wpsidecar.Touched{DDL: true}, []int64{1, 2}},
+		{"the network's sites", wpsidecar.Touched{Network: true}, []int64{1, 2}},
+		{"a user (every site shows users)", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_users"}}}, []int64{1, 2}},
+		{"a user's meta", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_usermeta"}}}, []int64{1, 2}},
+		{"a network option", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_sitemeta"}}}, []int64{1, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &php{}
@@ -552,12 +552,12 @@ func (p *wpREST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // rest; a user's, on every site; bookkeeping meta rows drop nothing.
 func TestTouched_ByRows(t *testing.T) {
 	paths := []string{"/wp-json/wp/v2/posts/14", "/wp-json/wp/v2/posts/15", "/wp-json/wp/v2/users/1", "/wp-json/wp/v2/categories/3", "/wp-json/wp/v2/widgets/4", "/wp-json/wp/v2/posts"}
-	rows := func(site int64, tables []string, values map[string][]string) changes.Touched {
-		return changes.Touched{Written: map[int64][]string{site: tables}, RowValues: map[int64]map[string][]string{site: values}}
+	rows := func(site int64, tables []string, values map[string][]string) wpsidecar.Touched {
+		return wpsidecar.Touched{Written: map[int64][]string{site: tables}, RowValues: map[int64]map[string][]string{site: values}}
 	}
 	for _, tc := range []struct {
 		name    string
-		touched changes.Touched
+		touched wpsidecar.Touched
 		dropped []string // paths of site 1 asked of PHP again
 		site2   bool     // site 2's list too
 	}{
@@ -582,8 +582,8 @@ func TestTouched_ByRows(t *testing.T) {
 			nil, false},
 		{"post 14 on site 2", rows(2, []string{"wp_posts"}, map[string][]string{"wp_posts.ID": {"14"}}),
 			nil, true},
-		{"a plugin's table", changes.Touched{Written: map[int64][]string{1: {"wp_plugin_stock"}}}, paths, false},
-		{"posts whose ids were not read", changes.Touched{Written: map[int64][]string{1: {"wp_posts"}}}, paths, false},
+		{"a plugin's table", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_plugin_stock"}}}, paths, false},
+		{"posts whose ids were not read", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_posts"}}}, paths, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &wpREST{}
@@ -668,17 +668,17 @@ func TestTags(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		touched changes.Touched
+		touched wpsidecar.Touched
 		want    []string
 	}{
-		{"post 14 on site 2", changes.Touched{Written: map[int64][]string{2: {"wp_posts"}}, RowValues: map[int64]map[string][]string{2: {"wp_posts.ID": {"14"}}}},
+		{"post 14 on site 2", wpsidecar.Touched{Written: map[int64][]string{2: {"wp_posts"}}, RowValues: map[int64]map[string][]string{2: {"wp_posts.ID": {"14"}}}},
 			[]string{"site2:rest:lists", "site2:rest:post:14"}},
-		{"user 1", changes.Touched{Written: map[int64][]string{1: {"wp_users"}}, RowValues: map[int64]map[string][]string{1: {"wp_users.ID": {"1"}}}},
+		{"user 1", wpsidecar.Touched{Written: map[int64][]string{1: {"wp_users"}}, RowValues: map[int64]map[string][]string{1: {"wp_users.ID": {"1"}}}},
 			[]string{"rest:lists", "rest:user:1", "site1:rest:lists"}},
-		{"a plugin's table on site 2", changes.Touched{Written: map[int64][]string{2: {"wp_stock"}}}, []string{"site2:rest"}},
-		{"the cron row", changes.Touched{Written: map[int64][]string{0: {"wp_options"}}, Options: map[int64][]string{0: {"cron"}}}, nil},
-		{"DDL", changes.Touched{DDL: true}, []string{"rest"}},
-		{"writes the feed may have missed", changes.Touched{Missed: true}, []string{"rest"}},
+		{"a plugin's table on site 2", wpsidecar.Touched{Written: map[int64][]string{2: {"wp_stock"}}}, []string{"site2:rest"}},
+		{"the cron row", wpsidecar.Touched{Written: map[int64][]string{0: {"wp_options"}}, Options: map[int64][]string{0: {"cron"}}}, nil},
+		{"DDL", wpsidecar.Touched{DDL: true}, []string{"rest"}},
+		{"writes the feed may have missed", wpsidecar.Touched{Missed: true}, []string{"rest"}},
 	} {
 		if got := c.Tags(tc.touched); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: purges %q, want %q", tc.name, got, tc.want)
