@@ -69,8 +69,8 @@ fuzz:
 	$(GO) test ./domain/fieldgroup -run '^$$' -fuzz FuzzValidateConfig -fuzztime 20s
 	$(GO) test ./domain/fieldgroup -run '^$$' -fuzz FuzzParseJSON -fuzztime 15s
 	$(GO) test ./internal/phpserial -run '^$$' -fuzz FuzzFromJSON -fuzztime 20s
-	$(GO) test ./domain/themeopt -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
-	$(GO) test ./domain/themeopt -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
+	$(GO) test ./domain/themeoption -run '^$$' -fuzz FuzzCheckValue -fuzztime 20s
+	$(GO) test ./domain/themeoption -run '^$$' -fuzz FuzzParseConfig -fuzztime 15s
 	$(GO) test ./internal/contentcoding -run '^$$' -fuzz FuzzNegotiate -fuzztime 15s
 	$(GO) test ./web/restcache -run '^$$' -fuzz FuzzHasNonce -fuzztime 15s
 	$(GO) test ./web/proxy -run '^$$' -fuzz FuzzForwardedKey -fuzztime 15s

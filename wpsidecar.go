@@ -3,7 +3,7 @@
 // them and who made it, and the errors that say what went wrong in terms
 // a caller can act on. It imports no project package, so everyone may
 // import it; the rules of each namespace live in their own package
-// (fieldgroup, themeopt), HTTP and SQL around them.
+// (fieldgroup, themeoption), HTTP and SQL around them.
 package wpsidecar
 
 import (
@@ -27,7 +27,7 @@ const (
 // Unit is a namespace as the parts that handle every namespace alike see
 // it — the history and its routes, webhooks, the contract — so that none
 // of them names one. Each namespace's rules package gives its own
-// (fieldgroup.Unit, themeopt.Unit); cmd hands the list (Units) to the
+// (fieldgroup.Unit, themeoption.Unit); cmd hands the list (Units) to the
 // parts that need it.
 type Unit interface {
 	Namespace() Namespace

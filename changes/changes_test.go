@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/rs/zerolog"
 
@@ -22,7 +22,7 @@ import (
 func TestDetector(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
-	groups, err := grouptable.Open(db, "wp_fieldmgr_groups")
+	groups, err := fieldgrouptable.Open(db, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}

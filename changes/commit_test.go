@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/rs/zerolog"
 
@@ -28,7 +28,7 @@ func TestDetectorsAgree(t *testing.T) {
 	db := tdb.Store(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	groups, _ := grouptable.Open(db, "wp_fieldmgr_groups")
+	groups, _ := fieldgrouptable.Open(db, "wp_fieldmgr_groups")
 	if _, err := groups.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
@@ -528,7 +528,7 @@ func TestFeed_History(t *testing.T) {
 
 func feedHistory(t *testing.T, flavor string, conn *mysql.Config) {
 	tdb := testdb.NewOn(t, conn)
-	groups, _ := grouptable.Open(tdb.Store(t), "wp_fieldmgr_groups")
+	groups, _ := fieldgrouptable.Open(tdb.Store(t), "wp_fieldmgr_groups")
 	if _, err := groups.EnsureTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
@@ -27,14 +27,14 @@ import (
 // themeOpts are the theme options kept in the row name names for a site,
 // as cmd describes them.
 func themeOpts(name func(site int64) string) []changes.OptionRow {
-	return []changes.OptionRow{{Namespace: wpsidecar.ThemeOptions, Name: name, Diff: themeopt.Diff}}
+	return []changes.OptionRow{{Namespace: wpsidecar.ThemeOptions, Name: name, Diff: themeoption.Diff}}
 }
 
 // fieldGroups is the field groups' table named name, as cmd describes it.
 func fieldGroups(name string) changes.Table {
 	return changes.Table{Namespace: wpsidecar.FieldGroups, Name: name,
 		Key: fieldgroup.KeyColumn, ID: fieldgroup.IDColumn, Value: fieldgroup.RowValue,
-		Rows: func(db *store.DB) (changes.TableRows, error) { return grouptable.Open(db, name) }}
+		Rows: func(db *store.DB) (changes.TableRows, error) { return fieldgrouptable.Open(db, name) }}
 }
 
 // The toy third namespace, which no code outside this file names: menus,

@@ -7,22 +7,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/history"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-func historyStore(t *testing.T) (*testdb.DB, *store.DB, *grouptable.Groups) {
+func historyStore(t *testing.T) (*testdb.DB, *store.DB, *fieldgrouptable.Groups) {
 	tdb := testdb.New(t)
 	db := tdb.StoreWith(t, func(o *store.Options) { o.History = true })
-	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
+	groups, _ := fieldgrouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	if _, err := groups.EnsureTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestHistory_RecordListRevertPrune(t *testing.T) {
 	// An option set: two ids added, then one changed and one removed.
 	set := func(v string) {
 		t.Helper()
-		rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff, By: by}
+		rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff, By: by}
 		if err := db.ModifyOption(ctx, "opts", wp71, rec, func(string, bool) (string, error) { return v, nil }); err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func TestMemo_ForgetsTables(t *testing.T) {
 	}
 }
 
-// notFound is a table read that found no row (as grouptable's).
+// notFound is a table read that found no row (as fieldgrouptable's).
 type notFound struct{}
 
 func (notFound) Missing() bool { return true }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
@@ -27,7 +27,7 @@ func TestMemo(t *testing.T) {
 	memo := store.NewMemo(func(context.Context) bool { return serving.Load() }, 100)
 	db.UseMemo(memo)
 	ctx := context.Background()
-	groups, err := grouptable.Open(db, "wp_fieldmgr_groups")
+	groups, err := fieldgrouptable.Open(db, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestMemo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// listVersion is the version of the list read now (grouptable.GroupList):
+	// listVersion is the version of the list read now (fieldgrouptable.GroupList):
 	// the same while the memo keeps the list, another once it is read again.
 	listVersion := func() uint64 {
 		l, err := groups.Listed(ctx)

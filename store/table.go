@@ -13,7 +13,7 @@ import (
 )
 
 // What a namespace kept in a table of its own needs of the store: its
-// SQL lives in a package of its own under store (store/grouptable for the
+// SQL lives in a package of its own under store (store/fieldgrouptable for the
 // field groups), owned by the namespace, so that store itself knows no
 // namespace's rows; these are the pool, the memo, the history and the
 // error rules such a package writes through.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
@@ -157,12 +157,12 @@ func TestPiggyback(t *testing.T) {
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
 	tdb.AddUser(t, "rider", "rider@example.test", "h")
-	groups, err := grouptable.Open(db, "wp_fieldmgr_groups")
+	groups, err := fieldgrouptable.Open(db, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var list grouptable.GroupList
+	var list fieldgrouptable.GroupList
 	pb := groups.ListPiggyback(&list)
 	// The table does not exist yet: the lookup still works, the ride-along reports it.
 	if u, err := db.UserForAuth(ctx, "rider", false, pb); err != nil || u.Login != "rider" {

@@ -17,7 +17,7 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testlog"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
 )
@@ -42,7 +42,7 @@ func TestNotifier(t *testing.T) {
 	n := delivery.NewNotifier(delivery.NotifierOptions{
 		URLs:   []*url.URL{urlOf(t, hanging.URL), urlOf(t, dead.URL), urlOf(t, fs.URL), urlOf(t, rs.URL)},
 		Secret: secret, QueueSize: 4, Attempts: 5, Backoff: 10 * time.Millisecond, Timeout: time.Minute, Log: zerolog.Nop(),
-		Units: wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}},
+		Units: wpsidecar.Units{fieldgroup.Unit{}, themeoption.Unit{}},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

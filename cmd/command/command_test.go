@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cmd/command"
@@ -34,7 +34,7 @@ func newSite(t *testing.T) testSite {
 	t.Helper()
 	tdb := testdb.New(t)
 	db := tdb.Store(t)
-	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
+	groups, _ := fieldgrouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	ctx := context.Background()
 	groups.EnsureTable(ctx)
 	if err := groups.Create(ctx, "g_a", "T g_a", `{"type":"post","post_type":"post","fields":{"f":{"type":"text","label":"F"}}}`, "2026-01-01 00:00:00", wpsidecar.Author{}); err != nil {

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"strings"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/rs/zerolog"
 
@@ -15,7 +15,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/domain/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
@@ -43,15 +43,15 @@ func settings() command.Settings {
 			Network: multisite.Constants{Defined: cfg.Network.Domain != "" && cfg.Network.Path != "",
 				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
 			PublicRoutes: cfg.PublicRoutes,
-			Units:        wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}},
+			Units:        wpsidecar.Units{fieldgroup.Unit{}, themeoption.Unit{}},
 			Kinds: func() (command.KindsOf, error) {
 				t, _, err := themeopts.Open(themeopts.Paths{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
 				if err != nil {
 					return nil, err
 				}
 				return func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error) {
-					g, err := grouptable.Open(view, view.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)))
-					var opts *themeopt.Config
+					g, err := fieldgrouptable.Open(view, view.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)))
+					var opts *themeoption.Config
 					if f := t.Of(ms); f != nil {
 						opts = f.Current()
 					}

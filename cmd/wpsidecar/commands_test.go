@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 )
@@ -30,7 +30,7 @@ func TestCommands_StopAndExit(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	db := tdb.Store(t)
-	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
+	groups, _ := fieldgrouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	groups.EnsureTable(context.Background())
 	wpConfig := filepath.Join(t.TempDir(), "wp-config.php")
 	os.WriteFile(wpConfig, []byte(`<?php

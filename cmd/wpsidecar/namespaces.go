@@ -10,7 +10,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
 	"github.com/wpsidecar/wpsidecar/web/module"
@@ -55,7 +55,7 @@ func siteModules(cfg *config.Config, t *themeopts.Files) func(place *multisite.S
 // theme options configuration the settings name.
 func api(cfg *config.Config) func() ([]openapi.Namespace, error) {
 	return func() ([]openapi.Namespace, error) {
-		opts, err := command.ReadConfig(cfg.ThemeoptsConfig, "themeopts-config", themeopt.ParseConfig)
+		opts, err := command.ReadConfig(cfg.ThemeoptsConfig, "themeopts-config", themeoption.ParseConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -66,8 +66,8 @@ func api(cfg *config.Config) func() ([]openapi.Namespace, error) {
 // apiUnder is what the OpenAPI description shows under a theme options
 // configuration (nil: none): the modules, then the sidecar's own (the
 // history).
-func apiUnder(cfg *config.Config, opts *themeopt.Config) []openapi.Namespace {
-	return apiOf(modules(cfg, themeopts.Configs{Current: func() *themeopt.Config { return opts }}))
+func apiUnder(cfg *config.Config, opts *themeoption.Config) []openapi.Namespace {
+	return apiOf(modules(cfg, themeopts.Configs{Current: func() *themeoption.Config { return opts }}))
 }
 
 // apiOf is what the OpenAPI description shows of mods: the modules, then

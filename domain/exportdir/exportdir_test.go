@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/exportdir"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
@@ -25,9 +25,9 @@ import (
 const optsConfig = `{"opt_name":"opts","sections":[{"id":"s","fields":[
 	{"id":"accent","type":"color"},{"id":"tagline","type":"text"},{"id":"columns","type":"number"},{"id":"logo","type":"media"}]}]}`
 
-func optsConf(t *testing.T) *themeopt.Config {
+func optsConf(t *testing.T) *themeoption.Config {
 	t.Helper()
-	c, err := themeopt.ParseConfig([]byte(optsConfig))
+	c, err := themeoption.ParseConfig([]byte(optsConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,8 @@ const row = `a:4:{s:6:"accent";s:4:"#111";i:3;a:2:{i:7;d:1;s:3:"obj";O:8:"stdCla
 // options configuration.
 type site struct {
 	DB        *store.DB
-	Groups    *grouptable.Groups
-	Themeopts *themeopt.Config
+	Groups    *fieldgrouptable.Groups
+	Themeopts *themeoption.Config
 }
 
 // kinds are the site's two namespaces as export and import handle them.
@@ -52,7 +52,7 @@ func (s site) kinds() []exportdir.Kind {
 func setup(t *testing.T) (site, *testdb.DB) {
 	tdb := testdb.New(t)
 	db := tdb.StoreWith(t, func(o *store.Options) { o.History = true })
-	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
+	groups, _ := fieldgrouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	ctx := context.Background()
 	groups.EnsureTable(ctx)
 	for _, k := range []string{"g_a", "g_b"} {

@@ -10,12 +10,12 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/history"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 )
 
 // units are the two namespaces served, with no theme options
 // configuration.
-var units = wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}}
+var units = wpsidecar.Units{fieldgroup.Unit{}, themeoption.Unit{}}
 
 // ParseFilter reads the list's query as WordPress validates collection
 // parameters: a bad one is an *InvalidParam naming it and saying what is
@@ -72,16 +72,16 @@ func TestParseFilter_Units(t *testing.T) {
 func TestCapability(t *testing.T) {
 	for _, c := range []struct {
 		ns   string
-		opts *themeopt.Config
+		opts *themeoption.Config
 		want string
 	}{
 		{"fieldmgr", nil, "manage_options"},
-		{"fieldmgr", &themeopt.Config{Capability: "switch_themes"}, "manage_options"},
+		{"fieldmgr", &themeoption.Config{Capability: "switch_themes"}, "manage_options"},
 		{"themeopts", nil, "edit_theme_options"},
-		{"themeopts", &themeopt.Config{Capability: "switch_themes"}, "switch_themes"},
+		{"themeopts", &themeoption.Config{Capability: "switch_themes"}, "switch_themes"},
 		{"wp", nil, ""},
 	} {
-		units := wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{Config: func() *themeopt.Config { return c.opts }}}
+		units := wpsidecar.Units{fieldgroup.Unit{}, themeoption.Unit{Config: func() *themeoption.Config { return c.opts }}}
 		if got := history.Capability(c.ns, units); got != c.want {
 			t.Errorf("%s %+v: %q, want %q", c.ns, c.opts, got, c.want)
 		}

@@ -8,11 +8,11 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 )
 
 // kinds are the namespaces routes may show, as cmd's modules give them.
-var kinds = []publicroute.Kind{fieldgroup.PublicKind(), themeopt.PublicKind()}
+var kinds = []publicroute.Kind{fieldgroup.PublicKind(), themeoption.PublicKind()}
 
 func TestParseConfig(t *testing.T) {
 	ok := `{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["accent_color"],"max_age":30,"s_maxage":600,"stale_while_revalidate":60,"stale_if_error":86400},
@@ -21,7 +21,7 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Routes[0]; r.Namespace != wpsidecar.ThemeOptions || !reflect.DeepEqual(r.Selection, themeopt.IDs{"accent_color"}) || r.CacheControl() != "public, max-age=30, s-maxage=600, stale-while-revalidate=60, stale-if-error=86400" {
+	if r := c.Routes[0]; r.Namespace != wpsidecar.ThemeOptions || !reflect.DeepEqual(r.Selection, themeoption.IDs{"accent_color"}) || r.CacheControl() != "public, max-age=30, s-maxage=600, stale-while-revalidate=60, stale-if-error=86400" {
 		t.Errorf("route 0: %s %#v %q", r.Namespace, r.Selection, r.CacheControl())
 	}
 	if r := c.Routes[1]; r.Namespace != wpsidecar.FieldGroups || !reflect.DeepEqual(r.Selection, &fieldgroup.Selector{Status: "active", Type: "post", PostType: "product"}) || r.CacheControl() != "public, max-age=60, s-maxage=60" {
@@ -60,7 +60,7 @@ func TestParseConfig(t *testing.T) {
 // a namespace routes cannot show, never.
 func TestRoute_Shows(t *testing.T) {
 	groups := publicroute.Route{Path: "/g", Namespace: wpsidecar.FieldGroups, Selection: &fieldgroup.Selector{}}
-	opts := publicroute.Route{Path: "/o", Namespace: wpsidecar.ThemeOptions, Selection: themeopt.IDs{"logo", "accent"}}
+	opts := publicroute.Route{Path: "/o", Namespace: wpsidecar.ThemeOptions, Selection: themeoption.IDs{"logo", "accent"}}
 	commit := func(ns wpsidecar.Namespace, keys ...string) wpsidecar.Commit {
 		c := wpsidecar.Commit{Namespace: ns}
 		for _, k := range keys {

@@ -13,7 +13,7 @@ import (
 
 // namespacePackages are the namespaces' own packages: their rules and
 // their handlers (each providing its web/module.Module).
-var namespacePackages = []string{"domain/fieldgroup", "domain/themeopt", "store/grouptable", "web/fieldmgr", "web/themeopts"}
+var namespacePackages = []string{"domain/fieldgroup", "domain/themeoption", "store/fieldgrouptable", "web/fieldmgr", "web/themeopts"}
 
 // namespaceNames are the root package's constants of type Namespace
 // (wpsidecar.FieldGroups, …): each names a namespace.

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/exportdir"
@@ -22,7 +22,7 @@ import (
 // An import checks a group as POST /field-groups checks a body, and
 // --prune deletes the groups without a file.
 type Kind struct {
-	Table *grouptable.Groups
+	Table *fieldgrouptable.Groups
 }
 
 func (Kind) Namespace() wpsidecar.Namespace { return wpsidecar.FieldGroups }

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
@@ -36,7 +36,7 @@ import (
 // Service holds the namespace's dependencies.
 type Service struct {
 	auth     *auth.Authenticator
-	groups   *grouptable.Groups
+	groups   *fieldgrouptable.Groups
 	settings store.Settings // the site's local time
 	now      func() time.Time
 	log      zerolog.Logger
@@ -47,7 +47,7 @@ type Service struct {
 }
 
 // New returns the service.
-func New(a *auth.Authenticator, groups *grouptable.Groups, settings store.Settings, log zerolog.Logger) *Service {
+func New(a *auth.Authenticator, groups *fieldgrouptable.Groups, settings store.Settings, log zerolog.Logger) *Service {
 	return &Service{auth: a, groups: groups, settings: settings, now: time.Now, log: log}
 }
 
@@ -131,7 +131,7 @@ func (s *Service) routes() []routetable.Route {
 // prefetched is what a GET's read brought along with authentication.
 type prefetched struct {
 	pb    *store.Piggyback
-	list  grouptable.GroupList
+	list  fieldgrouptable.GroupList
 	group fieldgroup.Group
 	found bool
 }
@@ -215,7 +215,7 @@ type toggleResult struct {
 
 // handleList is GET /field-groups.
 func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
-	var list grouptable.GroupList
+	var list fieldgrouptable.GroupList
 	if p := prefetchedFrom(r); p != nil {
 		list = p.list
 	} else {
@@ -234,7 +234,7 @@ func (s *Service) handleList(w http.ResponseWriter, r *http.Request) error {
 }
 
 // renderedList is a list's answer, made once for each version of the
-// list (grouptable.GroupList): the memo hands out the same list, version and
+// list (fieldgrouptable.GroupList): the memo hands out the same list, version and
 // all, for as long as nothing changed, so its ETag (a hash of every group)
 // and JSON are made once, not on every request.
 type renderedList struct {
@@ -246,7 +246,7 @@ type renderedList struct {
 
 // render is list's answer: the last one made when it was made from the
 // same version of the list, else a new one (kept for the next request).
-func (s *Service) render(list grouptable.GroupList) *renderedList {
+func (s *Service) render(list fieldgrouptable.GroupList) *renderedList {
 	if a := s.listed.Load(); a != nil && list.Version != 0 && a.version == list.Version {
 		return a
 	}

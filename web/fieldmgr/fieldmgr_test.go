@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/rs/zerolog"
 
@@ -35,7 +35,7 @@ func newFixture(t *testing.T) *fixture {
 	tdb := testdb.New(t)
 	site := testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: adminPW},
 		testsite.User{Login: "sub", Role: "subscriber", AppPassword: subPW})
-	groups, err := grouptable.Open(site.DB, "wp_fieldmgr_groups")
+	groups, err := fieldgrouptable.Open(site.DB, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package fieldmgr
 
 import (
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/rs/zerolog"
 
@@ -23,7 +23,7 @@ func Module(table, groups string) module.Module {
 	return module.Module{
 		Unit:     fieldgroup.Unit{},
 		Public:   new(fieldgroup.PublicKind()),
-		Reverter: grouptable.Reverter{},
+		Reverter: fieldgrouptable.Reverter{},
 		API: func() openapi.Namespace {
 			schemas, params := fieldgroup.OpenAPI()
 			return openapi.Namespace{Name: "fieldmgr/v1", Routes: Routes(), Unit: fieldgroup.Unit{}, Schemas: schemas, PathParams: params}
@@ -31,17 +31,17 @@ func Module(table, groups string) module.Module {
 		Table: &changes.Table{
 			Namespace: wpsidecar.FieldGroups, Name: table,
 			Key: fieldgroup.KeyColumn, ID: fieldgroup.IDColumn, Value: fieldgroup.RowValue,
-			Rows: func(db *store.DB) (changes.TableRows, error) { return grouptable.Open(db, db.Table(groups)) },
+			Rows: func(db *store.DB) (changes.TableRows, error) { return fieldgrouptable.Open(db, db.Table(groups)) },
 		},
 		Kind: func(view *store.DB, _ *multisite.Site) (exportdir.Kind, error) {
-			g, err := grouptable.Open(view, view.Table(groups))
+			g, err := fieldgrouptable.Open(view, view.Table(groups))
 			if err != nil {
 				return nil, err
 			}
 			return Kind{Table: g}, nil
 		},
 		Site: func(d module.SiteDeps) (module.Served, error) {
-			g, err := grouptable.Open(d.DB, d.DB.Table(groups))
+			g, err := fieldgrouptable.Open(d.DB, d.DB.Table(groups))
 			if err != nil {
 				return module.Served{}, err
 			}

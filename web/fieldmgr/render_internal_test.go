@@ -3,7 +3,7 @@ package fieldmgr
 import (
 	"testing"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 )
@@ -16,23 +16,23 @@ import (
 func TestRender_ByVersion(t *testing.T) {
 	groups := []fieldgroup.Group{{Key: "g1", Title: "Before", Status: "active"}}
 	s := &Service{}
-	first := s.render(grouptable.GroupList{Groups: groups, Version: 7})
+	first := s.render(fieldgrouptable.GroupList{Groups: groups, Version: 7})
 
 	for _, tc := range []struct {
 		name  string
-		list  func() grouptable.GroupList
+		list  func() fieldgrouptable.GroupList
 		again bool // the answer made first is given
 	}{
-		{"the same version", func() grouptable.GroupList { return grouptable.GroupList{Groups: groups, Version: 7} }, true},
-		{"the same version, a list of its own", func() grouptable.GroupList {
-			return grouptable.GroupList{Groups: append([]fieldgroup.Group(nil), groups...), Version: 7}
+		{"the same version", func() fieldgrouptable.GroupList { return fieldgrouptable.GroupList{Groups: groups, Version: 7} }, true},
+		{"the same version, a list of its own", func() fieldgrouptable.GroupList {
+			return fieldgrouptable.GroupList{Groups: append([]fieldgroup.Group(nil), groups...), Version: 7}
 		}, true},
-		{"another version, the same first element and length, other contents", func() grouptable.GroupList {
+		{"another version, the same first element and length, other contents", func() fieldgrouptable.GroupList {
 			changed := groups[:1:1]
 			changed[0].Title = "After" // as a list the store replaced would differ
-			return grouptable.GroupList{Groups: changed, Version: 8}
+			return fieldgrouptable.GroupList{Groups: changed, Version: 8}
 		}, false},
-		{"no version", func() grouptable.GroupList { return grouptable.GroupList{Groups: groups} }, false},
+		{"no version", func() fieldgrouptable.GroupList { return fieldgrouptable.GroupList{Groups: groups} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s.listed.Store(first)

@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
 	"github.com/wpsidecar/wpsidecar/internal/reload"
@@ -63,17 +63,17 @@ func TestHistory_NamespacePermissions(t *testing.T) {
 	}
 	cfgPath := filepath.Join(t.TempDir(), "themeopts.json")
 	os.WriteFile(cfgPath, []byte(strings.Replace(string(raw), `"capability": "edit_theme_options"`, `"capability": "switch_themes"`, 1)), 0o644)
-	cfg, err := reload.Open(cfgPath, "theme options configuration", themeopt.ParseConfig, func(_ *themeopt.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	cfg, err := reload.Open(cfgPath, "theme options configuration", themeoption.ParseConfig, func(_ *themeoption.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Current().Capability != "switch_themes" {
 		t.Fatalf("capability %q", cfg.Current().Capability)
 	}
-	groups, _ := grouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
+	groups, _ := fieldgrouptable.Open(db, testdb.Prefix+"fieldmgr_groups")
 	opts := themeopts.NewService(a, db, settings, cfg, zerolog.Nop())
 	site := &testsite.Site{DB: db, Settings: settings, Auth: a}
-	base := site.Serve(t, fieldmgr.New(a, groups, settings, zerolog.Nop()), opts, historyapi.New(a, db.History(), settings, wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{Config: opts.Config}}))
+	base := site.Serve(t, fieldmgr.New(a, groups, settings, zerolog.Nop()), opts, historyapi.New(a, db.History(), settings, wpsidecar.Units{fieldgroup.Unit{}, themeoption.Unit{Config: opts.Config}}))
 
 	send := func(method, path, body, login, pw string) (int, string, http.Header) {
 		t.Helper()

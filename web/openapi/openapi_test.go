@@ -12,7 +12,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/web/fieldmgr"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
 	"github.com/wpsidecar/wpsidecar/web/module"
@@ -25,8 +25,8 @@ var update = flag.Bool("update", false, "rewrite docs/openapi.json from the code
 // api are the namespaces as the sidecar describes them (cmd/wpsidecar:
 // their modules, then the history) under a theme options configuration
 // (nil: none). An external test: the modules import this package.
-func api(opts *themeopt.Config) []Namespace {
-	mods := []module.Module{fieldmgr.Module("", ""), themeopts.Module(themeopts.Configs{Current: func() *themeopt.Config { return opts }})}
+func api(opts *themeoption.Config) []Namespace {
+	mods := []module.Module{fieldmgr.Module("", ""), themeopts.Module(themeopts.Configs{Current: func() *themeoption.Config { return opts }})}
 	return append(module.API(mods), Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
 }
 
@@ -58,7 +58,7 @@ func site(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := themeopt.ParseConfig(b)
+	opts, err := themeoption.ParseConfig(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func site(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := publicroute.ParseConfig(b, fieldgroup.PublicKind(), themeopt.PublicKind())
+	routes, err := publicroute.ParseConfig(b, fieldgroup.PublicKind(), themeoption.PublicKind())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
 	"github.com/wpsidecar/wpsidecar/internal/reload"
@@ -31,13 +31,13 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	t.Helper()
 	tdb = testdb.New(t)
 	site = testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: "abcdEFGHijklMNOPqrstUVWX"})
-	groups, err := grouptable.Open(site.DB, "wp_fieldmgr_groups")
+	groups, err := fieldgrouptable.Open(site.DB, "wp_fieldmgr_groups")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fields := fieldmgr.New(site.Auth, groups, site.Settings, zerolog.Nop())
 	cfg, _ := filepath.Abs("../themeopts/testdata/config.json")
-	optsFile, err := reload.Open(cfg, "theme options configuration", themeopt.ParseConfig, func(_ *themeopt.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	optsFile, err := reload.Open(cfg, "theme options configuration", themeoption.ParseConfig, func(_ *themeoption.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	if err := os.WriteFile(path, []byte(routes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeopt.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeoption.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestPublicRoutes_RemovedByReload(t *testing.T) {
 		}
 	}
 	write("/wp-json/site/v1/old")
-	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeopt.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeoption.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestPublicRoutes_NotServed(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["logo"]}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeopt.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeoption.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

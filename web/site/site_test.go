@@ -17,7 +17,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/reload"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -34,7 +34,7 @@ func TestPurgeOf(t *testing.T) {
 	db := tdb.Store(t)
 	routes := filepath.Join(t.TempDir(), "public.json")
 	os.WriteFile(routes, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]},{"path":"/wp-json/x/v1/fields","fieldmgr":{"status":"active"}}]}`), 0o644)
-	file, err := reload.Open(routes, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeopt.PublicKind()), nil, zerolog.Nop())
+	file, err := reload.Open(routes, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeoption.PublicKind()), nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestPurgeOf(t *testing.T) {
 		{"site 3, never served", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 3}, nil,
 			[]string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}, nil},
 	} {
-		p := delivery.PurgeOf(c.change, wpsidecar.Units{fieldgroup.Unit{}, themeopt.Unit{}}, c.s.PublicURLs)
+		p := delivery.PurgeOf(c.change, wpsidecar.Units{fieldgroup.Unit{}, themeoption.Unit{}}, c.s.PublicURLs)
 		var urls []string
 		for _, u := range p.URLs {
 			urls = append(urls, u.String())
@@ -90,8 +90,8 @@ func TestBuildRangesOverModules(t *testing.T) {
 			return module.Served{Handlers: toyNamespace{name}}, nil
 		}}
 	}
-	none := module.Module{Unit: themeopt.Unit{}, Site: func(module.SiteDeps) (module.Served, error) { return module.Served{}, nil }}
-	failing := module.Module{Unit: themeopt.Unit{}, Site: func(module.SiteDeps) (module.Served, error) { return module.Served{}, errors.New("no table") }}
+	none := module.Module{Unit: themeoption.Unit{}, Site: func(module.SiteDeps) (module.Served, error) { return module.Served{}, nil }}
+	failing := module.Module{Unit: themeoption.Unit{}, Site: func(module.SiteDeps) (module.Served, error) { return module.Served{}, errors.New("no table") }}
 	for _, c := range []struct {
 		name    string
 		mods    []module.Module
@@ -136,7 +136,7 @@ func TestBuildRangesOverModules(t *testing.T) {
 func TestOpenPublic_Off(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "public.json")
 	os.WriteFile(path, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]}]}`), 0o644)
-	kinds := []publicroute.Kind{fieldgroup.PublicKind(), themeopt.PublicKind()}
+	kinds := []publicroute.Kind{fieldgroup.PublicKind(), themeoption.PublicKind()}
 	_, err := OpenPublic(path, kinds, map[wpsidecar.Namespace]string{wpsidecar.ThemeOptions: "--themeopts-config is not set"}, zerolog.Nop())
 	if want := "public routes " + path + ": a route shows themeopts, but --themeopts-config is not set"; err == nil || err.Error() != want {
 		t.Errorf("%v, want %s", err, want)

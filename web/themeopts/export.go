@@ -9,7 +9,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/exportdir"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 )
@@ -27,7 +27,7 @@ type Kind struct {
 	// Config is the site's theme options configuration (nil: none): the
 	// row it names is exported, and imported values are checked against
 	// it as POST /themeopts/v1/options checks them.
-	Config *themeopt.Config
+	Config *themeoption.Config
 }
 
 func (Kind) Namespace() wpsidecar.Namespace { return wpsidecar.ThemeOptions }
@@ -239,7 +239,7 @@ func (ow optionsWanted) Plan(ctx context.Context, _ bool) ([]exportdir.Step, err
 // missing) when planned: a line per id it changes.
 func (k Kind) step(option, want, seen string, seenFound, conflict bool) exportdir.Step {
 	var lines []string
-	changes := themeopt.Diff(seen, want)
+	changes := themeoption.Diff(seen, want)
 	for _, c := range changes {
 		op := exportdir.OpChange
 		switch {
@@ -260,7 +260,7 @@ func (k Kind) step(option, want, seen string, seenFound, conflict bool) exportdi
 		// Its autoload is what the site's update_option would leave
 		// (w.DBVersion: store.ModifyOption).
 		Write: func(ctx context.Context, w exportdir.Writing) error {
-			rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff, By: w.By}
+			rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff, By: w.By}
 			return k.DB.ModifyOption(ctx, option, w.DBVersion, rec, func(raw string, found bool) (string, error) {
 				if !w.Force && (found != seenFound || raw != seen) {
 					return "", fmt.Errorf("%s %s: %w", wpsidecar.ThemeOptions, option, exportdir.ErrConflict)
@@ -279,7 +279,7 @@ func (k Kind) step(option, want, seen string, seenFound, conflict bool) exportdi
 // does not take and a non-finite number are refused; so is a PHP object
 // (O:, C:, an enum case), in a value or as the set, whatever the flags:
 // objects are imported only where the row holds them already.
-func wanted(ctx context.Context, c *themeopt.Config, o optionsWant, raw string, found bool) (string, error) {
+func wanted(ctx context.Context, c *themeoption.Config, o optionsWant, raw string, found bool) (string, error) {
 	// The row as stored, within the budget (the plan and the history
 	// compare it id by id, references expanded).
 	cur := phpserial.Value{Kind: phpserial.Array}

@@ -10,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/reload"
 )
 
@@ -18,9 +18,9 @@ import (
 // the single site's) and those of sites with their own, each opened,
 // watched and reloaded once however many sites share it.
 type Files struct {
-	all   *reload.File[themeopt.Config] // nil: none
+	all   *reload.File[themeoption.Config] // nil: none
 	sites []SitePath
-	files map[string]*reload.File[themeopt.Config] // by path
+	files map[string]*reload.File[themeoption.Config] // by path
 }
 
 // Paths are the theme options configuration files: the network's (or
@@ -37,9 +37,9 @@ type SitePath struct{ Site, File string }
 // Open opens every configuration file, watched in the background;
 // reloads are theirs to run on SIGHUP, one a file.
 func Open(paths Paths, logger zerolog.Logger, background func(func(context.Context))) (t *Files, reloads []func() error, err error) {
-	t = &Files{sites: paths.Sites, files: map[string]*reload.File[themeopt.Config]{}}
+	t = &Files{sites: paths.Sites, files: map[string]*reload.File[themeoption.Config]{}}
 	log := logger.With().Str("component", "themeopts").Logger()
-	open := func(path string) (*reload.File[themeopt.Config], error) {
+	open := func(path string) (*reload.File[themeoption.Config], error) {
 		if f, ok := t.files[path]; ok {
 			return f, nil
 		}
@@ -80,7 +80,7 @@ func (t *Files) Any() bool { return len(t.files) > 0 }
 
 // Of is the configuration of a site: its own (by blog id, domain, or
 // domain and path), else the network's.
-func (t *Files) Of(s *multisite.Site) *reload.File[themeopt.Config] {
+func (t *Files) Of(s *multisite.Site) *reload.File[themeoption.Config] {
 	if s != nil {
 		id := strconv.FormatInt(s.ID, 10)
 		for _, o := range t.sites {
@@ -94,7 +94,7 @@ func (t *Files) Of(s *multisite.Site) *reload.File[themeopt.Config] {
 
 // Current is the configuration in force of a site (nil: none), as Of
 // finds it.
-func (t *Files) Current(s *multisite.Site) *themeopt.Config {
+func (t *Files) Current(s *multisite.Site) *themeoption.Config {
 	if f := t.Of(s); f != nil {
 		return f.Current()
 	}
@@ -107,7 +107,7 @@ func (t *Files) Current(s *multisite.Site) *themeopt.Config {
 func (t *Files) Site(s *multisite.Site) Configs {
 	f := t.Of(s)
 	if f == nil {
-		return Configs{Current: func() *themeopt.Config { return nil }}
+		return Configs{Current: func() *themeoption.Config { return nil }}
 	}
 	return Configs{Current: f.Current, Source: f}
 }
@@ -130,8 +130,8 @@ func (t *Files) OptName(where func(id int64) (*multisite.Site, bool)) func(id in
 
 // openFile reads a theme options configuration file, for one site or
 // several (the sites of a network that share it).
-func openFile(path string, log zerolog.Logger) (*reload.File[themeopt.Config], error) {
-	return reload.Open(path, "theme options configuration", themeopt.ParseConfig, func(c *themeopt.Config, ev *zerolog.Event) *zerolog.Event {
+func openFile(path string, log zerolog.Logger) (*reload.File[themeoption.Config], error) {
+	return reload.Open(path, "theme options configuration", themeoption.ParseConfig, func(c *themeoption.Config, ev *zerolog.Event) *zerolog.Event {
 		return ev.Str("opt_name", c.OptName).Int("fields", len(c.Fields)).Bool("dev_mode", c.DevMode)
 	}, log)
 }

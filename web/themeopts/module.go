@@ -7,7 +7,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/domain/exportdir"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
@@ -18,9 +18,9 @@ import (
 type Configs struct {
 	// Current is the one in force of the site the module is built for
 	// (its unit's capability; the main site's: what OpenAPI describes).
-	Current func() *themeopt.Config
+	Current func() *themeoption.Config
 	// Of is a site's, as export and import see it.
-	Of func(ms *multisite.Site) *themeopt.Config
+	Of func(ms *multisite.Site) *themeoption.Config
 	// OptName is the option row site keeps its options in ("": none);
 	// nil when no site is served any.
 	OptName func(site int64) string
@@ -33,18 +33,18 @@ type Configs struct {
 // an option row of each site, under the configurations c.
 func Module(c Configs) module.Module {
 	m := module.Module{
-		Unit:     themeopt.Unit{Config: c.Current},
-		Public:   new(themeopt.PublicKind()),
-		Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff},
+		Unit:     themeoption.Unit{Config: c.Current},
+		Public:   new(themeoption.PublicKind()),
+		Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff},
 		API: func() openapi.Namespace {
-			var opts *themeopt.Config
+			var opts *themeoption.Config
 			if c.Current != nil {
 				opts = c.Current()
 			}
-			return openapi.Namespace{Name: "themeopts/v1", Routes: Routes(), Unit: themeopt.Unit{}, Schemas: themeopt.OpenAPISchemas(opts)}
+			return openapi.Namespace{Name: "themeopts/v1", Routes: Routes(), Unit: themeoption.Unit{}, Schemas: themeoption.OpenAPISchemas(opts)}
 		},
 		Kind: func(view *store.DB, ms *multisite.Site) (exportdir.Kind, error) {
-			var opts *themeopt.Config
+			var opts *themeoption.Config
 			if c.Of != nil {
 				opts = c.Of(ms)
 			}
@@ -63,7 +63,7 @@ func Module(c Configs) module.Module {
 		}, nil
 	}
 	if c.OptName != nil {
-		m.OptionRow = &changes.OptionRow{Namespace: wpsidecar.ThemeOptions, Name: c.OptName, Diff: themeopt.Diff}
+		m.OptionRow = &changes.OptionRow{Namespace: wpsidecar.ThemeOptions, Name: c.OptName, Diff: themeoption.Diff}
 	}
 	return m
 }

@@ -2,7 +2,7 @@
 // options) from the options row the theme options configuration names,
 // read and written in PHP's serialize() format so that PHP's get_option
 // and the sidecar see the same bytes: HTTP around the rules of package
-// themeopt (the configuration and what a value may be).
+// themeoption (the configuration and what a value may be).
 package themeopts
 
 import (
@@ -23,7 +23,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/domain/cachetag"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/wire/httpcond"
@@ -64,7 +64,7 @@ type derivedSet struct {
 
 // Source gives the configuration in force; whoever reads the file reloads
 // and watches it (reload.File).
-type Source interface{ Current() *themeopt.Config }
+type Source interface{ Current() *themeoption.Config }
 
 // NewService returns the service of a configuration.
 func NewService(a *auth.Authenticator, db *store.DB, settings store.Settings, cfg Source, log zerolog.Logger) *Service {
@@ -73,7 +73,7 @@ func NewService(a *auth.Authenticator, db *store.DB, settings store.Settings, cf
 
 // Config is the configuration in force; nil on a nil Service (a site
 // that serves no theme options: web/historyapi asks it all the same).
-func (s *Service) Config() *themeopt.Config {
+func (s *Service) Config() *themeoption.Config {
 	if s == nil {
 		return nil
 	}
@@ -230,7 +230,7 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) error {
 // savedSet reads the saved set for a GET and names the namespace and every
 // saved id (themeopts:<id>, as the change webhooks name them) in the cache
 // tags. A corrupt row reads as empty, as PHP's get_option gives false.
-func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *themeopt.Config) (*derivedSet, error) {
+func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *themeoption.Config) (*derivedSet, error) {
 	raw, found, err := s.stored(r, c.OptName)
 	if err != nil {
 		return nil, err
@@ -240,13 +240,13 @@ func (s *Service) savedSet(w http.ResponseWriter, r *http.Request, c *themeopt.C
 	return d, nil
 }
 
-// Public is a public route's answer: the listed ids (sel, themeopt.IDs)
+// Public is a public route's answer: the listed ids (sel, themeoption.IDs)
 // that are saved, in the order listed, each value as GET /options gives it, with an ETag and the
 // cache tags of every listed id (saved or not: saving one changes the
 // answer). It needs no credentials; what it may show is the site owner's
 // choice.
 func (s *Service) Public(ctx context.Context, sel publicroute.Selection) (body []byte, etag string, tags []string, err error) {
-	ids, ok := sel.(themeopt.IDs)
+	ids, ok := sel.(themeoption.IDs)
 	if !ok {
 		return nil, "", nil, fmt.Errorf("themeopts: a public route's selection %T is not option ids", sel)
 	}
@@ -291,7 +291,7 @@ type publicAnswer struct {
 }
 
 // derive is what the row's bytes give, reused while they stay the same.
-func (s *Service) derive(ctx context.Context, c *themeopt.Config, raw string, found bool) *derivedSet {
+func (s *Service) derive(ctx context.Context, c *themeoption.Config, raw string, found bool) *derivedSet {
 	d := s.last.Load()
 	if d == nil || d.raw != raw || d.found != found {
 		d = &derivedSet{raw: raw, found: found, etag: optionsETag(raw, found), tags: []string{nsTag}}
@@ -412,7 +412,7 @@ func sectionParam(r *http.Request) (string, error) {
 }
 
 // modify changes the saved set in place with change, atomically.
-func (s *Service) modify(w http.ResponseWriter, r *http.Request, c *themeopt.Config, change func(*phpserial.Value)) (phpserial.Value, error) {
+func (s *Service) modify(w http.ResponseWriter, r *http.Request, c *themeoption.Config, change func(*phpserial.Value)) (phpserial.Value, error) {
 	return s.write(w, r, c, func(cur phpserial.Value, err error) (phpserial.Value, error) {
 		if err != nil {
 			return cur, err
@@ -426,7 +426,7 @@ func (s *Service) modify(w http.ResponseWriter, r *http.Request, c *themeopt.Con
 // If-Match is checked against the row as locked, next gets the saved set
 // (or errCorrupt) and returns the set to store. On success the answer
 // carries the row's new ETag, the one GET /options now answers.
-func (s *Service) write(w http.ResponseWriter, r *http.Request, c *themeopt.Config, next func(phpserial.Value, error) (phpserial.Value, error)) (phpserial.Value, error) {
+func (s *Service) write(w http.ResponseWriter, r *http.Request, c *themeoption.Config, next func(phpserial.Value, error) (phpserial.Value, error)) (phpserial.Value, error) {
 	st, err := s.settings.Current()
 	if err != nil {
 		return phpserial.Value{}, err
@@ -436,7 +436,7 @@ func (s *Service) write(w http.ResponseWriter, r *http.Request, c *themeopt.Conf
 		out    phpserial.Value
 		stored string
 	)
-	rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff, By: auth.AuthorOf(r)}
+	rec := &store.Recorded{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff, By: auth.AuthorOf(r)}
 	err = s.db.ModifyOption(r.Context(), c.OptName, st.DBVersion, rec, func(raw string, found bool) (string, error) {
 		if err := pre.Check(optionsETag(raw, found)); err != nil {
 			return "", err
@@ -481,13 +481,13 @@ func (s *Service) handleConfig(w http.ResponseWriter, r *http.Request) error {
 
 // taggedConfig is a configuration with its ETag.
 type taggedConfig struct {
-	c    *themeopt.Config
+	c    *themeoption.Config
 	etag string
 }
 
 // configETag is c's ETag, made once for each configuration loaded (a
 // reload brings a new one).
-func (s *Service) configETag(c *themeopt.Config) string {
+func (s *Service) configETag(c *themeoption.Config) string {
 	if t := s.configTag.Load(); t != nil && t.c == c {
 		return t.etag
 	}

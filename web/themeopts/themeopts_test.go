@@ -14,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
 	"github.com/wpsidecar/wpsidecar/internal/harness/testwait"
@@ -36,7 +36,7 @@ type fixture struct {
 	tdb     *testdb.DB
 	url     string
 	svc     *themeopts.Service
-	cfg     *reload.File[themeopt.Config]
+	cfg     *reload.File[themeoption.Config]
 	cfgPath string
 }
 
@@ -54,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	path := filepath.Join(t.TempDir(), "themeopts.json")
 	os.WriteFile(path, raw, 0o644)
-	cfg, err := reload.Open(path, "theme options configuration", themeopt.ParseConfig, func(_ *themeopt.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	cfg, err := reload.Open(path, "theme options configuration", themeoption.ParseConfig, func(_ *themeoption.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/grouptable"
+	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/domain/themeopt"
+	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
@@ -172,8 +172,8 @@ func (db *DB) StoreOptions() store.Options {
 // HistoryUnits are the two namespaces' history units, as cmd wires them.
 func HistoryUnits() []store.HistoryUnit {
 	return []store.HistoryUnit{
-		{Unit: fieldgroup.Unit{}, Reverter: grouptable.Reverter{}},
-		{Unit: themeopt.Unit{}, Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeopt.Diff}},
+		{Unit: fieldgroup.Unit{}, Reverter: fieldgrouptable.Reverter{}},
+		{Unit: themeoption.Unit{}, Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff}},
 	}
 }
 

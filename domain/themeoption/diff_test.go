@@ -1,4 +1,4 @@
-package themeopt
+package themeoption
 
 import (
 	"testing"

@@ -1,10 +1,10 @@
-// Package themeopt holds the theme options' model and rules, apart from
+// Package themeoption holds the theme options' model and rules, apart from
 // HTTP and SQL: the configuration file (docs/api.md §3) and its field
 // types, what a value of each type may be, the value schemas the OpenAPI
 // description shows, and what changed between two saved sets. The REST
 // handlers (web/themeopts), the files (exportdir) and the contract
 // (openapi) use it; it imports no net/http.
-package themeopt
+package themeoption
 
 import (
 	"bytes"

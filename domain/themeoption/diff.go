@@ -1,4 +1,4 @@
-package themeopt
+package themeoption
 
 import (
 	"github.com/wpsidecar/wpsidecar"

@@ -1,8 +1,8 @@
-// Package grouptable is the field groups' SQL: their table, its reads
+// Package fieldgrouptable is the field groups' SQL: their table, its reads
 // and writes, each write recorded in the history, and writing a history
 // entry back. It belongs to the fieldmgr namespace and writes through
 // store's pool, memo and history, so that store knows no namespace's rows.
-package grouptable
+package fieldgrouptable
 
 import (
 	"context"
