@@ -46,7 +46,7 @@ type Options struct {
 	// handlers' route tables, which this package does not import), under
 	// the configuration files the settings name, which cmd reads (with
 	// ReadConfig) as it hands them to the namespaces' modules.
-	API func() ([]openapi.Namespace, error)
+	API func() ([]openapi.NamespaceDoc, error)
 	// Units are the namespaces, as the history's list shows them.
 	Units wpsidecar.Units
 	// Kinds opens, once per command, what export and import work on: the

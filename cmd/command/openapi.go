@@ -19,7 +19,7 @@ const maxConfigBytes = 8 << 20
 // answer.
 func (c *cmd) openAPI(_ context.Context, _ []string) error {
 	var site openapi.Site
-	var api []openapi.Namespace
+	var api []openapi.NamespaceDoc
 	var err error
 	if c.o.API != nil {
 		if api, err = c.o.API(); err != nil {

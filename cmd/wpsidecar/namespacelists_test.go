@@ -84,7 +84,7 @@ func TestNamespaceLists(t *testing.T) {
 // recipes' alternation of every namespace (the sidecar's own included),
 // and the companion's history filter options and entry labels, one a
 // namespace of the site's data.
-func listsOf(api []openapi.Namespace) (list, options, labels string) {
+func listsOf(api []openapi.NamespaceDoc) (list, options, labels string) {
 	var routes []string
 	var o, l strings.Builder
 	for _, ns := range api {

@@ -53,8 +53,8 @@ func siteModules(cfg *config.Config, t *themeopts.Files) func(place *multisite.S
 
 // api is what the openapi command describes: the modules under the
 // theme options configuration the settings name.
-func api(cfg *config.Config) func() ([]openapi.Namespace, error) {
-	return func() ([]openapi.Namespace, error) {
+func api(cfg *config.Config) func() ([]openapi.NamespaceDoc, error) {
+	return func() ([]openapi.NamespaceDoc, error) {
 		opts, err := command.ReadConfig(cfg.ThemeoptsConfig, "themeopts-config", themeoption.ParseConfig)
 		if err != nil {
 			return nil, err
@@ -66,14 +66,14 @@ func api(cfg *config.Config) func() ([]openapi.Namespace, error) {
 // apiUnder is what the OpenAPI description shows under a theme options
 // configuration (nil: none): the modules, then the sidecar's own (the
 // history).
-func apiUnder(cfg *config.Config, opts *themeoption.Config) []openapi.Namespace {
+func apiUnder(cfg *config.Config, opts *themeoption.Config) []openapi.NamespaceDoc {
 	return apiOf(modules(cfg, themeopts.Configs{Current: func() *themeoption.Config { return opts }}))
 }
 
 // apiOf is what the OpenAPI description shows of mods: the modules, then
 // the sidecar's own (their history).
-func apiOf(mods []module.Module) []openapi.Namespace {
-	return append(module.API(mods), openapi.Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
+func apiOf(mods []module.Module) []openapi.NamespaceDoc {
+	return append(module.API(mods), openapi.NamespaceDoc{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
 }
 
 // kinds are the namespaces as export and import handle them: the theme

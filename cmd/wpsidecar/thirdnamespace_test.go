@@ -42,8 +42,8 @@ func menusModule() module.Module {
 	return module.Module{
 		Unit:     menuUnit{},
 		Reverter: store.OptionArrayReverter{Namespace: menus, Diff: noDiff},
-		API: func() openapi.Namespace {
-			return openapi.Namespace{Name: "menus/v1", Unit: menuUnit{}, Routes: []routetable.Route{{Path: "/menus", Handlers: []routetable.MethodHandler{
+		API: func() openapi.NamespaceDoc {
+			return openapi.NamespaceDoc{Name: "menus/v1", Unit: menuUnit{}, Routes: []routetable.Route{{Path: "/menus", Handlers: []routetable.MethodHandler{
 				{Method: http.MethodGet, Doc: routetable.Operation{ID: "listMenus", Summary: "List the menus", Answer: "MenuList"}}}}},
 				Schemas: map[string]any{"MenuList": map[string]any{"type": "array"}}}
 		},

@@ -24,9 +24,9 @@ func Module(table, groups string) module.Module {
 		Unit:     fieldgroup.Unit{},
 		Public:   new(fieldgroup.PublicKind()),
 		Reverter: fieldgrouptable.Reverter{},
-		API: func() openapi.Namespace {
+		API: func() openapi.NamespaceDoc {
 			schemas, params := fieldgroup.OpenAPI()
-			return openapi.Namespace{Name: "fieldmgr/v1", Routes: Routes(), Unit: fieldgroup.Unit{}, Schemas: schemas, PathParams: params}
+			return openapi.NamespaceDoc{Name: "fieldmgr/v1", Routes: Routes(), Unit: fieldgroup.Unit{}, Schemas: schemas, PathParams: params}
 		},
 		Table: &changes.Table{
 			Namespace: wpsidecar.FieldGroups, Name: table,

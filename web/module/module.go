@@ -25,7 +25,7 @@ type Module struct {
 	Reverter store.Reverter
 	// API is its OpenAPI namespace (route table, unit, schemas) under
 	// the configuration in force when called.
-	API func() openapi.Namespace
+	API func() openapi.NamespaceDoc
 	// Table is the table of its own it is kept in, as change detection
 	// follows it; nil when it is kept in an option row.
 	Table *changes.Table
@@ -74,8 +74,8 @@ func PublicKinds(mods []Module) []publicroute.Kind {
 }
 
 // API are the modules' OpenAPI namespaces, in their order.
-func API(mods []Module) []openapi.Namespace {
-	a := make([]openapi.Namespace, 0, len(mods))
+func API(mods []Module) []openapi.NamespaceDoc {
+	a := make([]openapi.NamespaceDoc, 0, len(mods))
 	for _, m := range mods {
 		a = append(a, m.API())
 	}

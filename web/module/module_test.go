@@ -48,7 +48,7 @@ func (kind) Read(context.Context, exportdir.Dir) (exportdir.Wanted, error) {
 func toy(ns wpsidecar.Namespace, inTable bool, kindErr error) module.Module {
 	m := module.Module{
 		Unit: unit(ns), Reverter: reverter{},
-		API: func() openapi.Namespace { return openapi.Namespace{Name: string(ns) + "/v1", Unit: unit(ns)} },
+		API: func() openapi.NamespaceDoc { return openapi.NamespaceDoc{Name: string(ns) + "/v1", Unit: unit(ns)} },
 		Kind: func(*store.DB, *multisite.Site) (exportdir.Kind, error) {
 			return kind(ns), kindErr
 		},

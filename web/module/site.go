@@ -26,7 +26,7 @@ type SiteDeps struct {
 // namespace the site does not serve (no configuration for it).
 type Served struct {
 	// Handlers are its routes on the site; nil: not served.
-	Handlers rest.Namespace
+	Handlers rest.Handlers
 	// Public answers the public routes that show it (its Module's
 	// PublicKind's selections); nil: none.
 	Public publicapi.Answer

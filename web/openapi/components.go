@@ -7,7 +7,7 @@ func str() obj { return obj{"type": "string"} }
 // components are the schemas the namespaces give and the shared ones,
 // with the parameters, headers and security schemes every route uses.
 // The history's list names the namespaces of the site's data (data).
-func components(data, api []Namespace) obj {
+func components(data, api []NamespaceDoc) obj {
 	var history []string
 	for _, ns := range data {
 		history = append(history, string(ns.Unit.Namespace()))

@@ -32,8 +32,8 @@ type obj = map[string]any
 
 var menuSchema = obj{"type": "object", "required": []string{"key", "title", "items"}}
 
-func menusNamespace() Namespace {
-	return Namespace{
+func menusNamespace() NamespaceDoc {
+	return NamespaceDoc{
 		Name: "menus/v1",
 		Routes: []routetable.Route{{Path: "/menus/{key:[a-z_]{1,64}}", Handlers: []routetable.MethodHandler{{Method: http.MethodGet,
 			Doc: routetable.Operation{ID: "getMenu", Summary: "A menu", Answer: "Menu", Read: true,
@@ -52,7 +52,7 @@ type described struct {
 	Components struct{ Schemas map[string]json.RawMessage }
 }
 
-func describeAPI(t *testing.T, api []Namespace) described {
+func describeAPI(t *testing.T, api []NamespaceDoc) described {
 	t.Helper()
 	var d described
 	if err := json.Unmarshal(Document(api, Site{}), &d); err != nil {
@@ -67,7 +67,7 @@ func describeAPI(t *testing.T, api []Namespace) described {
 // the history and the title; nothing of the others changes.
 func TestDocument_ThirdNamespace(t *testing.T) {
 	two := api(nil)
-	d := describeAPI(t, []Namespace{two[0], two[1], menusNamespace(), two[2]})
+	d := describeAPI(t, []NamespaceDoc{two[0], two[1], menusNamespace(), two[2]})
 
 	var get struct {
 		Tags       []string
@@ -141,7 +141,7 @@ func TestDocument_ThirdNamespace(t *testing.T) {
 // TestDocument_OnlyThird: the description needs neither field groups nor
 // theme options: a sidecar of menus alone is described as such.
 func TestDocument_OnlyThird(t *testing.T) {
-	d := describeAPI(t, []Namespace{menusNamespace(), {Name: "wpsidecar/v1", Routes: historyapi.Routes(wpsidecar.Units{menus{}})}})
+	d := describeAPI(t, []NamespaceDoc{menusNamespace(), {Name: "wpsidecar/v1", Routes: historyapi.Routes(wpsidecar.Units{menus{}})}})
 	if d.Info.Title != "wpsidecar: menus" || !strings.HasPrefix(d.Info.Description, "The menus/v1 REST namespace of") {
 		t.Errorf("info: %q, %q", d.Info.Title, d.Info.Description)
 	}
@@ -168,7 +168,7 @@ func TestDocument_SchemaTwice(t *testing.T) {
 			t.Errorf("recovered %v", r)
 		}
 	}()
-	Document([]Namespace{menusNamespace(), twin}, Site{})
+	Document([]NamespaceDoc{menusNamespace(), twin}, Site{})
 }
 
 func keys[V any](m map[string]V) []string {

@@ -4,7 +4,7 @@
 // every namespace shares (the errors, the history, the public routes).
 // Given a site's configuration, its caller hands the schemas of that
 // site's exact values. It imports no namespace's handlers or rules, and
-// names none: a namespace is described by what it gives (Namespace).
+// names none: a namespace is described by what it gives (NamespaceDoc).
 package openapi
 
 import (
@@ -21,14 +21,14 @@ import (
 
 // Site is what a site's own description knows beyond the code: nil parts
 // are described generically. (A namespace's site configuration is in the
-// schemas its Namespace gives.)
+// schemas its NamespaceDoc gives.)
 type Site struct {
 	Public *publicroute.Config
 }
 
-// Namespace is a REST namespace the description shows, as it gives
+// NamespaceDoc is a REST namespace as the description shows it, as it gives
 // itself: nothing of it is named in this package.
-type Namespace struct {
+type NamespaceDoc struct {
 	// Name is the REST namespace ("fieldmgr/v1"); its first part is its
 	// operations' tag.
 	Name string
@@ -53,8 +53,8 @@ type obj = map[string]any
 // Document is the description of api, the namespaces in the order given,
 // as JSON, indented, the same bytes for the same input. It panics when two
 // namespaces give the same schema name, a mistake of the wiring.
-func Document(api []Namespace, site Site) []byte {
-	var data, own []Namespace // the site's data, then the sidecar's own
+func Document(api []NamespaceDoc, site Site) []byte {
+	var data, own []NamespaceDoc // the site's data, then the sidecar's own
 	for _, ns := range api {
 		if ns.Unit != nil {
 			data = append(data, ns)
@@ -85,7 +85,7 @@ func Document(api []Namespace, site Site) []byte {
 
 // info is the description's title and introduction, naming the
 // namespaces of the site's data.
-func info(data []Namespace) obj {
+func info(data []NamespaceDoc) obj {
 	var names, holds, bare []string
 	for _, ns := range data {
 		names = append(names, ns.Name)
@@ -115,7 +115,7 @@ func info(data []Namespace) obj {
 // tags are the namespaces' tags: those of the site's data (data) with
 // their units' summaries, the public routes (which show the data), then
 // the sidecar's own namespace, the history of the others.
-func tags(data, own []Namespace) []any {
+func tags(data, own []NamespaceDoc) []any {
 	var out []any
 	var holds []string
 	for _, ns := range data {
@@ -131,7 +131,7 @@ func tags(data, own []Namespace) []any {
 
 // holds is what a namespace of the site's data holds, in the words of
 // the description's title and the history's tag: "field groups".
-func (ns Namespace) holds() string {
+func (ns NamespaceDoc) holds() string {
 	_, many := ns.Unit.Labels()
 	return many
 }
@@ -172,7 +172,7 @@ var historyParams = obj{"entry": obj{"description": "the history entry's id", "s
 // namespace adds a namespace's routes as paths. A path's parameters
 // ({name}, or {name:regex} as the router takes it) are described by the
 // namespace, else as the history's.
-func namespace(ns Namespace, paths obj) {
+func namespace(ns NamespaceDoc, paths obj) {
 	for _, rt := range ns.Routes {
 		item := obj{}
 		path, names := pathParams(rt.Path)

@@ -25,9 +25,9 @@ var update = flag.Bool("update", false, "rewrite docs/openapi.json from the code
 // api are the namespaces as the sidecar describes them (cmd/wpsidecar:
 // their modules, then the history) under a theme options configuration
 // (nil: none). An external test: the modules import this package.
-func api(opts *themeoption.Config) []Namespace {
+func api(opts *themeoption.Config) []NamespaceDoc {
 	mods := []module.Module{fieldmgr.Module("", ""), themeopts.Module(themeopts.Configs{Current: func() *themeoption.Config { return opts }})}
-	return append(module.API(mods), Namespace{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
+	return append(module.API(mods), NamespaceDoc{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
 }
 
 // TestDocument_UpToDate: docs/openapi.json is what the code generates.

@@ -46,7 +46,7 @@ func TestDatabaseOutage_RecoversByItself(t *testing.T) {
 	rec := newRecorder(t, nil)
 	u, _ := url.Parse(rec.srv.URL)
 	h, err := New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Main: rest.SiteOptions{Site: site, Namespaces: []rest.Namespace{testNS{}}}, Log: zerolog.Nop()})
+		Main: rest.SiteOptions{Site: site, Handlers: []rest.Handlers{testNS{}}}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

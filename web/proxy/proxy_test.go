@@ -154,7 +154,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	f.metrics = NewMetrics()
 	h, err := New(Options{
 		Upstream: u, TrustedProxies: o.trusted, UpstreamTimeout: o.upstreamTimeout, UpstreamDial: time.Second,
-		BodyTimeout: time.Minute, Main: rest.SiteOptions{Site: site, Namespaces: []rest.Namespace{testNS{}}},
+		BodyTimeout: time.Minute, Main: rest.SiteOptions{Site: site, Handlers: []rest.Handlers{testNS{}}},
 		Log: zerolog.New(f.log), Metrics: f.metrics, AccessLog: o.accessLog, RESTCache: o.restCache,
 	})
 	if err != nil {

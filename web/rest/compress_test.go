@@ -63,7 +63,7 @@ func compressRoutes(t *testing.T, c *Compression) *Routes {
 	t.Helper()
 	s := &settings{}
 	s.set(SiteREST{Home: "https://example.com"}, nil)
-	routes, err := New(Options{PHP: bigPHP{}, Compression: c}, SiteOptions{Site: s, Namespaces: []Namespace{sizedNS{}}})
+	routes, err := New(Options{PHP: bigPHP{}, Compression: c}, SiteOptions{Site: s, Handlers: []Handlers{sizedNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func (l listNS) Register(r *mux.Router) {
 func BenchmarkCompress_GroupList(b *testing.B) {
 	s := &settings{}
 	s.set(SiteREST{Home: "https://example.com"}, nil)
-	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Namespaces: []Namespace{listNS{groupList()}}})
+	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Handlers: []Handlers{listNS{groupList()}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func BenchmarkCompress_GroupList(b *testing.B) {
 func TestCompress_Panic(t *testing.T) {
 	s := &settings{}
 	s.set(SiteREST{Home: "https://example.com"}, nil)
-	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Namespaces: []Namespace{panicNS{}}})
+	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Handlers: []Handlers{panicNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

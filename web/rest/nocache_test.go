@@ -43,7 +43,7 @@ func TestNoCache_LoggedInOnOldVersions(t *testing.T) {
 	p := NewPrepared(func(context.Context) (uint64, bool) { return 1, true })
 	site := &settings{}
 	site.set(SiteREST{Home: "https://example.com"}, nil)
-	kept, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression(), Prepared: p}, SiteOptions{Site: site, Namespaces: []Namespace{oldSiteNS{}}})
+	kept, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression(), Prepared: p}, SiteOptions{Site: site, Handlers: []Handlers{oldSiteNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func newKeptSite(t *testing.T, c *Compression) *keptSite {
 		k.mu.Unlock()
 	}
 	var err error
-	k.routes, err = New(Options{PHP: k.php, Compression: c, Prepared: k.p, Served: served}, SiteOptions{Site: s, Namespaces: []Namespace{k.ns}})
+	k.routes, err = New(Options{PHP: k.php, Compression: c, Prepared: k.p, Served: served}, SiteOptions{Site: s, Handlers: []Handlers{k.ns}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,11 +436,11 @@ func (d *discardWriter) WriteHeader(s int)           { d.status = s }
 func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 
 // compressRoutesFor serves ns with compression on and no prepared answers.
-func compressRoutesFor(t *testing.T, ns Namespace) *Routes {
+func compressRoutesFor(t *testing.T, ns Handlers) *Routes {
 	t.Helper()
 	s := &settings{}
 	s.set(SiteREST{Home: "https://example.com"}, nil)
-	routes, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression()}, SiteOptions{Site: s, Namespaces: []Namespace{ns}})
+	routes, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression()}, SiteOptions{Site: s, Handlers: []Handlers{ns}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +457,7 @@ func BenchmarkPrepared(b *testing.B) {
 			if prepared {
 				o.Prepared = NewPrepared(func(context.Context) (uint64, bool) { return 1, true })
 			}
-			routes, err := New(o, SiteOptions{Site: s, Namespaces: []Namespace{ns}})
+			routes, err := New(o, SiteOptions{Site: s, Handlers: []Handlers{ns}})
 			if err != nil {
 				b.Fatal(err)
 			}

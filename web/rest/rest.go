@@ -21,10 +21,11 @@ import (
 // DefaultMaxBodyBytes bounds request bodies on the sidecar's own routes.
 const DefaultMaxBodyBytes = 1 << 20
 
-// Namespace is a REST namespace the sidecar answers itself, such as
-// "fieldmgr/v1". Register adds its routes to a router mounted at
-// /wp-json/{Name}; paths and methods it does not register go to PHP.
-type Namespace interface {
+// Handlers are the handlers of a REST namespace the sidecar answers
+// itself, such as "fieldmgr/v1". Register adds its routes to a router
+// mounted at /wp-json/{Name}; paths and methods it does not register go
+// to PHP.
+type Handlers interface {
 	Name() string
 	Register(r *mux.Router)
 }
@@ -93,9 +94,9 @@ type PassedREST struct {
 
 // SiteOptions are what the sidecar answers one site with.
 type SiteOptions struct {
-	Site       Site
-	Namespaces []Namespace
-	Public     Public // nil: no public routes
+	Site     Site
+	Handlers []Handlers // each namespace's
+	Public   Public     // nil: no public routes
 	// TagPrefix, on a network, starts every cache tag of the site's
 	// answers ("site2:"; see cachetag.SitePrefix).
 	TagPrefix string
@@ -132,7 +133,7 @@ func New(o Options, so SiteOptions) (*Routes, error) {
 		s.id = o.Prepared.ids.Add(1)
 	}
 	r := mux.NewRouter().SkipClean(true).UseEncodedPath()
-	for _, ns := range so.Namespaces {
+	for _, ns := range so.Handlers {
 		s.owned = append(s.owned, "/wp-json/"+ns.Name()+"/")
 		sub := r.PathPrefix("/wp-json/" + ns.Name() + "/").Subrouter()
 		sub.Use(s.intercept)

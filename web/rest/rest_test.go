@@ -97,7 +97,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{rec: &php{}, settings: &settings{}}
-	routes, err := New(Options{PHP: f.rec}, SiteOptions{Site: f.settings, Namespaces: []Namespace{testNS{}}})
+	routes, err := New(Options{PHP: f.rec}, SiteOptions{Site: f.settings, Handlers: []Handlers{testNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func (c *consistency) ReadAfter(ctx context.Context, g string) wpsidecar.GTIDSet
 // else its cookie, names the commit its reads wait for.
 func TestReadYourWrites(t *testing.T) {
 	c := &consistency{}
-	routes, err := New(Options{PHP: &php{}, Consistency: c}, SiteOptions{Site: &settings{}, Namespaces: []Namespace{testNS{}}})
+	routes, err := New(Options{PHP: &php{}, Consistency: c}, SiteOptions{Site: &settings{}, Handlers: []Handlers{testNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestReadYourWrites(t *testing.T) {
 
 	// Without Consistency nothing is noted nor named: the scope's writes
 	// are noted only where readYourWrites asks.
-	plain, err := New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Namespaces: []Namespace{testNS{}}})
+	plain, err := New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Handlers: []Handlers{testNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestHeadWriter_Unwraps(t *testing.T) {
 // sidecar's (whose router passes the latter on to PHP).
 func TestDecide(t *testing.T) {
 	st := &settings{}
-	routes, err := New(Options{PHP: &php{}}, SiteOptions{Site: st, Namespaces: []Namespace{testNS{}}, FeedSite: 3})
+	routes, err := New(Options{PHP: &php{}}, SiteOptions{Site: st, Handlers: []Handlers{testNS{}}, FeedSite: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestSiteTags(t *testing.T) {
 		{"", "ns,ns:a%20b", "ns ns:a%20b", "pub"},
 	} {
 		var err error
-		routes, err = New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Namespaces: []Namespace{taggedNS{}}, Public: taggedPublic{}, TagPrefix: c.prefix})
+		routes, err = New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Handlers: []Handlers{taggedNS{}}, Public: taggedPublic{}, TagPrefix: c.prefix})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -195,14 +195,14 @@ func (s *Site) Routes(h *proxy.Handler) (*rest.Routes, error) { return h.NewSite
 
 // Options are what the router answers the site with.
 func (s *Site) Options() rest.SiteOptions {
-	var namespaces []rest.Namespace
+	var namespaces []rest.Handlers
 	for _, sv := range s.served {
 		if sv.Handlers != nil {
 			namespaces = append(namespaces, sv.Handlers)
 		}
 	}
 	namespaces = append(namespaces, s.history)
-	return rest.SiteOptions{Site: s.REST(), Namespaces: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id), FeedSite: s.id}
+	return rest.SiteOptions{Site: s.REST(), Handlers: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id), FeedSite: s.id}
 }
 
 // wait waits for every site's background records of application password

@@ -120,7 +120,7 @@ func TestBuildRangesOverModules(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		var got []string
-		for _, n := range s.Options().Namespaces {
+		for _, n := range s.Options().Handlers {
 			got = append(got, n.Name())
 		}
 		if !slices.Equal(got, c.want) {

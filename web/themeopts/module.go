@@ -36,12 +36,12 @@ func Module(c Configs) module.Module {
 		Unit:     themeoption.Unit{Config: c.Current},
 		Public:   new(themeoption.PublicKind()),
 		Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff},
-		API: func() openapi.Namespace {
+		API: func() openapi.NamespaceDoc {
 			var opts *themeoption.Config
 			if c.Current != nil {
 				opts = c.Current()
 			}
-			return openapi.Namespace{Name: "themeopts/v1", Routes: Routes(), Unit: themeoption.Unit{}, Schemas: themeoption.OpenAPISchemas(opts)}
+			return openapi.NamespaceDoc{Name: "themeopts/v1", Routes: Routes(), Unit: themeoption.Unit{}, Schemas: themeoption.OpenAPISchemas(opts)}
 		},
 		Kind: func(view *store.DB, ms *multisite.Site) (exportdir.Kind, error) {
 			var opts *themeoption.Config

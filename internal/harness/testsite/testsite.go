@@ -72,13 +72,13 @@ func AddUser(t testing.TB, tdb *testdb.DB, u User) int64 {
 
 // Serve puts namespaces behind the sidecar's handler, with a stand-in PHP
 // that answers "php" to everything else, and returns its URL.
-func (s *Site) Serve(t testing.TB, namespaces ...rest.Namespace) string {
+func (s *Site) Serve(t testing.TB, namespaces ...rest.Handlers) string {
 	t.Helper()
 	return s.ServeWith(t, nil, namespaces...)
 }
 
 // ServeWith is Serve with public routes.
-func (s *Site) ServeWith(t testing.TB, public rest.Public, namespaces ...rest.Namespace) string {
+func (s *Site) ServeWith(t testing.TB, public rest.Public, namespaces ...rest.Handlers) string {
 	t.Helper()
 	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
 	t.Cleanup(php.Close)
@@ -88,7 +88,7 @@ func (s *Site) ServeWith(t testing.TB, public rest.Public, namespaces ...rest.Na
 		return rest.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
 	h, err := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Main: rest.SiteOptions{Site: site, Namespaces: namespaces, Public: public}, Log: zerolog.Nop()})
+		Main: rest.SiteOptions{Site: site, Handlers: namespaces, Public: public}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
