@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wpsidecar/wpsidecar/internal/harness/wptest"
 )
 
 // TestOpenAPI_PrismProxy: the site's own description (wpsidecar openapi
@@ -182,7 +184,7 @@ func startPrism(t *testing.T, bin, doc string) string {
 	if err := prism.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stopProcess(prism) })
+	t.Cleanup(func() { wptest.StopProcess(prism) })
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitStarted(t, logf.Name(), func() bool {
 		resp, err := http.Get(base + "/wp-json/e2e/v1/public/brand")

@@ -336,22 +336,7 @@ func waitStarted(t *testing.T, output string, up func() bool) {
 	testwait.For(t, "the server answering", up)
 }
 
-func stopProcess(cmd *exec.Cmd) {
-	if cmd.ProcessState != nil {
-		return
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
-}
-
-// stopWaited is stopProcess for a process whose Wait already runs: exited
+// stopWaited is wptest.StopProcess for a process whose Wait already runs: exited
 // closes when it returns.
 func stopWaited(cmd *exec.Cmd, exited <-chan struct{}) {
 	select {

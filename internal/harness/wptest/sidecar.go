@@ -82,8 +82,8 @@ func (c *Sidecar) Log() string {
 // stop ends the instance as a supervisor would (SIGTERM), killing it if
 // it has not ended within 10 s.
 func (c *Sidecar) stop() {
-	if c.cmd != nil && c.cmd.ProcessState == nil {
-		terminate(c.cmd)
+	if c.cmd != nil {
+		StopProcess(c.cmd)
 	}
 	if c.log != nil {
 		c.log.Close()
@@ -103,10 +103,11 @@ func (s *Site) StartInstance() (*Sidecar, error) {
 	return c, c.start()
 }
 
-// terminate ends a started process as a supervisor would (SIGTERM),
-// killing it if it has not ended within 10 s.
-func terminate(cmd *exec.Cmd) {
-	if cmd.Process == nil {
+// StopProcess ends a started process as a supervisor would (SIGTERM),
+// killing it if it has not ended within 10 s; one that ended already is
+// left as it is.
+func StopProcess(cmd *exec.Cmd) {
+	if cmd.Process == nil || cmd.ProcessState != nil {
 		return
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -116,5 +117,6 @@ func terminate(cmd *exec.Cmd) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
+		<-done
 	}
 }

@@ -390,7 +390,7 @@ func (s *Site) Stop() {
 		}
 	}
 	if s.varnish != nil {
-		terminate(s.varnish) // the manager stops its child
+		StopProcess(s.varnish) // the manager stops its child
 	}
 	if s.repo != "" {
 		s.command(filepath.Join(s.repo, "scripts", "wordpress.sh"), "stop", filepath.Join(s.Dir, "wp")).Run()
