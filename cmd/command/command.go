@@ -39,9 +39,9 @@ type Options struct {
 	// (DB.Multisite: there is one).
 	Network multisite.Constants
 	// PublicRoutes is the file whose routes openapi describes ("": none),
-	// which may show the namespaces of PublicKinds.
-	PublicRoutes string
-	PublicKinds  []publicroute.Kind
+	// which may show the namespaces of PublicSources.
+	PublicRoutes  string
+	PublicSources []publicroute.Source
 	// API are the namespaces openapi describes, with their routes (the
 	// handlers' route tables, which this package does not import), under
 	// the configuration files the settings name, which cmd reads (with
@@ -49,18 +49,18 @@ type Options struct {
 	API func() ([]openapi.NamespaceDoc, error)
 	// Units are the namespaces, as the history's list shows them.
 	Units wpsidecar.Units
-	// Kinds opens, once per command, what export and import work on: the
+	// Parts opens, once per command, what export and import work on: the
 	// function it returns gives a site's namespaces as files over view,
 	// the site's view of the database (ms: its place on a network; nil on
 	// a single site). Nil: none.
-	Kinds func() (KindsOf, error)
+	Parts func() (PartsOf, error)
 	// ObjectCache connects to WordPress's persistent object cache, which
 	// writes evict; nil when the site has none.
 	ObjectCache func(context.Context) (*objcache.Redis, error)
 }
 
-// KindsOf is a site's namespaces as export and import handle them.
-type KindsOf func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error)
+// PartsOf is a site's namespaces as export and import handle them.
+type PartsOf func(view *store.DB, ms *multisite.Site) ([]exportdir.Part, error)
 
 // Settings reads a command's settings as the server reads its own: the
 // same flags, variables and wp-config.php, with the command's own flags

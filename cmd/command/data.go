@@ -22,7 +22,7 @@ import (
 // The commands on a site's stored data: export, import, history, revert.
 
 // tally counts each kind's items ("2 field groups"): n[i] of kinds[i].
-func tally(kinds []exportdir.Kind, n []int) []string {
+func tally(kinds []exportdir.Part, n []int) []string {
 	out := make([]string, len(kinds))
 	for i, k := range kinds {
 		out[i] = fmt.Sprintf("%d %s", n[i], k.Noun())
@@ -88,7 +88,7 @@ func (c *cmd) export(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		kinds := s.Kinds
+		kinds := s.Parts
 		n, err := exportdir.Export(ctx, kinds, d)
 		if err != nil {
 			return err
@@ -109,7 +109,7 @@ func (c *cmd) importDir(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		files, err := exportdir.Read(ctx, s.Kinds, d)
+		files, err := exportdir.Read(ctx, s.Parts, d)
 		if err != nil {
 			return err
 		}
@@ -146,10 +146,10 @@ func (c *cmd) importDir(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		var kinds []exportdir.Kind
+		var kinds []exportdir.Part
 		var n []int
-		for _, k := range plans[i].Kinds {
-			kinds, n = append(kinds, k.Kind), append(n, len(k.Steps))
+		for _, k := range plans[i].Parts {
+			kinds, n = append(kinds, k.Part), append(n, len(k.Steps))
 		}
 		fmt.Fprintf(c.out, "%simported: %s written\n", c.prefix(s), strings.Join(tally(kinds, n), ", "))
 	}

@@ -26,7 +26,7 @@ func (c *cmd) openAPI(_ context.Context, _ []string) error {
 			return err
 		}
 	}
-	if site.Public, err = ReadConfig(c.o.PublicRoutes, "public-routes", publicroute.Parser(c.o.PublicKinds...)); err != nil {
+	if site.Public, err = ReadConfig(c.o.PublicRoutes, "public-routes", publicroute.Parser(c.o.PublicSources...)); err != nil {
 		return err
 	}
 	_, err = c.out.Write(openapi.Document(api, site))

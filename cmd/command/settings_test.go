@@ -44,18 +44,18 @@ func settings() command.Settings {
 				Domain: cfg.Network.Domain, Path: cfg.Network.Path, NetworkID: int64(cfg.Network.ID), Subdomain: cfg.Network.Subdomain},
 			PublicRoutes: cfg.PublicRoutes,
 			Units:        wpsidecar.Units{fieldgroup.Unit{}, themeoption.Unit{}},
-			Kinds: func() (command.KindsOf, error) {
+			Parts: func() (command.PartsOf, error) {
 				t, _, err := themeopts.Open(themeopts.Paths{All: cfg.ThemeoptsConfig}, zerolog.Nop(), func(func(context.Context)) {})
 				if err != nil {
 					return nil, err
 				}
-				return func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error) {
+				return func(view *store.DB, ms *multisite.Site) ([]exportdir.Part, error) {
 					g, err := fieldgrouptable.Open(view, view.Table(strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)))
 					var opts *themeoption.Config
 					if f := t.Of(ms); f != nil {
 						opts = f.Current()
 					}
-					return []exportdir.Kind{fieldmgr.Kind{Table: g}, themeopts.Kind{DB: view, Config: opts}}, err
+					return []exportdir.Part{fieldmgr.Part{Table: g}, themeopts.Part{DB: view, Config: opts}}, err
 				}, nil
 			},
 		}, pos, nil

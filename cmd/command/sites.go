@@ -14,16 +14,16 @@ import (
 type stored struct {
 	ID    int64 // 0 on a single site
 	DB    *store.DB
-	Kinds []exportdir.Kind // its namespaces as files
+	Parts []exportdir.Part // its namespaces as files
 }
 
 // storedSites are the sites the command works on: the single site; on a
 // network site --site only (when given), else every site.
 func (c *cmd) storedSites(ctx context.Context, db *store.DB) ([]stored, error) {
-	var kindsOf KindsOf
-	if c.o.Kinds != nil {
+	var partsOf PartsOf
+	if c.o.Parts != nil {
 		var err error
-		if kindsOf, err = c.o.Kinds(); err != nil {
+		if partsOf, err = c.o.Parts(); err != nil {
 			return nil, err
 		}
 	}
@@ -34,11 +34,11 @@ func (c *cmd) storedSites(ctx context.Context, db *store.DB) ([]stored, error) {
 			view = db.ForSite(id)
 		}
 		s := stored{ID: id, DB: view}
-		if kindsOf == nil {
+		if partsOf == nil {
 			return s, nil
 		}
 		var err error
-		s.Kinds, err = kindsOf(view, ms)
+		s.Parts, err = partsOf(view, ms)
 		return s, err
 	}
 	if !c.o.DB.Multisite {

@@ -39,9 +39,9 @@ func units(cfg *config.Config) wpsidecar.Units {
 	return module.Units(modules(cfg, themeopts.Configs{}))
 }
 
-// publicKinds are the namespaces public routes may show.
-func publicKinds(cfg *config.Config) []publicroute.Kind {
-	return module.PublicKinds(modules(cfg, themeopts.Configs{}))
+// publicSources are the namespaces public routes may show.
+func publicSources(cfg *config.Config) []publicroute.Source {
+	return module.PublicSources(modules(cfg, themeopts.Configs{}))
 }
 
 // siteModules are the modules a site's services are built from: under
@@ -76,15 +76,15 @@ func apiOf(mods []module.Module) []openapi.NamespaceDoc {
 	return append(module.API(mods), openapi.NamespaceDoc{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
 }
 
-// kinds are the namespaces as export and import handle them: the theme
+// parts are the namespaces as export and import handle them: the theme
 // options configurations opened once per command (as the server would
 // serve them), then each site's kinds over its view of the database.
-func kinds(cfg *config.Config) func() (command.KindsOf, error) {
-	return func() (command.KindsOf, error) {
+func parts(cfg *config.Config) func() (command.PartsOf, error) {
+	return func() (command.PartsOf, error) {
 		topts, _, err := themeopts.Open(themeoptsFiles(cfg), zerolog.Nop(), func(func(context.Context)) {})
 		if err != nil {
 			return nil, err
 		}
-		return module.Kinds(modules(cfg, themeopts.Configs{Of: topts.Current})), nil
+		return module.Parts(modules(cfg, themeopts.Configs{Of: topts.Current})), nil
 	}
 }

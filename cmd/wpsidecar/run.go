@@ -220,7 +220,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 	if !topts.Any() {
 		off[wpsidecar.ThemeOptions] = "--themeopts-config is not set"
 	}
-	pubFile, err := site.OpenPublic(cfg.PublicRoutes, publicKinds(cfg), off, logger)
+	pubFile, err := site.OpenPublic(cfg.PublicRoutes, publicSources(cfg), off, logger)
 	if err != nil {
 		return err
 	}
@@ -690,7 +690,7 @@ func commandSettings(environ []string) command.Settings {
 		}
 		nop := zerolog.Nop()
 		o := command.Options{DB: dbOptions(cfg), Network: networkConstants(cfg),
-			PublicRoutes: cfg.PublicRoutes, PublicKinds: publicKinds(cfg), API: api(cfg), Units: units(cfg), Kinds: kinds(cfg)}
+			PublicRoutes: cfg.PublicRoutes, PublicSources: publicSources(cfg), API: api(cfg), Units: units(cfg), Parts: parts(cfg)}
 		if cfg.ObjectCache == "redis" {
 			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
 				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))

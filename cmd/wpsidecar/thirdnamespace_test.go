@@ -48,7 +48,7 @@ func menusModule() module.Module {
 				Schemas: map[string]any{"MenuList": map[string]any{"type": "array"}}}
 		},
 		OptionRow: &changes.OptionRow{Namespace: menus, Name: func(int64) string { return "menus" }, Diff: noDiff},
-		Public: &publicroute.Kind{Key: "menus", Namespace: menus, Parse: func(json.RawMessage, string) (publicroute.Selection, []string) {
+		Public: &publicroute.Source{Key: "menus", Namespace: menus, Parse: func(json.RawMessage, string) (publicroute.Selection, []string) {
 			return nil, nil
 		}},
 	}
@@ -91,7 +91,7 @@ func TestThirdNamespace(t *testing.T) {
 	if u := module.Units(mods).Find(menus); u == nil {
 		t.Error("the units lack menus")
 	}
-	_, err = publicroute.ParseConfig([]byte(`{"routes":[{"path":"/wp-json/menus/v1/main","menus":[]}]}`), module.PublicKinds(mods)...)
+	_, err = publicroute.ParseConfig([]byte(`{"routes":[{"path":"/wp-json/menus/v1/main","menus":[]}]}`), module.PublicSources(mods)...)
 	if err == nil || !strings.Contains(err.Error(), "would shadow the routes under /wp-json/menus/") {
 		t.Errorf("a public route over menus/v1: %v", err)
 	}

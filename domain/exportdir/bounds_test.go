@@ -469,7 +469,7 @@ func TestImport_Cancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := exportdir.PlanImport(context.Background(), files, false)
-	if err != nil || len(p.Kinds[0].Steps) != 1 {
+	if err != nil || len(p.Parts[0].Steps) != 1 {
 		t.Fatalf("plan: %v %v", p.Lines(), err)
 	}
 	if err := exportdir.Apply(ctx, p, false, wpsidecar.Author{Login: "cli"}, "2026-02-02 00:00:00", 61833); !errors.Is(err, context.Canceled) {

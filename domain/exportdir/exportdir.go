@@ -7,8 +7,8 @@
 // What is the same for every namespace is here: the manifest, writing the
 // tree atomically and confined to DIR, reading it bounded, a plan's lines
 // and conflicts, applying it in order. What a namespace's items are as
-// files, how they are checked, planned and written is its Kind's, which
-// its handler package provides (fieldmgr.Kind, themeopts.Kind, handed
+// files, how they are checked, planned and written is its Part's, which
+// its handler package provides (fieldmgr.Part, themeopts.Part, handed
 // through its module): this package names no namespace.
 package exportdir
 
@@ -34,8 +34,8 @@ import (
 	"github.com/wpsidecar/wpsidecar"
 )
 
-// Kind is one namespace of a site as export and import handle it.
-type Kind interface {
+// Part is one namespace of a site as export and import handle it: its part of the directory.
+type Part interface {
 	// Namespace names its directory under DIR and its list in
 	// export.json.
 	Namespace() wpsidecar.Namespace
@@ -80,7 +80,7 @@ func fileName(name string) string {
 // Export writes the kinds' items into dir, removing the files the
 // previous export there wrote of what is no longer stored, and tells how
 // many items of each kind it wrote. No link out of dir is followed.
-func Export(ctx context.Context, kinds []Kind, dir string) ([]int, error) {
+func Export(ctx context.Context, kinds []Part, dir string) ([]int, error) {
 	files := map[string][]byte{}
 	lists := make([][]string, len(kinds))
 	listNone := make([]bool, len(kinds))
@@ -116,13 +116,13 @@ const manifestName = "export.json"
 // case ignored) and written as one, with the same bytes and messages the
 // two namespaces' struct had.
 type manifest struct {
-	kinds []Kind
+	kinds []Part
 	typ   reflect.Type
 }
 
 // newManifest is the kinds' manifest; listNone[i]: kind i is written even
 // without names (nil: none is).
-func newManifest(kinds []Kind, listNone []bool) manifest {
+func newManifest(kinds []Part, listNone []bool) manifest {
 	fields := make([]reflect.StructField, len(kinds))
 	for i, k := range kinds {
 		tag := string(k.Namespace())
@@ -190,7 +190,7 @@ func encode(v any) []byte {
 // hold. Everything is done through an os.Root of dir: each kind's
 // directory must be a directory of dir, not a link, and nothing outside
 // dir is written or removed.
-func writeTree(ctx context.Context, dir string, kinds []Kind, files map[string][]byte, m manifest, manifestBytes []byte) error {
+func writeTree(ctx context.Context, dir string, kinds []Part, files map[string][]byte, m manifest, manifestBytes []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func writeFile(root *os.Root, name string, b []byte) error {
 
 // Files are a directory's files as the kinds read them.
 type Files struct {
-	kinds  []Kind
+	kinds  []Part
 	wanted []Wanted
 }
 
@@ -331,7 +331,7 @@ func (d Dir) Each(each func(File) error) error {
 // Read reads dir's files within the bounds (MaxFileBytes, MaxDirBytes,
 // MaxFiles: regular files only, no link followed), each kind its own; an
 // error names the file and what is wrong, and nothing is read then.
-func Read(ctx context.Context, kinds []Kind, dir string) (Files, error) {
+func Read(ctx context.Context, kinds []Part, dir string) (Files, error) {
 	out := Files{kinds: kinds}
 	if _, err := os.Stat(dir); err != nil {
 		return out, err

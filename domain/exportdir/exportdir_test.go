@@ -45,8 +45,8 @@ type site struct {
 }
 
 // kinds are the site's two namespaces as export and import handle them.
-func (s site) kinds() []exportdir.Kind {
-	return []exportdir.Kind{fieldmgr.Kind{Table: s.Groups}, themeopts.Kind{DB: s.DB, Config: s.Themeopts}}
+func (s site) kinds() []exportdir.Part {
+	return []exportdir.Part{fieldmgr.Part{Table: s.Groups}, themeopts.Part{DB: s.DB, Config: s.Themeopts}}
 }
 
 func setup(t *testing.T) (site, *testdb.DB) {

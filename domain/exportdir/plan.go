@@ -11,12 +11,12 @@ import (
 
 // Plan is what an import would change, kind by kind.
 type Plan struct {
-	Kinds []KindPlan
+	Parts []PartPlan
 }
 
-// KindPlan is what an import would change of one kind.
-type KindPlan struct {
-	Kind  Kind
+// PartPlan is what an import would change of one kind.
+type PartPlan struct {
+	Part  Part
 	Steps []Step
 }
 
@@ -57,7 +57,7 @@ const (
 
 // Empty tells whether the import writes nothing.
 func (p Plan) Empty() bool {
-	for _, k := range p.Kinds {
+	for _, k := range p.Parts {
 		if len(k.Steps) > 0 {
 			return false
 		}
@@ -68,10 +68,10 @@ func (p Plan) Empty() bool {
 // Conflicts are the steps whose rows changed since the export.
 func (p Plan) Conflicts() []string {
 	var out []string
-	for _, k := range p.Kinds {
+	for _, k := range p.Parts {
 		for _, s := range k.Steps {
 			if s.Conflict {
-				out = append(out, string(k.Kind.Namespace())+" "+s.Key)
+				out = append(out, string(k.Part.Namespace())+" "+s.Key)
 			}
 		}
 	}
@@ -81,7 +81,7 @@ func (p Plan) Conflicts() []string {
 // Lines say what the plan does, as its steps say it, a conflict marked.
 func (p Plan) Lines() []string {
 	var out []string
-	for _, k := range p.Kinds {
+	for _, k := range p.Parts {
 		for _, s := range k.Steps {
 			mark := ""
 			if s.Conflict {
@@ -104,7 +104,7 @@ func PlanImport(ctx context.Context, files Files, prune bool) (Plan, error) {
 		if err != nil {
 			return p, err
 		}
-		p.Kinds = append(p.Kinds, KindPlan{Kind: files.kinds[i], Steps: steps})
+		p.Parts = append(p.Parts, PartPlan{Part: files.kinds[i], Steps: steps})
 	}
 	return p, nil
 }
@@ -123,7 +123,7 @@ func Apply(ctx context.Context, p Plan, force bool, by wpsidecar.Author, now str
 	}
 	by.Via = wpsidecar.ViaImport
 	w := Writing{By: by, Now: now, DBVersion: dbVersion, Force: force}
-	for _, k := range p.Kinds {
+	for _, k := range p.Parts {
 		for _, s := range k.Steps {
 			// Stopped (a signal): the rows before stay written.
 			if err := ctx.Err(); err != nil {

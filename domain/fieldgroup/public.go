@@ -73,8 +73,8 @@ func (*Selector) Schema(map[string]any) map[string]any {
 	return map[string]any{"$ref": "#/components/schemas/FieldGroupList"}
 }
 
-// PublicKind is the field groups as public routes show them.
-func PublicKind() publicroute.Kind {
-	return publicroute.Kind{Key: PublicKey, Namespace: wpsidecar.FieldGroups,
+// PublicSource is the field groups as public routes show them.
+func PublicSource() publicroute.Source {
+	return publicroute.Source{Key: PublicKey, Namespace: wpsidecar.FieldGroups,
 		Parse: func(raw json.RawMessage, at string) (publicroute.Selection, []string) { return ParseSelector(raw, at) }}
 }

@@ -5,7 +5,7 @@
 // credentials, cacheable by a CDN and a browser; web/public serves them,
 // and the command line and the OpenAPI description read the same file
 // through this package without reaching the handler. It names no
-// namespace: each namespace that routes may show gives its Kind (the
+// namespace: each namespace that routes may show gives its Source (the
 // key naming it in a route, and how it reads what follows the key).
 package publicroute
 
@@ -31,11 +31,11 @@ type Config struct {
 }
 
 // Route is one public route: a path, and what it shows of exactly one
-// namespace, under the key of that namespace's Kind.
+// namespace, under the key of that namespace's Source.
 type Route struct {
 	Path string `json:"path"`
 	// Namespace is the namespace the route shows, Selection what it
-	// shows of it, as its Kind read it.
+	// shows of it, as its Source read it.
 	Namespace wpsidecar.Namespace `json:"-"`
 	Selection Selection           `json:"-"`
 	// Cache lifetimes in seconds: max_age for browsers (default 60),
@@ -63,8 +63,8 @@ type Selection interface {
 	Schema(schemas map[string]any) map[string]any
 }
 
-// Kind is a namespace routes may show, as the file names it.
-type Kind struct {
+// Source is a namespace routes may show, as the file names it.
+type Source struct {
 	// Key names the namespace in a route ("themeopts": [...]).
 	Key       string
 	Namespace wpsidecar.Namespace
@@ -87,16 +87,16 @@ var (
 )
 
 // Parser is ParseConfig for the namespaces of kinds.
-func Parser(kinds ...Kind) func([]byte) (*Config, error) {
+func Parser(kinds ...Source) func([]byte) (*Config, error) {
 	return func(b []byte) (*Config, error) { return ParseConfig(b, kinds...) }
 }
 
-// routeFields are a route's own fields: every other key names a Kind.
+// routeFields are a route's own fields: every other key names a Source.
 var routeFields = []string{"path", "max_age", "s_maxage", "stale_while_revalidate", "stale_if_error"}
 
 // ParseConfig checks a public routes file whose routes may show the
 // namespaces of kinds; the error names every problem with its place.
-func ParseConfig(b []byte, kinds ...Kind) (*Config, error) {
+func ParseConfig(b []byte, kinds ...Source) (*Config, error) {
 	var file struct {
 		Routes      []map[string]json.RawMessage `json:"routes"`
 		CORSOrigins []string                     `json:"cors_origins"`
@@ -138,7 +138,7 @@ func ParseConfig(b []byte, kinds ...Kind) (*Config, error) {
 			}
 		}
 		seen[lower] = true
-		var shown []Kind
+		var shown []Source
 		for _, k := range kinds {
 			if _, ok := fields[k.Key]; ok {
 				shown = append(shown, k)

@@ -12,7 +12,7 @@ import (
 )
 
 // kinds are the namespaces routes may show, as cmd's modules give them.
-var kinds = []publicroute.Kind{fieldgroup.PublicKind(), themeoption.PublicKind()}
+var kinds = []publicroute.Source{fieldgroup.PublicSource(), themeoption.PublicSource()}
 
 func TestParseConfig(t *testing.T) {
 	ok := `{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["accent_color"],"max_age":30,"s_maxage":600,"stale_while_revalidate":60,"stale_if_error":86400},

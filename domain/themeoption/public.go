@@ -64,8 +64,8 @@ func (ids IDs) Schema(schemas map[string]any) map[string]any {
 	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 }
 
-// PublicKind is the theme options as public routes show them.
-func PublicKind() publicroute.Kind {
-	return publicroute.Kind{Key: PublicKey, Namespace: wpsidecar.ThemeOptions,
+// PublicSource is the theme options as public routes show them.
+func PublicSource() publicroute.Source {
+	return publicroute.Source{Key: PublicKey, Namespace: wpsidecar.ThemeOptions,
 		Parse: func(raw json.RawMessage, at string) (publicroute.Selection, []string) { return ParseIDs(raw, at) }}
 }

@@ -18,15 +18,15 @@ import (
 	"github.com/wpsidecar/wpsidecar/internal/phpserial"
 )
 
-// Kind is fieldmgr/v1 as files: DIR/fieldmgr/<key>.json a group.
+// Part is fieldmgr/v1 as files: DIR/fieldmgr/<key>.json a group.
 // An import checks a group as POST /field-groups checks a body, and
 // --prune deletes the groups without a file.
-type Kind struct {
+type Part struct {
 	Table *fieldgrouptable.Groups
 }
 
-func (Kind) Namespace() wpsidecar.Namespace { return wpsidecar.FieldGroups }
-func (Kind) Noun() string                   { return "field groups" }
+func (Part) Namespace() wpsidecar.Namespace { return wpsidecar.FieldGroups }
+func (Part) Noun() string                   { return "field groups" }
 
 // groupFile is DIR/fieldmgr/<key>.json. Config is the stored JSON text as
 // a JSON value, or a string when an older writer stored it PHP-serialized.
@@ -46,7 +46,7 @@ func digest(g fieldgroup.Value) string {
 
 // Export is every group; export.json lists the groups even when there is
 // none, as what the export saw (--prune's conflicts).
-func (k Kind) Export(ctx context.Context) (exportdir.Exported, error) {
+func (k Part) Export(ctx context.Context) (exportdir.Exported, error) {
 	list, err := k.Table.List(ctx)
 	if err != nil {
 		return exportdir.Exported{}, err
@@ -80,7 +80,7 @@ type groupWant struct {
 
 // groupsWanted are the group files of a directory.
 type groupsWanted struct {
-	k      Kind
+	k      Part
 	groups []groupWant
 	// found: the directory has a fieldmgr/ (else pruning is refused: it
 	// would delete every group). listed: the groups the export saw (nil
@@ -91,7 +91,7 @@ type groupsWanted struct {
 
 // Read reads the group files; a key in two files (as the table's unique
 // index compares keys: a key is ASCII) is refused.
-func (k Kind) Read(ctx context.Context, d exportdir.Dir) (exportdir.Wanted, error) {
+func (k Part) Read(ctx context.Context, d exportdir.Dir) (exportdir.Wanted, error) {
 	out := groupsWanted{k: k, found: d.Found, listed: d.Listed}
 	seen := map[string]bool{}
 	err := d.Each(func(f exportdir.File) error {
@@ -244,7 +244,7 @@ func (gw groupsWanted) Plan(ctx context.Context, prune bool) ([]exportdir.Step, 
 
 // step is s as a plan's step: a line, and its write, checked to find the
 // row as planned against.
-func (k Kind) step(s groupStep, conflict bool) exportdir.Step {
+func (k Part) step(s groupStep, conflict bool) exportdir.Step {
 	return exportdir.Step{
 		Key:      s.key,
 		Lines:    []string{fmt.Sprintf("%s: %s %s", wpsidecar.FieldGroups, s.op, s.key)},

@@ -22,7 +22,7 @@ import (
 func Module(table, groups string) module.Module {
 	return module.Module{
 		Unit:     fieldgroup.Unit{},
-		Public:   new(fieldgroup.PublicKind()),
+		Public:   new(fieldgroup.PublicSource()),
 		Reverter: fieldgrouptable.Reverter{},
 		API: func() openapi.NamespaceDoc {
 			schemas, params := fieldgroup.OpenAPI()
@@ -33,12 +33,12 @@ func Module(table, groups string) module.Module {
 			Key: fieldgroup.KeyColumn, ID: fieldgroup.IDColumn, Value: fieldgroup.RowValue,
 			Rows: func(db *store.DB) (changes.TableRows, error) { return fieldgrouptable.Open(db, db.Table(groups)) },
 		},
-		Kind: func(view *store.DB, _ *multisite.Site) (exportdir.Kind, error) {
+		Part: func(view *store.DB, _ *multisite.Site) (exportdir.Part, error) {
 			g, err := fieldgrouptable.Open(view, view.Table(groups))
 			if err != nil {
 				return nil, err
 			}
-			return Kind{Table: g}, nil
+			return Part{Table: g}, nil
 		},
 		Site: func(d module.SiteDeps) (module.Served, error) {
 			g, err := fieldgrouptable.Open(d.DB, d.DB.Table(groups))

@@ -32,12 +32,12 @@ type Module struct {
 	// OptionRow is the option row of each site it is kept in, as change
 	// detection follows it; nil when it is kept in a table, or not served.
 	OptionRow *changes.OptionRow
-	// Kind is its export and import over a site's view of the database
-	// (ms: the site's place on a network; nil on a single site).
-	Kind func(view *store.DB, ms *multisite.Site) (exportdir.Kind, error)
+	// Part is its part of an export directory, over a site's view of the
+	// database (ms: the site's place on a network; nil on a single site).
+	Part func(view *store.DB, ms *multisite.Site) (exportdir.Part, error)
 	// Public is how the public routes file names it and reads what a
 	// route shows of it; nil: no route shows it.
-	Public *publicroute.Kind
+	Public *publicroute.Source
 	// Site builds its handlers for one site (package site ranges over
 	// the modules, naming none); nil where no site is served (commands).
 	Site func(SiteDeps) (Served, error)
@@ -62,9 +62,9 @@ func HistoryUnits(mods []Module) []store.HistoryUnit {
 	return h
 }
 
-// PublicKinds are the namespaces public routes may show.
-func PublicKinds(mods []Module) []publicroute.Kind {
-	var k []publicroute.Kind
+// PublicSources are the namespaces public routes may show.
+func PublicSources(mods []Module) []publicroute.Source {
+	var k []publicroute.Source
 	for _, m := range mods {
 		if m.Public != nil {
 			k = append(k, *m.Public)
@@ -104,13 +104,13 @@ func OptionRows(mods []Module) []changes.OptionRow {
 	return r
 }
 
-// Kinds are a site's namespaces as export and import handle them, over
+// Parts are a site's namespaces as export and import handle them, over
 // view, the site's view of the database.
-func Kinds(mods []Module) func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error) {
-	return func(view *store.DB, ms *multisite.Site) ([]exportdir.Kind, error) {
-		kinds := make([]exportdir.Kind, 0, len(mods))
+func Parts(mods []Module) func(view *store.DB, ms *multisite.Site) ([]exportdir.Part, error) {
+	return func(view *store.DB, ms *multisite.Site) ([]exportdir.Part, error) {
+		kinds := make([]exportdir.Part, 0, len(mods))
 		for _, m := range mods {
-			k, err := m.Kind(view, ms)
+			k, err := m.Part(view, ms)
 			if err != nil {
 				return nil, err
 			}

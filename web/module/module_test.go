@@ -49,7 +49,7 @@ func toy(ns wpsidecar.Namespace, inTable bool, kindErr error) module.Module {
 	m := module.Module{
 		Unit: unit(ns), Reverter: reverter{},
 		API: func() openapi.NamespaceDoc { return openapi.NamespaceDoc{Name: string(ns) + "/v1", Unit: unit(ns)} },
-		Kind: func(*store.DB, *multisite.Site) (exportdir.Kind, error) {
+		Part: func(*store.DB, *multisite.Site) (exportdir.Part, error) {
 			return kind(ns), kindErr
 		},
 	}
@@ -81,7 +81,7 @@ func TestDerived(t *testing.T) {
 	for _, r := range module.OptionRows(mods) {
 		got = append(got, "row "+r.Name(1))
 	}
-	kinds, err := module.Kinds(mods)(nil, nil)
+	kinds, err := module.Parts(mods)(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestKinds_Error(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kinds, err := module.Kinds(tt.mods)(nil, nil)
+			kinds, err := module.Parts(tt.mods)(nil, nil)
 			if !errors.Is(err, tt.want) || (err == nil && len(kinds) != len(tt.mods)) {
 				t.Errorf("kinds %v, err %v; want %v", kinds, err, tt.want)
 			}

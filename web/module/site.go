@@ -28,7 +28,7 @@ type Served struct {
 	// Handlers are its routes on the site; nil: not served.
 	Handlers rest.Handlers
 	// Public answers the public routes that show it (its Module's
-	// PublicKind's selections); nil: none.
+	// PublicSource's selections); nil: none.
 	Public publicapi.Answer
 	// Log adds to the line logged when a site of a network is first
 	// served what it serves of the namespace; nil: nothing.

@@ -66,7 +66,7 @@ func site(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := publicroute.ParseConfig(b, fieldgroup.PublicKind(), themeoption.PublicKind())
+	routes, err := publicroute.ParseConfig(b, fieldgroup.PublicSource(), themeoption.PublicSource())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func fixture(t *testing.T, routes string) (url string, site *testsite.Site, tdb 
 	if err := os.WriteFile(path, []byte(routes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeoption.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicSource(), themeoption.PublicSource()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestPublicRoutes_RemovedByReload(t *testing.T) {
 		}
 	}
 	write("/wp-json/site/v1/old")
-	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeoption.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicSource(), themeoption.PublicSource()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestPublicRoutes_NotServed(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"routes":[{"path":"/wp-json/site/v1/brand","themeopts":["logo"]}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeoption.PublicKind()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
+	file, err := reload.Open(path, "public routes", publicroute.Parser(fieldgroup.PublicSource(), themeoption.PublicSource()), func(_ *publicroute.Config, ev *zerolog.Event) *zerolog.Event { return ev }, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

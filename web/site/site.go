@@ -272,7 +272,7 @@ func (p *public) handler() rest.Public {
 // none), whose routes may show the namespaces of kinds, and says, route
 // by route, what it exposes. off names the namespaces this server serves
 // on no site, each with why: a route showing one is refused.
-func OpenPublic(path string, kinds []publicroute.Kind, off map[wpsidecar.Namespace]string, logger zerolog.Logger) (*reload.File[publicroute.Config], error) {
+func OpenPublic(path string, kinds []publicroute.Source, off map[wpsidecar.Namespace]string, logger zerolog.Logger) (*reload.File[publicroute.Config], error) {
 	if path == "" {
 		return nil, nil
 	}

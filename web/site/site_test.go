@@ -34,7 +34,7 @@ func TestPurgeOf(t *testing.T) {
 	db := tdb.Store(t)
 	routes := filepath.Join(t.TempDir(), "public.json")
 	os.WriteFile(routes, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]},{"path":"/wp-json/x/v1/fields","fieldmgr":{"status":"active"}}]}`), 0o644)
-	file, err := reload.Open(routes, "public routes", publicroute.Parser(fieldgroup.PublicKind(), themeoption.PublicKind()), nil, zerolog.Nop())
+	file, err := reload.Open(routes, "public routes", publicroute.Parser(fieldgroup.PublicSource(), themeoption.PublicSource()), nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestBuildRangesOverModules(t *testing.T) {
 func TestOpenPublic_Off(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "public.json")
 	os.WriteFile(path, []byte(`{"routes":[{"path":"/wp-json/x/v1/brand","themeopts":["logo"]}]}`), 0o644)
-	kinds := []publicroute.Kind{fieldgroup.PublicKind(), themeoption.PublicKind()}
+	kinds := []publicroute.Source{fieldgroup.PublicSource(), themeoption.PublicSource()}
 	_, err := OpenPublic(path, kinds, map[wpsidecar.Namespace]string{wpsidecar.ThemeOptions: "--themeopts-config is not set"}, zerolog.Nop())
 	if want := "public routes " + path + ": a route shows themeopts, but --themeopts-config is not set"; err == nil || err.Error() != want {
 		t.Errorf("%v, want %s", err, want)

@@ -14,7 +14,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/store"
 )
 
-// Kind is themeopts/v1 as files: DIR/themeopts/<option>.json the
+// Part is themeopts/v1 as files: DIR/themeopts/<option>.json the
 // site's saved set.
 //
 // An options file carries the values twice: "values" to read and edit, as
@@ -22,7 +22,7 @@ import (
 // it. An id whose value is unedited is written back from "php", so what
 // JSON cannot tell apart (integer keys, 1.0, stdClass) survives byte for
 // byte; "php" is also what tells a row changed since the export.
-type Kind struct {
+type Part struct {
 	DB *store.DB
 	// Config is the site's theme options configuration (nil: none): the
 	// row it names is exported, and imported values are checked against
@@ -30,11 +30,11 @@ type Kind struct {
 	Config *themeoption.Config
 }
 
-func (Kind) Namespace() wpsidecar.Namespace { return wpsidecar.ThemeOptions }
-func (Kind) Noun() string                   { return "theme options sets" }
+func (Part) Namespace() wpsidecar.Namespace { return wpsidecar.ThemeOptions }
+func (Part) Noun() string                   { return "theme options sets" }
 
 // optName is the theme options row; "" when the site has none.
-func (k Kind) optName() string {
+func (k Part) optName() string {
 	if k.Config == nil {
 		return ""
 	}
@@ -49,7 +49,7 @@ type optionsFile struct {
 }
 
 // Export is the site's options row, when it has one stored.
-func (k Kind) Export(ctx context.Context) (exportdir.Exported, error) {
+func (k Part) Export(ctx context.Context) (exportdir.Exported, error) {
 	name := k.optName()
 	if name == "" {
 		return exportdir.Exported{}, nil
@@ -92,12 +92,12 @@ type optionValue struct {
 
 // optionsWanted are the options files of a directory.
 type optionsWanted struct {
-	k    Kind
+	k    Part
 	sets []optionsWant
 }
 
 // Read reads the options files.
-func (k Kind) Read(ctx context.Context, d exportdir.Dir) (exportdir.Wanted, error) {
+func (k Part) Read(ctx context.Context, d exportdir.Dir) (exportdir.Wanted, error) {
 	out := optionsWanted{k: k}
 	err := d.Each(func(file exportdir.File) error {
 		p := file.Path
@@ -237,7 +237,7 @@ func (ow optionsWanted) Plan(ctx context.Context, _ bool) ([]exportdir.Step, err
 
 // step writes want into the row option, found as seen (seenFound false:
 // missing) when planned: a line per id it changes.
-func (k Kind) step(option, want, seen string, seenFound, conflict bool) exportdir.Step {
+func (k Part) step(option, want, seen string, seenFound, conflict bool) exportdir.Step {
 	var lines []string
 	changes := themeoption.Diff(seen, want)
 	for _, c := range changes {

@@ -34,7 +34,7 @@ type Configs struct {
 func Module(c Configs) module.Module {
 	m := module.Module{
 		Unit:     themeoption.Unit{Config: c.Current},
-		Public:   new(themeoption.PublicKind()),
+		Public:   new(themeoption.PublicSource()),
 		Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff},
 		API: func() openapi.NamespaceDoc {
 			var opts *themeoption.Config
@@ -43,12 +43,12 @@ func Module(c Configs) module.Module {
 			}
 			return openapi.NamespaceDoc{Name: "themeopts/v1", Routes: Routes(), Unit: themeoption.Unit{}, Schemas: themeoption.OpenAPISchemas(opts)}
 		},
-		Kind: func(view *store.DB, ms *multisite.Site) (exportdir.Kind, error) {
+		Part: func(view *store.DB, ms *multisite.Site) (exportdir.Part, error) {
 			var opts *themeoption.Config
 			if c.Of != nil {
 				opts = c.Of(ms)
 			}
-			return Kind{DB: view, Config: opts}, nil
+			return Part{DB: view, Config: opts}, nil
 		},
 	}
 	m.Site = func(d module.SiteDeps) (module.Served, error) {

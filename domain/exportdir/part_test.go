@@ -101,7 +101,7 @@ func (m *menus) step(key, op, title string, seenFound bool, seen string, conflic
 		}}
 }
 
-// A third namespace, given as a Kind beside the two, is exported into its
+// A third namespace, given as a Part beside the two, is exported into its
 // own directory and listed in export.json after them, and imported: its
 // lines, its conflicts, its writes in order after theirs.
 func TestKind_AThirdNamespace(t *testing.T) {
@@ -164,7 +164,7 @@ func TestKind_AThirdNamespace(t *testing.T) {
 func TestKind_Alone(t *testing.T) {
 	ctx := context.Background()
 	m := &menus{titles: map[string]string{"main": "Main"}}
-	kinds := []exportdir.Kind{m}
+	kinds := []exportdir.Part{m}
 	dir := t.TempDir()
 	if _, err := exportdir.Read(ctx, kinds, dir); fmt.Sprint(err) != dir+" holds no export: no menus/ (on a network, each site's is in sites/<blog id>/)" {
 		t.Errorf("an empty directory: %v", err)
