@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/cmd/namespaces"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
@@ -62,7 +63,7 @@ func (s *sidecar) setFeedMode(mode string, why error) {
 // checkFeed is --check-config's word on the binlog feed: whether the server can feed the sidecar, or what to
 // change; with change-feed auto, what the sidecar would do (a server that cannot feed it is no error).
 func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
-	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: module.Tables(modules(cfg, themeopts.Configs{})), Log: zerolog.Nop()})
+	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: module.Tables(namespaces.Modules(cfg, themeopts.Configs{})), Log: zerolog.Nop()})
 	switch {
 	case err != nil && cfg.ChangeFeed == changes.ModeBinlog:
 		fmt.Fprintf(out, "# change-feed binlog: %v; the sidecar would poll instead\n", err)

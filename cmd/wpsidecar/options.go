@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/rs/zerolog"
 
 	"github.com/wpsidecar/wpsidecar/config"
@@ -19,13 +17,6 @@ import (
 func siteOptions(cfg *config.Config) site.Options {
 	return site.Options{HomeURL: cfg.HomeURL, SiteURL: cfg.SiteURL, SettingsRefresh: cfg.SettingsRefresh,
 		DBTimeout: cfg.DB.Timeout}
-}
-
-// groupsTable is the field-group table's name after the table prefix,
-// which each site's view of the database prefixes (config requires the
-// base prefix on a network).
-func groupsTable(cfg *config.Config) string {
-	return strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)
 }
 
 // themeoptsFiles are the theme options configuration files.

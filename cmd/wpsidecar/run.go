@@ -31,6 +31,7 @@ import (
 	"github.com/wpsidecar/wpsidecar/changes"
 	"github.com/wpsidecar/wpsidecar/changes/delivery"
 	"github.com/wpsidecar/wpsidecar/cmd/command"
+	"github.com/wpsidecar/wpsidecar/cmd/namespaces"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/internal/limits"
@@ -306,7 +307,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		if s.topts.Any() {
 			rows.OptName = s.topts.OptName(s.sites.Place)
 		}
-		mods := modules(cfg, rows)
+		mods := namespaces.Modules(cfg, rows)
 		var p *changes.Poller // nil: nothing to poll for
 		if detect {
 			p = changes.NewPoller(s.siteMap, db, module.Tables(mods), module.OptionRows(mods), subs, clog)
@@ -705,5 +706,5 @@ func dbOptions(cfg *config.Config) store.Options {
 	network, addr := cfg.DB.Address()
 	return store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name, Charset: cfg.DB.Charset,
 		Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite, Timeout: cfg.DB.Timeout, History: !cfg.History.Off,
-		HistoryUnits: module.HistoryUnits(modules(cfg, themeopts.Configs{}))}
+		HistoryUnits: module.HistoryUnits(namespaces.Modules(cfg, themeopts.Configs{}))}
 }

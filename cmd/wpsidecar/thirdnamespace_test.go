@@ -9,6 +9,7 @@ import (
 
 	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/changes"
+	"github.com/wpsidecar/wpsidecar/cmd/namespaces"
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -60,7 +61,7 @@ func menusModule() module.Module {
 // and the namespaces no public route may shadow — with no shared file
 // edited.
 func TestThirdNamespace(t *testing.T) {
-	mods := append(modules(&config.Config{}, themeopts.Configs{}), menusModule())
+	mods := append(namespaces.Modules(&config.Config{}, themeopts.Configs{}), menusModule())
 	api := apiOf(mods)
 	list, options, labels := listsOf(api)
 	if list != "(fieldmgr|themeopts|menus|wpsidecar)" {

@@ -1,9 +1,9 @@
 // Package module is a namespace as every layer that handles all of them
 // alike is handed it: one value per namespace, provided by its handler
-// package (fieldmgr.Module, themeopts.Module) and listed once by cmd,
-// from which cmd derives what change detection, the store's history,
-// OpenAPI, export and import are given, and from which site builds each
-// site's handlers. It names no namespace.
+// package (fieldmgr.Module, themeopts.Module) and listed once (package
+// cmd/namespaces), from which cmd derives what change detection, the
+// store's history, OpenAPI, export and import are given, and from which
+// site builds each site's handlers. It names no namespace.
 package module
 
 import (

@@ -17,15 +17,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wpsidecar/wpsidecar/store/fieldgrouptable"
-
 	"github.com/go-sql-driver/mysql"
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar"
-	"github.com/wpsidecar/wpsidecar/domain/fieldgroup"
-	"github.com/wpsidecar/wpsidecar/domain/themeoption"
+	"github.com/wpsidecar/wpsidecar/cmd/namespaces"
+	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/store"
+	"github.com/wpsidecar/wpsidecar/web/module"
+	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // DefaultDSN is used when WPSIDECAR_TEST_DSN is unset.
@@ -169,12 +168,10 @@ func (db *DB) StoreOptions() store.Options {
 	}
 }
 
-// HistoryUnits are the two namespaces' history units, as cmd wires them.
+// HistoryUnits are the namespaces' history units, from the list cmd
+// serves (package namespaces).
 func HistoryUnits() []store.HistoryUnit {
-	return []store.HistoryUnit{
-		{Unit: fieldgroup.Unit{}, Reverter: fieldgrouptable.Reverter{}},
-		{Unit: themeoption.Unit{}, Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff}},
-	}
+	return module.HistoryUnits(namespaces.Modules(&config.Config{}, themeopts.Configs{}))
 }
 
 // Store opens the database through the store, closed when the test ends.
