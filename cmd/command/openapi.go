@@ -18,7 +18,7 @@ const maxConfigBytes = 8 << 20
 // with its value's schema and each public route (public-routes) with its
 // answer.
 func (c *cmd) openAPI(_ context.Context, _ []string) error {
-	var site openapi.Site
+	var site openapi.Configured
 	var api []openapi.NamespaceDoc
 	var err error
 	if c.o.API != nil {

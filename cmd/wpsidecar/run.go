@@ -489,7 +489,7 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 		ErrorLog:          errorLog,
 	}
 	admin = &http.Server{
-		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: s.db, Site: s.main.REST(), Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
+		Handler: proxy.NewAdmin(proxy.AdminOptions{DB: s.db, Settings: s.main.REST(), Upstream: cfg.Upstream, Metrics: metrics, Pprof: cfg.Pprof,
 			Stopping: stopping.Load, Status: s.status, OpenAPI: s.openapi}),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
@@ -501,7 +501,7 @@ func (s *sidecar) servers() (public, admin *http.Server, stopping *atomic.Bool, 
 // openapi is the running configuration's description (the main site's
 // theme options and the public routes, as reloaded).
 func (s *sidecar) openapi() []byte {
-	var site openapi.Site
+	var site openapi.Configured
 	if s.deps.Public != nil {
 		site.Public = s.deps.Public.Current()
 	}

@@ -75,7 +75,7 @@ func TestThirdNamespace(t *testing.T) {
 	if history.Summary != "List the history of field groups, theme options and menus" || history.Query[0].Description != "fieldmgr, themeopts or menus" {
 		t.Errorf("the history's route: %q, its namespace parameter %q", history.Summary, history.Query[0].Description)
 	}
-	doc := string(openapi.Document(api, openapi.Site{}))
+	doc := string(openapi.Document(api, openapi.Configured{}))
 	for _, want := range []string{`"title": "wpsidecar: field groups, theme options and menus"`, `"/wp-json/menus/v1/menus"`, `"menus"`} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("the OpenAPI description lacks %s", want)

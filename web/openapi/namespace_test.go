@@ -55,7 +55,7 @@ type described struct {
 func describeAPI(t *testing.T, api []NamespaceDoc) described {
 	t.Helper()
 	var d described
-	if err := json.Unmarshal(Document(api, Site{}), &d); err != nil {
+	if err := json.Unmarshal(Document(api, Configured{}), &d); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -168,7 +168,7 @@ func TestDocument_SchemaTwice(t *testing.T) {
 			t.Errorf("recovered %v", r)
 		}
 	}()
-	Document([]NamespaceDoc{menusNamespace(), twin}, Site{})
+	Document([]NamespaceDoc{menusNamespace(), twin}, Configured{})
 }
 
 func keys[V any](m map[string]V) []string {

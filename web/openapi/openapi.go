@@ -19,10 +19,10 @@ import (
 	"github.com/wpsidecar/wpsidecar/wire/routetable"
 )
 
-// Site is what a site's own description knows beyond the code: nil parts
+// Configured is what a site's own description knows beyond the code: nil parts
 // are described generically. (A namespace's site configuration is in the
 // schemas its NamespaceDoc gives.)
-type Site struct {
+type Configured struct {
 	Public *publicroute.Config
 }
 
@@ -53,7 +53,7 @@ type obj = map[string]any
 // Document is the description of api, the namespaces in the order given,
 // as JSON, indented, the same bytes for the same input. It panics when two
 // namespaces give the same schema name, a mistake of the wiring.
-func Document(api []NamespaceDoc, site Site) []byte {
+func Document(api []NamespaceDoc, site Configured) []byte {
 	var data, own []NamespaceDoc // the site's data, then the sidecar's own
 	for _, ns := range api {
 		if ns.Unit != nil {

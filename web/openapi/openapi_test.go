@@ -32,7 +32,7 @@ func api(opts *themeoption.Config) []NamespaceDoc {
 
 // TestDocument_UpToDate: docs/openapi.json is what the code generates.
 func TestDocument_UpToDate(t *testing.T) {
-	want := Document(api(nil), Site{})
+	want := Document(api(nil), Configured{})
 	if *update {
 		if err := os.WriteFile("../../docs/openapi.json", want, 0o644); err != nil {
 			t.Fatal(err)
@@ -45,7 +45,7 @@ func TestDocument_UpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Error("docs/openapi.json is not what the code generates: go test ./openapi -run UpToDate -update")
 	}
-	if !bytes.Equal(Document(api(nil), Site{}), want) {
+	if !bytes.Equal(Document(api(nil), Configured{}), want) {
 		t.Error("two generations differ")
 	}
 }
@@ -70,7 +70,7 @@ func site(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Document(api(opts), Site{Public: routes})
+	return Document(api(opts), Configured{Public: routes})
 }
 
 // TestDocument_Site: a site's description has each option's exact value

@@ -6,7 +6,7 @@ package openapi
 // answer, given the site's components/schemas as the namespaces gave
 // them (a list of field groups, FieldGroupList; theme options, each as
 // the ThemeOptions schema describes it).
-func publicRoutes(site Site, schemas, paths obj) {
+func publicRoutes(site Configured, schemas, paths obj) {
 	for _, r := range site.Public.Routes {
 		answer := obj{}
 		if r.Selection != nil {

@@ -26,7 +26,7 @@ type AdminOptions struct {
 	DB Pinger
 	// Settings, when set, must have been read for /readyz to pass: the
 	// sidecar's own routes answer 503 until then.
-	Site     rest.Site
+	Settings rest.Settings
 	Upstream *url.URL
 	Metrics  *Metrics
 	// CheckTimeout bounds each readiness check.
@@ -73,8 +73,8 @@ func NewAdmin(o AdminOptions) http.Handler {
 		status := http.StatusOK
 		if err := o.DB.Ping(ctx); err != nil {
 			res["database"], status = err.Error(), http.StatusServiceUnavailable
-		} else if o.Site != nil {
-			if _, err := o.Site.REST(); err != nil {
+		} else if o.Settings != nil {
+			if _, err := o.Settings.REST(); err != nil {
 				res["database"], status = err.Error(), http.StatusServiceUnavailable
 			}
 		}

@@ -36,7 +36,7 @@ func TestCompress_PassThroughUntouched(t *testing.T) {
 	u, _ := url.Parse(rec.srv.URL)
 	h, err := New(Options{
 		Upstream: u, UpstreamTimeout: 5 * time.Second, UpstreamDial: time.Second, BodyTimeout: time.Minute,
-		Main: rest.SiteOptions{Site: site, Handlers: []rest.Handlers{testNS{}}},
+		Main: rest.SiteOptions{Settings: site, Handlers: []rest.Handlers{testNS{}}},
 		Log:  zerolog.Nop(), Metrics: NewMetrics(), Compress: true,
 	})
 	if err != nil {

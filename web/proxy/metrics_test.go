@@ -39,7 +39,7 @@ func TestAnswerCacheBytes(t *testing.T) {
 	u, _ := url.Parse("http://127.0.0.1:1") // never asked
 	h, err := New(Options{
 		Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, BodyTimeout: time.Minute,
-		Main: rest.SiteOptions{Site: site, Handlers: []rest.Handlers{keptNS{}}},
+		Main: rest.SiteOptions{Settings: site, Handlers: []rest.Handlers{keptNS{}}},
 		Log:  zerolog.Nop(), Metrics: m, Compress: true, Prepared: p,
 	})
 	if err != nil {

@@ -39,20 +39,20 @@ func TestDatabaseOutage_RecoversByItself(t *testing.T) {
 	defer cancel()
 	go watcher.Run(ctx)
 
-	site := rest.SiteFunc(func() (rest.SiteREST, error) {
+	site := rest.SettingsFunc(func() (rest.Routing, error) {
 		s, err := watcher.Current()
-		return rest.SiteREST{Home: s.Home, PlainPermalinks: s.PlainPermalinks()}, err
+		return rest.Routing{Home: s.Home, PlainPermalinks: s.PlainPermalinks()}, err
 	})
 	rec := newRecorder(t, nil)
 	u, _ := url.Parse(rec.srv.URL)
 	h, err := New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Main: rest.SiteOptions{Site: site, Handlers: []rest.Handlers{testNS{}}}, Log: zerolog.Nop()})
+		Main: rest.SiteOptions{Settings: site, Handlers: []rest.Handlers{testNS{}}}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	front := httptest.NewServer(h)
 	defer front.Close()
-	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Site: site, Upstream: u}))
+	admin := httptest.NewServer(NewAdmin(AdminOptions{DB: db, Settings: site, Upstream: u}))
 	defer admin.Close()
 
 	status := func(base, path string) int {

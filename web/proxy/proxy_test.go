@@ -79,7 +79,7 @@ func (rec *recorder) last(t *testing.T) recorded {
 }
 
 // site is a Site whose database answers, with pretty permalinks.
-var site = rest.SiteFunc(func() (rest.SiteREST, error) { return rest.SiteREST{}, nil })
+var site = rest.SettingsFunc(func() (rest.Routing, error) { return rest.Routing{}, nil })
 
 // testNS is a namespace with one route, GET /things/{id}, one that panics,
 // and one that answers nothing to a client gone, as a check does.
@@ -154,7 +154,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	f.metrics = NewMetrics()
 	h, err := New(Options{
 		Upstream: u, TrustedProxies: o.trusted, UpstreamTimeout: o.upstreamTimeout, UpstreamDial: time.Second,
-		BodyTimeout: time.Minute, Main: rest.SiteOptions{Site: site, Handlers: []rest.Handlers{testNS{}}},
+		BodyTimeout: time.Minute, Main: rest.SiteOptions{Settings: site, Handlers: []rest.Handlers{testNS{}}},
 		Log: zerolog.New(f.log), Metrics: f.metrics, AccessLog: o.accessLog, RESTCache: o.restCache,
 	})
 	if err != nil {
@@ -993,7 +993,7 @@ func BenchmarkPassREST_Hit(b *testing.B) {
 	defer php.Close()
 	u, _ := url.Parse(php.URL)
 	h, err := New(Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second, BodyTimeout: time.Second,
-		Main: rest.SiteOptions{Site: site}, Log: zerolog.New(io.Discard), Metrics: NewMetrics(), RESTCache: c})
+		Main: rest.SiteOptions{Settings: site}, Log: zerolog.New(io.Discard), Metrics: NewMetrics(), RESTCache: c})
 	if err != nil {
 		b.Fatal(err)
 	}

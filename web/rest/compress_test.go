@@ -62,8 +62,8 @@ func (bigPHP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func compressRoutes(t *testing.T, c *Compression) *Routes {
 	t.Helper()
 	s := &settings{}
-	s.set(SiteREST{Home: "https://example.com"}, nil)
-	routes, err := New(Options{PHP: bigPHP{}, Compression: c}, SiteOptions{Site: s, Handlers: []Handlers{sizedNS{}}})
+	s.set(Routing{Home: "https://example.com"}, nil)
+	routes, err := New(Options{PHP: bigPHP{}, Compression: c}, SiteOptions{Settings: s, Handlers: []Handlers{sizedNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,8 +332,8 @@ func (l listNS) Register(r *mux.Router) {
 // the bytes of an answer.
 func BenchmarkCompress_GroupList(b *testing.B) {
 	s := &settings{}
-	s.set(SiteREST{Home: "https://example.com"}, nil)
-	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Handlers: []Handlers{listNS{groupList()}}})
+	s.set(Routing{Home: "https://example.com"}, nil)
+	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Settings: s, Handlers: []Handlers{listNS{groupList()}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -360,8 +360,8 @@ func BenchmarkCompress_GroupList(b *testing.B) {
 // for the recovery to answer 500.
 func TestCompress_Panic(t *testing.T) {
 	s := &settings{}
-	s.set(SiteREST{Home: "https://example.com"}, nil)
-	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Handlers: []Handlers{panicNS{}}})
+	s.set(Routing{Home: "https://example.com"}, nil)
+	routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Settings: s, Handlers: []Handlers{panicNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,8 +413,8 @@ func TestCompress_Public(t *testing.T) {
 		vary   string
 	}{{false, "Accept-Encoding"}, {true, "Origin, Accept-Encoding"}} {
 		s := &settings{}
-		s.set(SiteREST{Home: "https://example.com"}, nil)
-		routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Site: s, Public: publicStub{tc.origin}})
+		s.set(Routing{Home: "https://example.com"}, nil)
+		routes, err := New(Options{PHP: bigPHP{}, Compression: NewCompression()}, SiteOptions{Settings: s, Public: publicStub{tc.origin}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,8 +42,8 @@ func TestNoCache_LoggedInOnOldVersions(t *testing.T) {
 	withTag := append([]string{"If-None-Match", `"t1-br"`}, user...)
 	p := NewPrepared(func(context.Context) (uint64, bool) { return 1, true })
 	site := &settings{}
-	site.set(SiteREST{Home: "https://example.com"}, nil)
-	kept, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression(), Prepared: p}, SiteOptions{Site: site, Handlers: []Handlers{oldSiteNS{}}})
+	site.set(Routing{Home: "https://example.com"}, nil)
+	kept, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression(), Prepared: p}, SiteOptions{Settings: site, Handlers: []Handlers{oldSiteNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,14 +101,14 @@ func newKeptSite(t *testing.T, c *Compression) *keptSite {
 	k.vouched.Store(true)
 	k.p = NewPrepared(func(context.Context) (uint64, bool) { return k.version.Load(), k.vouched.Load() })
 	s := &settings{}
-	s.set(SiteREST{Home: "https://example.com"}, nil)
+	s.set(Routing{Home: "https://example.com"}, nil)
 	served := func(_ http.ResponseWriter, r *http.Request, route string) {
 		k.mu.Lock()
 		k.served = append(k.served, route)
 		k.mu.Unlock()
 	}
 	var err error
-	k.routes, err = New(Options{PHP: k.php, Compression: c, Prepared: k.p, Served: served}, SiteOptions{Site: s, Handlers: []Handlers{k.ns}})
+	k.routes, err = New(Options{PHP: k.php, Compression: c, Prepared: k.p, Served: served}, SiteOptions{Settings: s, Handlers: []Handlers{k.ns}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,8 +439,8 @@ func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func compressRoutesFor(t *testing.T, ns Handlers) *Routes {
 	t.Helper()
 	s := &settings{}
-	s.set(SiteREST{Home: "https://example.com"}, nil)
-	routes, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression()}, SiteOptions{Site: s, Handlers: []Handlers{ns}})
+	s.set(Routing{Home: "https://example.com"}, nil)
+	routes, err := New(Options{PHP: &phpSeen{}, Compression: NewCompression()}, SiteOptions{Settings: s, Handlers: []Handlers{ns}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,12 +452,12 @@ func BenchmarkPrepared(b *testing.B) {
 		b.Run("prepared="+strconv.FormatBool(prepared), func(b *testing.B) {
 			ns := &keptNS{}
 			s := &settings{}
-			s.set(SiteREST{Home: "https://example.com"}, nil)
+			s.set(Routing{Home: "https://example.com"}, nil)
 			o := Options{PHP: &phpSeen{}, Compression: NewCompression()}
 			if prepared {
 				o.Prepared = NewPrepared(func(context.Context) (uint64, bool) { return 1, true })
 			}
-			routes, err := New(o, SiteOptions{Site: s, Handlers: []Handlers{ns}})
+			routes, err := New(o, SiteOptions{Settings: s, Handlers: []Handlers{ns}})
 			if err != nil {
 				b.Fatal(err)
 			}

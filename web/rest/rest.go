@@ -37,22 +37,22 @@ type Public interface {
 	Matches(path, method string) bool
 }
 
-// Site tells the router what it needs to know of the site, as last read
-// from its database: the home URL and whether it uses plain permalinks.
-// An error means the database cannot be used now: the sidecar's routes
-// answer 503 until it can.
-type Site interface {
-	REST() (SiteREST, error)
+// Settings tell the router what it needs to know of the site, as last
+// read from its database: the home URL and whether it uses plain
+// permalinks. An error means the database cannot be used now: the
+// sidecar's routes answer 503 until it can.
+type Settings interface {
+	REST() (Routing, error)
 }
 
-// SiteFunc is a Site made of a function.
-type SiteFunc func() (SiteREST, error)
+// SettingsFunc is Settings made of a function.
+type SettingsFunc func() (Routing, error)
 
 // REST calls f.
-func (f SiteFunc) REST() (SiteREST, error) { return f() }
+func (f SettingsFunc) REST() (Routing, error) { return f() }
 
-// SiteREST is what the REST routing depends on.
-type SiteREST struct {
+// Routing is what the REST routing depends on of the site's settings.
+type Routing struct {
 	Home            string
 	PlainPermalinks bool
 }
@@ -94,7 +94,7 @@ type PassedREST struct {
 
 // SiteOptions are what the sidecar answers one site with.
 type SiteOptions struct {
-	Site     Site
+	Settings Settings
 	Handlers []Handlers // each namespace's
 	Public   Public     // nil: no public routes
 	// TagPrefix, on a network, starts every cache tag of the site's
@@ -109,7 +109,7 @@ type SiteOptions struct {
 // (permalinks, database, body limits) and its public routes.
 type Routes struct {
 	o         Options
-	site      Site
+	settings  Settings
 	router    *mux.Router
 	templates [][]string // the namespaces' route templates after /wp-json
 	public    Public
@@ -128,7 +128,7 @@ func New(o Options, so SiteOptions) (*Routes, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	s := &Routes{o: o, site: so.Site, public: so.Public, tags: siteTags(so.TagPrefix), feedSite: so.FeedSite}
+	s := &Routes{o: o, settings: so.Settings, public: so.Public, tags: siteTags(so.TagPrefix), feedSite: so.FeedSite}
 	if o.Prepared != nil {
 		s.id = o.Prepared.ids.Add(1)
 	}
@@ -190,7 +190,7 @@ func (s *Routes) Decide(r *http.Request, prefix string) Decision {
 	case s.owns(rr):
 		return Decision{By: Sidecar, view: rr, prefix: prefix}
 	}
-	if st, err := s.site.REST(); err != nil || (st.PlainPermalinks && !viaRESTRoute(rr)) {
+	if st, err := s.settings.REST(); err != nil || (st.PlainPermalinks && !viaRESTRoute(rr)) {
 		// Under plain permalinks only ?rest_route= is the REST API; with
 		// the site's settings unknown, PHP decides.
 		return Decision{By: PHP}
@@ -250,7 +250,7 @@ func (s *Routes) owns(r *http.Request) bool {
 // asking the database that may be down who is logged in).
 func (s *Routes) intercept(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		site, err := s.site.REST()
+		site, err := s.settings.REST()
 		if err != nil {
 			s.markSidecar(w, r)
 			if !wpjson.IsUnavailable(err) {
@@ -287,7 +287,7 @@ func (s *Routes) intercept(next http.Handler) http.Handler {
 // under plain permalinks unless named by ?rest_route=, 503 while the
 // database is down; but without credentials, for everyone alike.
 func (s *Routes) servePublic(w http.ResponseWriter, r *http.Request) {
-	site, err := s.site.REST()
+	site, err := s.settings.REST()
 	if err == nil && site.PlainPermalinks && !viaRESTRoute(r) {
 		s.o.PHP.ServeHTTP(w, originalRequest(r))
 		return
@@ -335,7 +335,7 @@ func (s *Routes) served(w http.ResponseWriter, r *http.Request, route string) {
 // restHeaders adds what WordPress's REST server sends on every answer
 // before dispatch: the API discovery link and, for a request with an
 // Origin, the CORS headers (rest_send_cors_headers).
-func restHeaders(h http.Header, r *http.Request, s SiteREST) {
+func restHeaders(h http.Header, r *http.Request, s Routing) {
 	setAPILink(h, s)
 	if origin := r.Header.Get("Origin"); origin != "" {
 		h.Set("Access-Control-Allow-Origin", sanitizeOrigin(origin))
@@ -345,7 +345,7 @@ func restHeaders(h http.Header, r *http.Request, s SiteREST) {
 }
 
 // setAPILink is the REST API discovery link (get_rest_url).
-func setAPILink(h http.Header, s SiteREST) {
+func setAPILink(h http.Header, s Routing) {
 	root := s.Home + "/wp-json/"
 	if s.PlainPermalinks {
 		root = s.Home + "/?rest_route=/"

@@ -33,17 +33,17 @@ func (p *php) count() int { return int(p.n.Load()) }
 // settings is a Site whose answer a test sets.
 type settings struct {
 	mu  sync.Mutex
-	s   SiteREST
+	s   Routing
 	err error
 }
 
-func (f *settings) REST() (SiteREST, error) {
+func (f *settings) REST() (Routing, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s, f.err
 }
 
-func (f *settings) set(s SiteREST, err error) {
+func (f *settings) set(s Routing, err error) {
 	f.mu.Lock()
 	f.s, f.err = s, err
 	f.mu.Unlock()
@@ -97,7 +97,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{rec: &php{}, settings: &settings{}}
-	routes, err := New(Options{PHP: f.rec}, SiteOptions{Site: f.settings, Handlers: []Handlers{testNS{}}})
+	routes, err := New(Options{PHP: f.rec}, SiteOptions{Settings: f.settings, Handlers: []Handlers{testNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +170,12 @@ func TestNamespace_RoutesAndFallThrough(t *testing.T) {
 
 func TestNamespace_PlainPermalinksGoToPHP(t *testing.T) {
 	f := newFixture(t)
-	f.settings.set(SiteREST{PlainPermalinks: true}, nil)
+	f.settings.set(Routing{PlainPermalinks: true}, nil)
 	resp, body := f.get(t, "/wp-json/test/v1/things/42")
 	if resp.StatusCode != 200 || body != "php saw GET /wp-json/test/v1/things/42" {
 		t.Errorf("plain permalinks: %d %q", resp.StatusCode, body)
 	}
-	f.settings.set(SiteREST{}, nil)
+	f.settings.set(Routing{}, nil)
 	if _, body := f.get(t, "/wp-json/test/v1/things/42"); body != `{"id":"42"}` {
 		t.Errorf("pretty permalinks again: %q", body)
 	}
@@ -183,7 +183,7 @@ func TestNamespace_PlainPermalinksGoToPHP(t *testing.T) {
 
 func TestNamespace_DatabaseDownIs503(t *testing.T) {
 	f := newFixture(t)
-	f.settings.set(SiteREST{}, fmt.Errorf("%w: dial tcp: refused", errUnavailable{}))
+	f.settings.set(Routing{}, fmt.Errorf("%w: dial tcp: refused", errUnavailable{}))
 	resp, body := f.get(t, "/wp-json/test/v1/things/42")
 	want := `{"code":"wpsidecar_db_unavailable","message":"The WordPress database is not available right now. Please try again shortly.","data":{"status":503}}`
 	if resp.StatusCode != 503 || body != want || resp.Header.Get("Retry-After") != "5" {
@@ -192,7 +192,7 @@ func TestNamespace_DatabaseDownIs503(t *testing.T) {
 	if resp, body := f.get(t, "/hello-world/"); resp.StatusCode != 200 || body != "php saw GET /hello-world/" {
 		t.Errorf("pass-through with the database down: %d %q", resp.StatusCode, body)
 	}
-	f.settings.set(SiteREST{}, nil)
+	f.settings.set(Routing{}, nil)
 	if resp, _ := f.get(t, "/wp-json/test/v1/things/42"); resp.StatusCode != 200 {
 		t.Errorf("after recovery: %d", resp.StatusCode)
 	}
@@ -265,7 +265,7 @@ func TestRESTRouting(t *testing.T) {
 	}
 
 	// Under plain permalinks /wp-json/… is PHP's, ?rest_route=… still ours.
-	f.settings.set(SiteREST{PlainPermalinks: true}, nil)
+	f.settings.set(Routing{PlainPermalinks: true}, nil)
 	if _, body := f.get(t, "/wp-json/test/v1/things/7"); body != "php saw GET /wp-json/test/v1/things/7" {
 		t.Errorf("plain permalinks, pretty path: %q", body)
 	}
@@ -346,7 +346,7 @@ func (c *consistency) ReadAfter(ctx context.Context, g string) wpsidecar.GTIDSet
 // else its cookie, names the commit its reads wait for.
 func TestReadYourWrites(t *testing.T) {
 	c := &consistency{}
-	routes, err := New(Options{PHP: &php{}, Consistency: c}, SiteOptions{Site: &settings{}, Handlers: []Handlers{testNS{}}})
+	routes, err := New(Options{PHP: &php{}, Consistency: c}, SiteOptions{Settings: &settings{}, Handlers: []Handlers{testNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestReadYourWrites(t *testing.T) {
 
 	// Without Consistency nothing is noted nor named: the scope's writes
 	// are noted only where readYourWrites asks.
-	plain, err := New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Handlers: []Handlers{testNS{}}})
+	plain, err := New(Options{PHP: &php{}}, SiteOptions{Settings: &settings{}, Handlers: []Handlers{testNS{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestHeadWriter_Unwraps(t *testing.T) {
 // sidecar's (whose router passes the latter on to PHP).
 func TestDecide(t *testing.T) {
 	st := &settings{}
-	routes, err := New(Options{PHP: &php{}}, SiteOptions{Site: st, Handlers: []Handlers{testNS{}}, FeedSite: 3})
+	routes, err := New(Options{PHP: &php{}}, SiteOptions{Settings: st, Handlers: []Handlers{testNS{}}, FeedSite: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,12 +438,12 @@ func TestDecide(t *testing.T) {
 		{"GET", "/wp-json/wp/v2/posts", true, "0 0  "},                         // not REST under plain permalinks
 		{"GET", "/?rest_route=/wp/v2/posts/8", true, "1 3 GET /wp/v2/posts/8"}, // REST still
 	} {
-		st.set(SiteREST{PlainPermalinks: tc.plain}, nil)
+		st.set(Routing{PlainPermalinks: tc.plain}, nil)
 		if got := decide(tc.method, tc.target); got != tc.want {
 			t.Errorf("%s %s (plain permalinks %v): decided %q, want %q", tc.method, tc.target, tc.plain, got, tc.want)
 		}
 	}
-	st.set(SiteREST{}, wpjson.ErrDBUnavailable)
+	st.set(Routing{}, wpjson.ErrDBUnavailable)
 	if got := decide("GET", "/wp-json/wp/v2/posts"); got != "0 0  " {
 		t.Errorf("with the site's settings unknown: decided %q, want PHP's", got)
 	}

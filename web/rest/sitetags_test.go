@@ -48,7 +48,7 @@ func TestSiteTags(t *testing.T) {
 		{"", "ns,ns:a%20b", "ns ns:a%20b", "pub"},
 	} {
 		var err error
-		routes, err = New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Handlers: []Handlers{taggedNS{}}, Public: taggedPublic{}, TagPrefix: c.prefix})
+		routes, err = New(Options{PHP: &php{}}, SiteOptions{Settings: &settings{}, Handlers: []Handlers{taggedNS{}}, Public: taggedPublic{}, TagPrefix: c.prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func (cachedPublic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // X-HTTP-Method-Override chose another method gets one no cache keeps
 // (security round 2, item 1: an empty 204 served to every GET).
 func TestPublic_MethodOverrideNotStorable(t *testing.T) {
-	routes, err := New(Options{PHP: &php{}}, SiteOptions{Site: &settings{}, Public: cachedPublic{}})
+	routes, err := New(Options{PHP: &php{}}, SiteOptions{Settings: &settings{}, Public: cachedPublic{}})
 	if err != nil {
 		t.Fatal(err)
 	}

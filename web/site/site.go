@@ -57,10 +57,10 @@ func (s *Site) ID() int64 { return s.id }
 func (s *Site) Settings() *store.SettingsWatcher { return s.settings }
 
 // rest is what the router needs of the site's settings.
-func (s *Site) REST() rest.Site {
-	return rest.SiteFunc(func() (rest.SiteREST, error) {
+func (s *Site) REST() rest.Settings {
+	return rest.SettingsFunc(func() (rest.Routing, error) {
 		st, err := s.settings.Current()
-		return rest.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
+		return rest.Routing{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
 }
 
@@ -202,7 +202,7 @@ func (s *Site) Options() rest.SiteOptions {
 		}
 	}
 	namespaces = append(namespaces, s.history)
-	return rest.SiteOptions{Site: s.REST(), Handlers: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id), FeedSite: s.id}
+	return rest.SiteOptions{Settings: s.REST(), Handlers: namespaces, Public: s.pub.handler(), TagPrefix: cachetag.SitePrefix(s.id), FeedSite: s.id}
 }
 
 // wait waits for every site's background records of application password

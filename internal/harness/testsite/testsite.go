@@ -83,12 +83,12 @@ func (s *Site) ServeWith(t testing.TB, public rest.Public, namespaces ...rest.Ha
 	php := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "php") }))
 	t.Cleanup(php.Close)
 	u, _ := url.Parse(php.URL)
-	site := rest.SiteFunc(func() (rest.SiteREST, error) {
+	site := rest.SettingsFunc(func() (rest.Routing, error) {
 		st, err := s.Settings.Current()
-		return rest.SiteREST{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
+		return rest.Routing{Home: st.Home, PlainPermalinks: st.PlainPermalinks()}, err
 	})
 	h, err := proxy.New(proxy.Options{Upstream: u, UpstreamTimeout: time.Second, UpstreamDial: time.Second,
-		Main: rest.SiteOptions{Site: site, Handlers: namespaces, Public: public}, Log: zerolog.Nop()})
+		Main: rest.SiteOptions{Settings: site, Handlers: namespaces, Public: public}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
