@@ -157,7 +157,7 @@ func TestSoakPurges(t *testing.T) {
 		if !sleep(ctx, quarter) {
 			return
 		}
-		revokeFeed(t, rootDB, func() { writeQuiet("while the feed was down", quiet[:3]) }, min(quarter/2, 10*time.Second))
+		revokeFeed(t, rootDB, []*wptest.Sidecar{site.Sidecar, second}, func() { writeQuiet("while the feed was down", quiet[:3]) }, min(quarter/2, 10*time.Second))
 		if !sleep(ctx, quarter/2) {
 			return
 		}
@@ -233,9 +233,9 @@ func TestSoakPurges(t *testing.T) {
 }
 
 // revokeFeed takes the feed's grants away (and its connections), calls
-// meanwhile once the feed has had 3 s to fall back, and gives the grants
-// back after length.
-func revokeFeed(t *testing.T, rootDB *sql.DB, meanwhile func(), length time.Duration) {
+// meanwhile once every instance's feed has fallen back to polling, and
+// gives the grants back after length.
+func revokeFeed(t *testing.T, rootDB *sql.DB, instances []*wptest.Sidecar, meanwhile func(), length time.Duration) {
 	unlogged, err := rootDB.Conn(context.Background())
 	if err != nil {
 		t.Error(err)
@@ -250,7 +250,14 @@ func revokeFeed(t *testing.T, rootDB *sql.DB, meanwhile func(), length time.Dura
 	}
 	(&testdb.DB{SQL: rootDB}).KillConnections(t, "feed")
 	t.Logf("%s: the feed's grants revoked", time.Now().Format(time.TimeOnly))
-	time.Sleep(3 * time.Second) // into the fault: the feed has fallen back
+	for _, c := range instances {
+		for deadline := time.Now().Add(testwait.Within); c.Ready()["change_feed"] != "poll"; time.Sleep(50 * time.Millisecond) { // a poll's pace; the deadline bounds it
+			if time.Now().After(deadline) {
+				t.Errorf("the feed at %s did not fall back to polling within %s: %v", c.AdminURL, testwait.Within, c.Ready())
+				break
+			}
+		}
+	}
 	meanwhile()
 	time.Sleep(length) // the fault's length, not a wait for a condition
 	if _, err := unlogged.ExecContext(context.Background(), "GRANT "+grants+"TO 'feed'@'%'"); err != nil {

@@ -29,8 +29,8 @@ func (s *Routes) restView(r *http.Request, prefix string) *http.Request {
 	}
 	q := phpQuery(r.URL.RawQuery)
 	route, viaQuery := "", false
-	if v, ok := q.restRoute, q.hasRestRoute; ok && (path == "/" || path == "/index.php" || path == "/wp-json" || strings.HasPrefix(path, "/wp-json/")) {
-		route, viaQuery = escapeRoute(v), true
+	if q.hasRestRoute && (path == "/" || path == "/index.php" || path == "/wp-json" || strings.HasPrefix(path, "/wp-json/")) {
+		route, viaQuery = escapeRoute(q.restRoute), true
 	} else if rest, ok := strings.CutPrefix(path, "/wp-json"); ok && (rest == "" || rest[0] == '/') {
 		route = rest
 	} else {

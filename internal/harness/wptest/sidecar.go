@@ -62,16 +62,23 @@ func (c *Sidecar) Kill() {
 // Restart starts a killed or stopped instance again, on its own ports.
 func (c *Sidecar) Restart() error { return c.start() }
 
-// Leads tells whether the instance says it leads (/readyz).
-func (c *Sidecar) Leads() bool {
+// Ready is what the instance's /readyz says (nil when it does not
+// answer): "leader", "change_feed", ….
+func (c *Sidecar) Ready() map[string]string {
 	resp, err := http.Get(c.AdminURL + "/readyz")
 	if err != nil {
-		return false
+		return nil
 	}
 	defer resp.Body.Close()
 	var st map[string]string
-	return json.NewDecoder(resp.Body).Decode(&st) == nil && st["leader"] == "yes"
+	if json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return nil
+	}
+	return st
 }
+
+// Leads tells whether the instance says it leads (/readyz).
+func (c *Sidecar) Leads() bool { return c.Ready()["leader"] == "yes" }
 
 // Log is what the instance has logged so far, over all its runs.
 func (c *Sidecar) Log() string {

@@ -440,8 +440,10 @@ func (s *Site) dropRedisKeys() {
 
 // SidecarLog is what the site's own sidecar (and its Varnish) logged so far.
 func (s *Site) SidecarLog() string {
-	b, _ := os.ReadFile(filepath.Join(s.Dir, "sidecar.log"))
-	return string(b)
+	if s.Sidecar == nil {
+		return ""
+	}
+	return s.Sidecar.Log()
 }
 
 func (s *Site) command(name string, args ...string) *exec.Cmd {
