@@ -11,9 +11,76 @@ import (
 	"testing"
 )
 
-// namespacePackages are the namespaces' own packages: their rules and
-// their handlers (each providing its web/module.Module).
-var namespacePackages = []string{"domain/fieldgroup", "domain/themeoption", "store/fieldgrouptable", "web/fieldmgr", "web/themeopts"}
+// namespaceList is the package holding the one list of the namespaces.
+const namespaceList = "cmd/namespaces"
+
+// namespacePackages are the namespaces' own packages, derived, so that a
+// new namespace needs no line here: their handler packages (those the
+// list imports that provide a Module) and every package only they import
+// (their rules, their SQL), found by ownPackages.
+func namespacePackages(t *testing.T, files map[string]*ast.File) map[string]bool {
+	imports := map[string]map[string]bool{} // package: the project packages it imports
+	modules := map[string]bool{}            // packages that declare func Module
+	for path, f := range files {
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if imports[pkg] == nil {
+			imports[pkg] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); ours(p) {
+				imports[pkg][rel(p)] = true
+			}
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "Module" {
+				modules[pkg] = true
+			}
+		}
+	}
+	var handlers []string
+	for p := range imports[namespaceList] {
+		if modules[p] {
+			handlers = append(handlers, p)
+		}
+	}
+	if len(handlers) == 0 {
+		t.Fatalf("%s imports no package that provides a Module", namespaceList)
+	}
+	return ownPackages(imports, handlers, func(pkg string) bool {
+		return strings.HasPrefix(pkg, "cmd/") || slices.ContainsFunc(harness, func(h string) bool { return strings.HasPrefix(pkg, h) })
+	})
+}
+
+// ownPackages are the handlers and, repeatedly, each package one of them
+// imports that no other package imports but those ignored (the wiring,
+// the tests' harness).
+func ownPackages(imports map[string]map[string]bool, handlers []string, ignored func(string) bool) map[string]bool {
+	own := map[string]bool{}
+	for _, h := range handlers {
+		own[h] = true
+	}
+	for grew := true; grew; {
+		grew = false
+		for pkg := range own {
+			for dep := range imports[pkg] {
+				if own[dep] {
+					continue
+				}
+				alone := true
+				for importer, deps := range imports {
+					if deps[dep] && !own[importer] && !ignored(importer) {
+						alone = false
+						break
+					}
+				}
+				if alone {
+					own[dep], grew = true, true
+				}
+			}
+		}
+	}
+	return own
+}
 
 // namespaceNames are the root package's constants of type Namespace
 // (wpsidecar.FieldGroups, …): each names a namespace.
@@ -50,12 +117,10 @@ func isIdent(e ast.Expr, name string) bool {
 // a namespace: one of the root package's Namespace constants
 // (namespaceNames), or an import of a namespace's package.
 func TestNamespaceNamers(t *testing.T) {
-	own := map[string]bool{"cmd/namespaces": true, "cmd/wpsidecar": true, ".": true}
-	for _, p := range namespacePackages {
-		own[p] = true
-	}
-	names := map[string]string{} // package: where it first names one
 	files := sources(t)
+	own := namespacePackages(t, files)
+	own[namespaceList], own["cmd/wpsidecar"], own["."] = true, true, true
+	names := map[string]string{} // package: where it first names one
 	consts := namespaceNames(t, files)
 	for path, f := range files {
 		pkg := filepath.ToSlash(filepath.Dir(path))
@@ -66,10 +131,8 @@ func TestNamespaceNamers(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			for _, ns := range namespacePackages {
-				if p == module+"/"+ns {
-					names[pkg] = path + " imports " + ns
-				}
+			if ours(p) && own[rel(p)] {
+				names[pkg] = path + " imports " + rel(p)
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -87,6 +150,47 @@ func TestNamespaceNamers(t *testing.T) {
 	}
 	sort.Strings(pkgs)
 	for _, pkg := range pkgs {
-		t.Errorf("%s names a namespace (%s): only cmd's module list and the namespace's own packages may", pkg, names[pkg])
+		t.Errorf("%s names a namespace (%s): only cmd's module list and the namespace's own packages may (its handler package, and those only its own packages import)", pkg, names[pkg])
+	}
+}
+
+// TestOwnPackages: a namespace's packages are found from its handler
+// package, a third one's too, and a package another imports is shared.
+func TestOwnPackages(t *testing.T) {
+	set := func(pkgs ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, p := range pkgs {
+			m[p] = true
+		}
+		return m
+	}
+	imports := map[string]map[string]bool{
+		"cmd/namespaces":          set("web/fieldmgr", "web/menus", "web/module"),
+		"web/fieldmgr":            set("domain/fieldgroup", "store/fieldgroups", "store", "web/module"),
+		"store/fieldgroups":       set("domain/fieldgroup", "store"),
+		"web/menus":               set("domain/menu", "store"),
+		"domain/menu":             set("domain/publicroute"),
+		"web/module":              set("store"),
+		"web/site":                set("web/module", "domain/publicroute"),
+		"internal/harness/testdb": set("domain/menu"),
+		"cmd/command":             set("store/fieldgroups"),
+	}
+	ignored := func(p string) bool { return strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "internal/harness/") }
+	for _, c := range []struct {
+		handlers []string
+		want     []string
+	}{
+		{[]string{"web/fieldmgr"}, []string{"domain/fieldgroup", "store/fieldgroups", "web/fieldmgr"}},
+		{[]string{"web/menus"}, []string{"domain/menu", "web/menus"}},
+		{[]string{"web/fieldmgr", "web/menus"}, []string{"domain/fieldgroup", "domain/menu", "store/fieldgroups", "web/fieldmgr", "web/menus"}},
+	} {
+		var got []string
+		for p := range ownPackages(imports, c.handlers, ignored) {
+			got = append(got, p)
+		}
+		sort.Strings(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("ownPackages(%v) = %v, want %v", c.handlers, got, c.want)
+		}
 	}
 }
