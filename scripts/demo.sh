@@ -61,10 +61,16 @@ for var in DEMO_PORT WP_PORT WP_PROXY_PORT DEMO_ADMIN_PORT DEMO_DB_PORT; do
   fi
 done
 
+# step WHAT: a line as each step starts, so that a first run, which spends
+# most of its time installing and building, never looks hung.
+step() { echo "demo: $*"; }
+
+step "checking Debian's packages (what is missing is installed once, as root: a minute or two)"
 scripts/install-deps.sh --demo
 mkdir -p "$DEMO_STATE"
 state=$(cd "$DEMO_STATE" && pwd)
-go build -o "$state/wpsidecar" ./cmd/wpsidecar
+step "building the sidecar into $state (go build: the first build fetches modules and compiles, 30 s or more)"
+go build -buildvcs=auto -o "$state/wpsidecar" ./cmd/wpsidecar
 
 db_pid="" sidecar_pid="" wp_started=""
 cleanup() {
@@ -94,6 +100,7 @@ if [ ! -d "$db/data/mysql" ]; then
   mariadb-install-db --no-defaults --datadir="$db/data" --user="$(id -un)" --auth-root-authentication-method=normal \
     --skip-test-db --tmpdir="$db" > "$db/install.log" 2>&1 || { cat "$db/install.log" >&2; exit 1; }
 fi
+step "starting MariaDB on 127.0.0.1:$DEMO_DB_PORT (row binary log; data in $db)"
 mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 "$mariadbd" --no-defaults --datadir="$db/data" --port="$DEMO_DB_PORT" --bind-address=127.0.0.1 --socket="$db/sock" \
   --pid-file="$db/pid" --log-error="$db/error.log" --user="$(id -un)" --skip-name-resolve --innodb-buffer-pool-size=64M \
@@ -121,6 +128,7 @@ export WP_SITEURL="http://127.0.0.1:$DEMO_PORT" WP_PORT WP_PROXY_PORT
 export WP_DB_HOST="127.0.0.1:$DEMO_DB_PORT" MYSQL_ADMIN="${mariadb_q[*]}"
 export WP_MU_PLUGINS="$PWD/wordpress/wpsidecar-companion.php"
 export WP_CONFIG_EXTRA="define( 'WPSIDECAR_COMPANION_SECRET', '$(cat "$state/companion-secret")' );"
+step "starting WordPress on 127.0.0.1:$WP_PORT (nginx, PHP-FPM; installed into $state/wp on the first run)"
 wp_started=1
 scripts/wordpress.sh start "$state/wp" > "$state/wp.env"
 # shellcheck disable=SC1091
@@ -138,6 +146,9 @@ if [ -n "$inherited" ]; then
   # shellcheck disable=SC2086 # one name per word
   unset $inherited
 fi
+# The last run's log is kept beside this one's.
+[ ! -f "$state/sidecar.log" ] || mv -f "$state/sidecar.log" "$state/sidecar.log.1"
+step "starting the sidecar on 127.0.0.1:$DEMO_PORT (until /readyz says it answers from memory)"
 # A demo may stop at once: no lame-duck delay (production's keeps answering
 # while a load balancer notices), and a short drain.
 WPSIDECAR_BINLOG_DSN="wpsidecar_feed:$feed_password@tcp(127.0.0.1:$DEMO_DB_PORT)/" \
@@ -158,6 +169,7 @@ case $readyz in
   *) echo "demo: after 15 s the sidecar does not answer from memory yet (/readyz: ${readyz:-no answer}); see $state/sidecar.log" >&2 ;;
 esac
 
+step "adding the demo's field groups and reading them back, then a wp/v2 answer twice"
 # Demo field groups, through the sidecar's own API (a second run finds them).
 auth=(-u "$WP_ADMIN_USER:$app_password" -H 'Content-Type: application/json')
 curl -s -o /dev/null "${auth[@]}" "$WP_SITEURL/wp-json/fieldmgr/v1/field-groups" -d '{"group_key":"product_details","title":"Product details",
@@ -216,7 +228,8 @@ cat <<EOF
   Admin:                      $WP_SITEURL/wp-admin/   user $WP_ADMIN_USER, password $WP_ADMIN_PASSWORD
   Change history:             $WP_SITEURL/wp-admin/tools.php?page=wpsidecar-history   (the companion plugin, a must-use plugin)
   Application password:       $WP_ADMIN_USER / $app_password
-  Sidecar log:                $state/sidecar.log
+  Sidecar log:                $state/sidecar.log   (the last run's: sidecar.log.1)
+                              (each anonymous wp/v2 read's access line there says rest_cache=hit, miss or bypass)
   Health and metrics:         $admin/readyz   $admin/metrics
   Database:                   MariaDB on 127.0.0.1:$DEMO_DB_PORT, row binary log on (mariadb -h127.0.0.1 -P$DEMO_DB_PORT -uroot)
 

@@ -38,12 +38,19 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "install-deps: please install: sudo apt-get install ${missing[*]}" >&2
     exit 1
   fi
-  echo "install-deps: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
+  # apt's own output (and its hooks': needrestart's warnings) goes to a
+  # log, shown only when it fails.
+  log=$(mktemp -t wpsidecar-apt.XXXXXX)
+  echo "install-deps: installing ${missing[*]} (apt-get; its output goes to $log)"
+  export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
   # Debian's packages start no services inside containers; nothing listens
   # until this script or the harness starts it.
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    echo "install-deps: apt-get failed; its whole output: $log" >&2
+    exit 1
+  fi
+  rm -f "$log"
 fi
 if [ -n "$demo" ]; then
   echo "install-deps: ready for the demo"

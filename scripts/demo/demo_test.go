@@ -138,7 +138,7 @@ type banner struct {
 	site, admin, adminUser, adminPassword, history, readyz, metrics string
 	mode                                                            map[string]any
 	fromMemory, dbReads, hitsBefore, hitsAfter                      int
-	restLog                                                         string
+	restLog, log                                                    string
 	curls                                                           []string
 	// leftOut are the WPSIDECAR_ variables of the shell (the test gives
 	// some) that the demo kept from its sidecar.
@@ -154,6 +154,7 @@ var bannerLines = map[string]*regexp.Regexp{
 	"served":  regexp.MustCompile(`(?m)^  Served from the feed: +20 GETs of the field groups: (\d+) answered from memory, (\d+) database reads$`),
 	"kept":    regexp.MustCompile(`(?m)rest_cache hits (\d+) -> (\d+) \(access log: (.*)\)$`),
 	"curl":    regexp.MustCompile(`(?m)^    (curl .+)$`),
+	"log":     regexp.MustCompile(`(?m)^  Sidecar log: +(\S+) +\(the last run's: sidecar\.log\.1\)\n +\(each anonymous wp/v2 read's access line there says rest_cache=hit, miss or bypass\)$`),
 	"leftOut": regexp.MustCompile(`(?m)^demo: the sidecar runs without these from your environment: (.+)$`),
 }
 
@@ -169,7 +170,7 @@ func parseBanner(t *testing.T, s string) banner {
 	b := banner{site: m["site"][1], admin: m["admin"][1], adminUser: m["admin"][2], adminPassword: m["admin"][3],
 		history: m["history"][1], readyz: m["health"][1], metrics: m["health"][2],
 		fromMemory: atoi(m["served"][1]), dbReads: atoi(m["served"][2]),
-		hitsBefore: atoi(m["kept"][1]), hitsAfter: atoi(m["kept"][2]), restLog: m["kept"][3],
+		hitsBefore: atoi(m["kept"][1]), hitsAfter: atoi(m["kept"][2]), restLog: m["kept"][3], log: m["log"][1],
 		leftOut: strings.Fields(m["leftOut"][1])}
 	if err := json.Unmarshal([]byte(m["mode"][1]), &b.mode); err != nil {
 		t.Fatalf("the banner's mode is not /readyz's JSON: %v: %s", err, m["mode"][1])
@@ -288,10 +289,48 @@ func running(t *testing.T, dir string) []string {
 	return found
 }
 
+// steps are the lines the demo prints as each step starts, in order,
+// before its banner: a first run, installing and building, never sits
+// silent.
+var steps = []string{
+	"demo: checking Debian's packages (",
+	"demo: building the sidecar into ",
+	"demo: starting MariaDB on 127.0.0.1:",
+	"demo: starting WordPress on 127.0.0.1:",
+	"demo: starting the sidecar on 127.0.0.1:",
+	"demo: adding the demo's field groups",
+	"  WordPress behind wpsidecar: ",
+}
+
+// checkSteps: out has a line starting with each of steps, in order.
+func checkSteps(t *testing.T, out string) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	i := 0
+	for _, l := range lines {
+		if i < len(steps) && strings.HasPrefix(l, steps[i]) {
+			i++
+		}
+	}
+	if i < len(steps) {
+		t.Errorf("the demo printed no line %q (after the steps before it):\n%s", steps[i], out)
+	}
+}
+
 func checkDemo(t *testing.T, env []string, ports []int) {
 	state := strings.TrimPrefix(env[len(env)-1], "DEMO_STATE=")
+	before, _ := os.ReadFile(filepath.Join(state, "sidecar.log")) // the last run's, if any
 	d := startDemo(t, env)
+	checkSteps(t, d.output())
 	b := parseBanner(t, d.output())
+	// The last run's log is kept beside this one's, and the banner says
+	// where both are and what the access log says of kept answers.
+	if kept, _ := os.ReadFile(filepath.Join(state, "sidecar.log.1")); len(before) > 0 && string(kept) != string(before) {
+		t.Errorf("sidecar.log.1 is not the last run's log (%d bytes, the last run wrote %d)", len(kept), len(before))
+	}
+	if b.log != filepath.Join(state, "sidecar.log") {
+		t.Errorf("the banner's log: %q", b.log)
+	}
 	if b.mode["change_feed"] != "binlog" || b.mode["serve_from_feed"] != "memory" {
 		t.Errorf("the demo's mode: %v, want the binlog feed and answers from memory", b.mode)
 	}
