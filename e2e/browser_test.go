@@ -233,8 +233,12 @@ func historyFlow(t *testing.T, fs *wptest.Site, client *http.Client, proxy strin
 	b.Click("#wpsidecar-revert-confirm")
 	b.WaitVisible("#wpsidecar-revert-force")
 	b.WaitAttr("#wpsidecar-history-error", "data-code", "wpsidecar_history_changed")
-	if text := b.Text("#wpsidecar-revert-current"); !strings.Contains(text, "letter-spacing") {
-		t.Errorf("the dialog's current value does not show PHP's change (letter-spacing): %q", text)
+	// What is there now and what would be written, side by side.
+	if text := b.Text("#wpsidecar-revert-now"); !strings.Contains(text, "letter-spacing") || !strings.Contains(text, fmt.Sprintf(`"font-size": "%d"`, size1)) {
+		t.Errorf("the dialog's value now does not show PHP's change (letter-spacing, size %d): %q", size1, text)
+	}
+	if text := b.Text("#wpsidecar-revert-written"); strings.Contains(text, "letter-spacing") || !strings.Contains(text, fmt.Sprintf(`"font-size": "%d"`, size0)) {
+		t.Errorf("the dialog's value to write is not the one before the REST save (size %d, no letter-spacing): %q", size0, text)
 	}
 	b.Screenshot("06-changed-412.png")
 	if got := bodyFont(t, fs); !reflect.DeepEqual(got, b3) {
@@ -246,6 +250,26 @@ func historyFlow(t *testing.T, fs *wptest.Site, client *http.Client, proxy strin
 	b.Screenshot("07-forced.png")
 	if got := bodyFont(t, fs); !reflect.DeepEqual(got, b0) {
 		t.Errorf("after the forced revert PHP reads %v, want %v", got, b0)
+	}
+
+	// Reverting the REST save again: refused (a later change, the forced
+	// revert), but that change already put back what it would write, so
+	// the dialog says there is nothing to revert and offers no force.
+	b.Click(restRow + " button.wpsidecar-revert")
+	b.WaitAttr("#wpsidecar-revert-dialog", "open", "")
+	b.Click("#wpsidecar-revert-confirm")
+	b.WaitVisible("#wpsidecar-revert-current")
+	if text := b.Text("#wpsidecar-revert-current"); !strings.Contains(text, "there is nothing to revert") || !strings.Contains(text, fmt.Sprintf(`"font-size": "%d"`, size0)) {
+		t.Errorf("the dialog, the value already put back: %q", text)
+	}
+	if n := b.Count("#wpsidecar-revert-force"); n != 0 || b.Text("#wpsidecar-revert-cancel") != "Close" {
+		t.Errorf("the dialog, nothing to revert, offers %d force buttons and %q", n, b.Text("#wpsidecar-revert-cancel"))
+	}
+	b.Screenshot("08-nothing-to-revert.png")
+	b.Click("#wpsidecar-revert-cancel")
+	b.WaitGone("#wpsidecar-revert-dialog")
+	if got := bodyFont(t, fs); !reflect.DeepEqual(got, b0) {
+		t.Errorf("after nothing to revert PHP reads %v, want %v", got, b0)
 	}
 	b.CheckConsole()
 }

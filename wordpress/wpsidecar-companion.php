@@ -1128,11 +1128,32 @@ function wpsidecar_history_script() {
 		( confirmButton.hidden ? cancelButton : confirmButton ).focus();
 	}
 
-	// changedSince: someone changed the value after this entry. Show the
-	// value now (the newest entry for the same item) and offer to force.
+	// same: a and b are the same JSON value (an object's members in any
+	// order, as PHP's arrays compare).
+	function same( a, b ) {
+		if ( a === b ) {
+			return true;
+		}
+		if ( null === a || null === b || 'object' !== typeof a || 'object' !== typeof b || Array.isArray( a ) !== Array.isArray( b ) ) {
+			return false;
+		}
+		const keys = Object.keys( a );
+		return keys.length === Object.keys( b ).length && keys.every( ( k ) => Object.prototype.hasOwnProperty.call( b, k ) && same( a[ k ], b[ k ] ) );
+	}
+
+	// valueBlock: a heading and a value (null: the item does not exist).
+	function valueBlock( id, heading, value, absent ) {
+		return el( 'div', { id }, [ el( 'h3', { text: heading } ), null === value ? el( 'p', { text: absent } ) : el( 'pre', { text: JSON.stringify( value, null, 2 ) } ) ] );
+	}
+
+	// changedSince: someone changed the value after this entry. Read the
+	// value now (the newest entry for the same item) and show it beside
+	// what reverting would write: forcing is offered when they differ; when
+	// a later change (a revert, say) already put the value back, there is
+	// nothing to revert.
 	function changedSince( entry, error ) {
 		showError( 'dialog', Object.assign( {}, error, {
-			message: __( 'The value was changed after this entry: reverting now would overwrite that later change.', 'wpsidecar' ),
+			message: __( 'The value was changed after this entry.', 'wpsidecar' ),
 		} ), null );
 		confirmButton.hidden = true;
 		cancelButton.focus();
@@ -1145,25 +1166,40 @@ function wpsidecar_history_script() {
 				return;
 			}
 			byId( 'wpsidecar-revert-progress' ).textContent = '';
-			const box = el( 'div', { id: 'wpsidecar-revert-current', tabindex: '-1' }, [ el( 'h3', { text: __( 'The value now', 'wpsidecar' ) } ) ] );
+			const box = el( 'div', { id: 'wpsidecar-revert-current', tabindex: '-1' } );
+			const written = valueBlock( 'wpsidecar-revert-written', __( 'Reverting would write', 'wpsidecar' ), entry.before, __( 'Nothing: it would remove it.', 'wpsidecar' ) );
+			let offerForce = true;
 			if ( undefined === newest ) {
-				box.append( el( 'p', { text: __( 'The value now could not be read.', 'wpsidecar' ) } ) );
+				box.append( el( 'p', { text: __( 'The value now could not be read. Reverting anyway overwrites whatever it is.', 'wpsidecar' ) } ), written );
 			} else if ( ! newest || String( newest.id ) === String( entry.id ) ) {
-				box.append( el( 'p', { text: __( 'The history holds no later change: it was made where the sidecar does not see it (without the change feed), so the value now is not known here.', 'wpsidecar' ) } ) );
-			} else if ( null === newest.after ) {
-				box.append( el( 'p', { text: __( 'It does not exist now.', 'wpsidecar' ) } ) );
+				box.append( el( 'p', { text: __( 'The history holds no later change: it was made where the sidecar does not see it (without the change feed), so the value now is not known here. Reverting anyway overwrites whatever it is.', 'wpsidecar' ) } ), written );
+			} else if ( same( newest.after, entry.before ) ) {
+				box.append( el( 'p', { text: __( 'A later change already put back the value this entry replaced: it has the value reverting would write, so there is nothing to revert.', 'wpsidecar' ) } ),
+					valueBlock( 'wpsidecar-revert-now', __( 'The value now', 'wpsidecar' ), newest.after, __( 'It does not exist now.', 'wpsidecar' ) ) );
+				cancelButton.textContent = __( 'Close', 'wpsidecar' );
+				offerForce = false;
 			} else {
-				box.append( el( 'pre', { text: JSON.stringify( newest.after, null, 2 ) } ) );
+				box.append( el( 'p', { text: __( 'Reverting now would overwrite that later change:', 'wpsidecar' ) } ),
+					valueBlock( 'wpsidecar-revert-now', __( 'The value now', 'wpsidecar' ), newest.after, __( 'It does not exist now.', 'wpsidecar' ) ), written );
 			}
-			const force = el( 'button', { type: 'button', id: 'wpsidecar-revert-force', className: 'button button-primary', text: __( 'Revert anyway, overwriting the later change', 'wpsidecar' ) } );
-			force.addEventListener( 'click', () => send( true ) );
+			const force = offerForce ? el( 'button', { type: 'button', id: 'wpsidecar-revert-force', className: 'button button-primary', text: __( 'Revert anyway, overwriting the later change', 'wpsidecar' ) } ) : null;
+			if ( force ) {
+				force.addEventListener( 'click', () => send( true ) );
+			}
+			// The box shows what would be written beside what is there now:
+			// the summary's copy of it goes.
+			/* translators: %s: e.g. Field group “hero” */
+			byId( 'wpsidecar-revert-summary' ).textContent = sprintf( __( 'Reverting this change to %s:', 'wpsidecar' ), itemName( entry ) );
+			byId( 'wpsidecar-revert-value' ).replaceChildren();
 			const state = byId( 'wpsidecar-revert-state' );
 			const old = byId( 'wpsidecar-revert-current' );
 			if ( old ) {
 				old.remove();
 			}
 			state.append( box );
-			confirmButton.after( force );
+			if ( force ) {
+				confirmButton.after( force );
+			}
 			box.focus();
 		} );
 	}
