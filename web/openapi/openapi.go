@@ -298,7 +298,7 @@ func operation(tag, method string, d routetable.Operation) obj {
 	}
 	op := obj{"tags": []any{tag}, "operationId": d.ID, "summary": d.Summary, "description": describe(d), "parameters": params, "responses": responses}
 	if d.Body != "" {
-		op["requestBody"] = obj{"required": method != http.MethodPost || d.Body != "SectionReset",
+		op["requestBody"] = obj{"required": !d.BodyOptional,
 			"content": obj{"application/json": obj{"schema": ref("schemas", d.Body)}}}
 	}
 	return op

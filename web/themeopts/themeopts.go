@@ -120,7 +120,8 @@ func (s *Service) routes() []routetable.Route {
 		}},
 		{Path: "/options/reset-section", Handlers: []routetable.MethodHandler{
 			{Method: http.MethodPost, Fn: s.handleResetSection, Doc: routetable.Operation{ID: "resetThemeOptionsSection", Summary: "Reset one section to its defaults",
-				Body: "SectionReset", Answer: "ThemeOptionsSectionReset", Write: true,
+				Body: "SectionReset", BodyOptional: true, Answer: "ThemeOptionsSectionReset", Write: true,
+				Query:  []routetable.ParamDoc{{Name: "section", Type: "string", Description: "the section's id, when the body gives none"}},
 				Errors: append([]routetable.ErrorDoc{{Status: http.StatusBadRequest, Code: "themeopts_missing_section"}, {Status: http.StatusNotFound, Code: "themeopts_unknown_section"}, corrupt}, body...)}},
 		}},
 		{Path: "/config", Handlers: []routetable.MethodHandler{

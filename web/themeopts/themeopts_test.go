@@ -486,3 +486,20 @@ func TestConditionalRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestResetSection_Documented: the description says what the handler
+// takes (TestResetSection): the section in the body, which may be left
+// out, or in the query.
+func TestResetSection_Documented(t *testing.T) {
+	for _, r := range themeopts.Routes() {
+		if r.Path != "/options/reset-section" {
+			continue
+		}
+		d := r.Handlers[0].Doc
+		if d.Body != "SectionReset" || !d.BodyOptional || len(d.Query) != 1 || d.Query[0].Name != "section" || d.Query[0].Type != "string" {
+			t.Errorf("reset-section is documented with body %q (optional: %v) and query %+v", d.Body, d.BodyOptional, d.Query)
+		}
+		return
+	}
+	t.Fatal("no reset-section route")
+}

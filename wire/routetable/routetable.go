@@ -43,6 +43,9 @@ type Operation struct {
 	// Body and Answer name the schemas (components/schemas) of the JSON
 	// request body ("" for none) and of the success answer.
 	Body, Answer string
+	// BodyOptional: the body may be left out (a query parameter gives
+	// the same).
+	BodyOptional bool
 	Status       int // the success status; 0 is 200
 	// Errors are the answers of this operation's own, besides those every
 	// operation may give (authentication, throttling, the database).
