@@ -5,7 +5,7 @@ GO ?= go
 .PHONY: test test-short test-stacks test-packaging deps vet build demo bench fuzz soak package
 
 build:
-	$(GO) build -o bin/wpsidecar ./cmd/wpsidecar
+	$(GO) build -buildvcs=auto -o bin/wpsidecar ./cmd/wpsidecar
 
 # Debian packages (amd64, arm64) in dist/: docs/deploy/debian.md.
 package:

@@ -17,21 +17,39 @@ var (
 )
 
 // versionLine is what --version prints: the version, the commit it was
-// built from (the build's VCS stamp when not set) and the Go version.
+// built from and when that was committed, and the Go version.
 func versionLine() string {
+	info, _ := debug.ReadBuildInfo()
+	return versionOf(version, commit, info)
+}
+
+// versionOf is the version line of a build: its commit is the one set at
+// link time (a release), else the one Go stamped from the checkout it was
+// built in (info's vcs settings: the commit, its time, and whether files
+// were changed since), else "unknown" (a build outside a checkout, or with
+// -buildvcs=false).
+func versionOf(version, commit string, info *debug.BuildInfo) string {
+	vcs := map[string]string{}
+	if info != nil {
+		for _, s := range info.Settings {
+			vcs[s.Key] = s.Value
+		}
+	}
 	c := commit
 	if c == "" {
-		c = "unknown"
-		if info, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range info.Settings {
-				if s.Key == "vcs.revision" && s.Value != "" {
-					c = s.Value
-				}
-			}
-		}
+		c = vcs["vcs.revision"]
+	}
+	if c == "" {
+		return "wpsidecar " + version + " (commit unknown, " + runtime.Version() + ")"
 	}
 	if len(c) > 12 {
 		c = c[:12]
+	}
+	if commit == "" && vcs["vcs.time"] != "" {
+		c += " of " + vcs["vcs.time"]
+	}
+	if commit == "" && vcs["vcs.modified"] == "true" {
+		c += ", with changes not committed"
 	}
 	return "wpsidecar " + version + " (commit " + c + ", " + runtime.Version() + ")"
 }
