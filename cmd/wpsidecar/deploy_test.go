@@ -11,16 +11,21 @@ import (
 	"bufio"
 	"debug/elf"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wpsidecar/wpsidecar/config"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testdb"
+	"github.com/wpsidecar/wpsidecar/internal/harness/testsite"
 )
 
 // TestPackaging_DockerfileBuildRecipe builds the binary with the
@@ -88,6 +93,7 @@ func composeConfig(t *testing.T, env []string, args ...string) string {
 // top-level settings (key: value, as printed) and its environment.
 type composeService struct {
 	settings map[string]string
+	lists    map[string][]string // a setting's list items (command, volumes)
 	env      []string
 }
 
@@ -95,7 +101,7 @@ type composeService struct {
 func composeServices(config string) map[string]*composeService {
 	services := map[string]*composeService{}
 	var svc *composeService
-	section, inEnv := "", false
+	section, inEnv, key := "", false, ""
 	sc := bufio.NewScanner(strings.NewReader(config))
 	for sc.Scan() {
 		l := sc.Text()
@@ -103,12 +109,16 @@ func composeServices(config string) map[string]*composeService {
 		case !strings.HasPrefix(l, " "):
 			section, svc = l, nil
 		case section == "services:" && strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   "):
-			svc = &composeService{settings: map[string]string{}}
+			svc = &composeService{settings: map[string]string{}, lists: map[string][]string{}}
 			services[strings.TrimSuffix(strings.TrimSpace(l), ":")] = svc
 		case svc != nil && strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "     "):
+			if item, ok := strings.CutPrefix(l, "    - "); ok {
+				svc.lists[key] = append(svc.lists[key], item)
+				continue
+			}
 			k, v, _ := strings.Cut(strings.TrimSpace(l), ":")
 			svc.settings[k] = strings.TrimSpace(v)
-			inEnv = k == "environment"
+			inEnv, key = k == "environment", k
 		case svc != nil && inEnv && strings.HasPrefix(l, "      "):
 			k, v, _ := strings.Cut(strings.TrimSpace(l), ": ")
 			svc.env = append(svc.env, k+"="+strings.Trim(v, `'"`))
@@ -125,10 +135,10 @@ func serviceEnv(config, service string) []string {
 	return nil
 }
 
-// sidecarConfig loads a sidecar service's configuration from its
-// environment, with the wp-config.php the official image generates in
-// place of the one it would mount.
-func sidecarConfig(t *testing.T, env []string) (*config.Config, string) {
+// sidecarEnv is a sidecar service's environment with the wp-config.php
+// the official image generates in place of the one it would mount, and
+// that file's path.
+func sidecarEnv(t *testing.T, env []string) ([]string, string) {
 	t.Helper()
 	wp, _ := filepath.Abs("../../config/wpconfig/testdata/wp-config-docker.php")
 	env = slices.Clone(env)
@@ -137,6 +147,14 @@ func sidecarConfig(t *testing.T, env []string) (*config.Config, string) {
 			env[i] = "WPSIDECAR_WP_CONFIG=" + wp
 		}
 	}
+	return env, wp
+}
+
+// sidecarConfig loads a sidecar service's configuration from its
+// environment (sidecarEnv).
+func sidecarConfig(t *testing.T, env []string) (*config.Config, string) {
+	t.Helper()
+	env, wp := sidecarEnv(t, env)
 	cfg, _, err := config.Load(nil, env, io.Discard)
 	if err != nil {
 		t.Fatalf("sidecar configuration from compose: %v", err)
@@ -217,9 +235,9 @@ func TestPackaging_ComposeScale(t *testing.T) {
 	if n := strings.Count(scale, "published:"); n != 1 || !strings.Contains(scale, "published: 8080\n      target: 80") {
 		t.Errorf("%d published ports, want the balancer's 8080 alone", n)
 	}
-	if !strings.Contains(strings.Join(serviceEnv(scale, "db-replica"), "\n"), "MARIADB_MASTER_HOST=db") ||
-		!strings.Contains(scale, "command: --log-bin --log-basename=mariadb --binlog-format=ROW --server-id=1") {
-		t.Error("no primary with a row-based binary log and a replica of it")
+	// The primary's binary log: TestPackaging_ComposeBinlogFeed.
+	if !strings.Contains(strings.Join(serviceEnv(scale, "db-replica"), "\n"), "MARIADB_MASTER_HOST=db") || !slices.Contains(composeServices(scale)["db"].lists["command"], "--log-bin") {
+		t.Error("no primary with a binary log and a replica of it")
 	}
 	if !strings.Contains(scale, "./deploy/nginx/scale-lb.conf:/etc/nginx/conf.d/default.conf:ro") && !strings.Contains(scale, "deploy/nginx/scale-lb.conf:/etc/nginx/conf.d/default.conf:ro") {
 		t.Error("the balancer does not use deploy/nginx/scale-lb.conf")
@@ -272,5 +290,110 @@ func TestPackaging_ComposeGrace(t *testing.T) {
 		if want := map[bool]int{true: 2, false: 1}[slices.Contains(files, "docker-compose.scale.yml")]; sidecars != want {
 			t.Errorf("%v: %d sidecar services, want %d", files, sidecars, want)
 		}
+	}
+}
+
+// TestPackaging_ComposeBinlogFeed: both Compose files start the database
+// with the binary log the change feed follows and make the feed's own
+// user on its first start; a MariaDB started here with the db service's
+// command, given that user by the same script (the image's helpers
+// played by the test), feeds a sidecar configured by the sidecar
+// service's environment: /readyz says the binlog feed, answers from
+// memory.
+func TestPackaging_ComposeBinlogFeed(t *testing.T) {
+	if f := testdb.ServerFlavor(); f != "mariadb" {
+		t.Fatalf("the Compose files run MariaDB; WPSIDECAR_TEST_SERVER names %s", f)
+	}
+	// A password SQL must escape (a backslash), and that a DSN takes.
+	const password = `feed\s3cret`
+	for _, c := range []struct{ file, sidecar string }{
+		{"docker-compose.yml", "sidecar"},
+		{"docker-compose.scale.yml", "sidecar-1"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			services := composeServices(composeConfig(t, []string{"WPSIDECAR_FEED_PASSWORD=" + password}, "-f", c.file))
+			db, sidecar := services["db"], services[c.sidecar]
+			if db == nil || sidecar == nil {
+				t.Fatalf("no db or %s service", c.sidecar)
+			}
+			command := db.lists["command"]
+			for _, want := range []string{"--log-bin", "--binlog-format=ROW", "--binlog-row-image=FULL", "--binlog-row-metadata=FULL", "--server-id=1"} {
+				if !slices.Contains(command, want) {
+					t.Errorf("the db service's command %q lacks %s", command, want)
+				}
+			}
+			// The script the image runs on a first start: mounted into its
+			// init folder, and not executable, so that the entrypoint sources
+			// it with its helpers (an executable one runs without them).
+			var script string
+			for _, v := range db.lists["volumes"] {
+				if host, ok := strings.CutSuffix(v, ":/docker-entrypoint-initdb.d/wpsidecar-feed-user.sh:ro"); ok {
+					script = host
+				}
+			}
+			if fi, err := os.Stat(script); err != nil || fi.Mode()&0o111 != 0 {
+				t.Fatalf("the db service's feed user script %q: %v (mode %v): want a readable file, not executable", script, err, fi)
+			}
+
+			srv := testdb.StartServerWith(t, testdb.ServerOptions{Args: command})
+			port := strconv.Itoa(srv.Port)
+			initdb := exec.Command("bash", "-c", `set -eo pipefail
+docker_process_sql() { mariadb --no-defaults --protocol=tcp -h127.0.0.1 -P"$PORT" -uroot "$@"; }
+docker_sql_escape_string_literal() { local s=${1//\\/\\\\}; s=${s//$'\n'/\\n}; printf '%s\n' "${s//\'/\\\'}"; }
+mysql_note() { echo "note: $*"; }
+mysql_error() { echo "error: $*" >&2; exit 1; }
+. "$SCRIPT"`)
+			initdb.Env = append(append(os.Environ(), db.env...), "PORT="+port, "SCRIPT="+script)
+			if out, err := initdb.CombinedOutput(); err != nil {
+				t.Fatalf("the feed user script: %v\n%s", err, out)
+			}
+
+			tdb := testdb.NewOn(t, srv.Config())
+			var logBin int
+			var format, image, metadata string
+			if err := tdb.SQL.QueryRow("SELECT @@log_bin, @@binlog_format, @@binlog_row_image, @@binlog_row_metadata").Scan(&logBin, &format, &image, &metadata); err != nil {
+				t.Fatal(err)
+			}
+			if logBin != 1 || format != "ROW" || image != "FULL" || metadata != "FULL" {
+				t.Errorf("log_bin %d, binlog_format %s, binlog_row_image %s, binlog_row_metadata %s", logBin, format, image, metadata)
+			}
+
+			// The sidecar as the service configures it, its database and
+			// the feed's DSN pointed at this server instead of db:3306.
+			testsite.New(t, tdb, testsite.User{Login: "admin", Role: "administrator", AppPassword: "abcdefghijklmnopqrstuvwx"})
+			php := httptest.NewServer(http.NotFoundHandler())
+			defer php.Close()
+			env, _ := sidecarEnv(t, sidecar.env)
+			dsn := ""
+			// The feed is what is checked here: no replica (the scale file's
+			// is checked by TestPackaging_ComposeScale).
+			env = slices.DeleteFunc(env, func(kv string) bool {
+				return strings.HasPrefix(kv, "WPSIDECAR_DB_REPLICA=") || strings.HasPrefix(kv, "WPSIDECAR_MAX_REPLICA_LAG=")
+			})
+			for i, kv := range env {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "WPSIDECAR_BINLOG_DSN":
+					dsn = v
+					env[i] = k + "=" + strings.Replace(v, "tcp(db:3306)", "tcp(127.0.0.1:"+port+")", 1)
+				case "WORDPRESS_DB_HOST":
+					env[i] = k + "=127.0.0.1:" + port
+				case "WORDPRESS_DB_USER":
+					env[i] = k + "=root"
+				case "WORDPRESS_DB_PASSWORD":
+					env[i] = k + "="
+				case "WORDPRESS_DB_NAME":
+					env[i] = k + "=" + tdb.Name
+				case "WORDPRESS_TABLE_PREFIX":
+					env[i] = k + "=" + testdb.Prefix
+				}
+			}
+			if want := "wpsidecar_feed:" + password + "@tcp(db:3306)/"; dsn != want {
+				t.Errorf("the sidecar's WPSIDECAR_BINLOG_DSN %q, want %q", dsn, want)
+			}
+			s := start(t, []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--upstream", php.URL, "--environment-type", "local"}, env)
+			defer s.stop()
+			waitReadyz(t, s, map[string]string{"change_feed": "binlog", "database": "ok", "leader": "yes", "serve_from_feed": "memory", "upstream": "ok"})
+		})
 	}
 }
