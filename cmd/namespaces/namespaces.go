@@ -16,9 +16,11 @@ import (
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
-// Modules are the namespaces served under the settings cfg; t is where
-// the theme options' configurations are found (zero: none).
-func Modules(cfg *config.Config, t themeopts.Configs) []module.Module {
+// Modules are the namespaces served under the settings cfg, built once
+// by each process that serves or handles them; t is where the theme
+// options' configurations are found (nil: none), which cmd opens, as it
+// opens every file the settings name.
+func Modules(cfg *config.Config, t themeopts.Configurations) []module.Module {
 	// The field groups' table after the prefix, which each site's view of
 	// the database prefixes (config requires the base prefix on a network).
 	groups := strings.TrimPrefix(cfg.FieldmgrTable, cfg.TablePrefix)

@@ -16,7 +16,6 @@ import (
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/restcache"
-	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // changeFeed is the binlog feed of --change-feed binlog or auto (nil with binlog when the server cannot feed it;
@@ -63,7 +62,7 @@ func (s *sidecar) setFeedMode(mode string, why error) {
 // checkFeed is --check-config's word on the binlog feed: whether the server can feed the sidecar, or what to
 // change; with change-feed auto, what the sidecar would do (a server that cannot feed it is no error).
 func checkFeed(ctx context.Context, cfg *config.Config, out io.Writer) error {
-	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: module.Tables(namespaces.Modules(cfg, themeopts.Configs{})), Log: zerolog.Nop()})
+	feed, err := changes.OpenFeed(ctx, feedConfig(cfg), changes.FeedOptions{Tables: module.Tables(namespaces.Modules(cfg, nil)), Log: zerolog.Nop()})
 	switch {
 	case err != nil && cfg.ChangeFeed == changes.ModeBinlog:
 		fmt.Fprintf(out, "# change-feed binlog: %v; the sidecar would poll instead\n", err)

@@ -5,37 +5,15 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/cmd/command"
 	"github.com/wpsidecar/wpsidecar/cmd/namespaces"
 	"github.com/wpsidecar/wpsidecar/config"
-	"github.com/wpsidecar/wpsidecar/domain/multisite"
-	"github.com/wpsidecar/wpsidecar/domain/publicroute"
 	"github.com/wpsidecar/wpsidecar/domain/themeoption"
 	"github.com/wpsidecar/wpsidecar/web/historyapi"
 	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
 	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
-
-// units are the namespaces as the shared parts see them (webhooks,
-// purges, the commands), under no theme options configuration (each
-// site's history has its own, under the site's: siteModules).
-func units(cfg *config.Config) wpsidecar.Units {
-	return module.Units(namespaces.Modules(cfg, themeopts.Configs{}))
-}
-
-// publicSources are the namespaces public routes may show.
-func publicSources(cfg *config.Config) []publicroute.Source {
-	return module.PublicSources(namespaces.Modules(cfg, themeopts.Configs{}))
-}
-
-// siteModules are the modules a site's services are built from: under
-// the site's theme options configurations (its place on a network; nil
-// on a single site), found among the files t.
-func siteModules(cfg *config.Config, t *themeopts.Files) func(place *multisite.Site) []module.Module {
-	return func(place *multisite.Site) []module.Module { return namespaces.Modules(cfg, t.Site(place)) }
-}
 
 // api is what the openapi command describes: the modules under the
 // theme options configuration the settings name.
@@ -53,7 +31,7 @@ func api(cfg *config.Config) func() ([]openapi.NamespaceDoc, error) {
 // configuration (nil: none): the modules, then the sidecar's own (the
 // history).
 func apiUnder(cfg *config.Config, opts *themeoption.Config) []openapi.NamespaceDoc {
-	return apiOf(namespaces.Modules(cfg, themeopts.Configs{Current: func() *themeoption.Config { return opts }}))
+	return apiOf(namespaces.Modules(cfg, themeopts.Fixed{Config: opts}))
 }
 
 // apiOf is what the OpenAPI description shows of mods: the modules, then
@@ -71,6 +49,6 @@ func parts(cfg *config.Config) func() (command.PartsOf, error) {
 		if err != nil {
 			return nil, err
 		}
-		return module.Parts(namespaces.Modules(cfg, themeopts.Configs{Of: topts.Current})), nil
+		return module.Parts(namespaces.Modules(cfg, topts)), nil
 	}
 }

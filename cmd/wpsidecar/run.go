@@ -126,6 +126,7 @@ type sidecar struct {
 	authCollectors []prometheus.Collector
 	deps           *site.Deps
 	topts          *themeopts.Files
+	mods           []module.Module // the namespaces
 	main           *site.Site
 	sites          site.Index
 	siteMap        *store.NetworkWatcher // on a network
@@ -170,7 +171,10 @@ func (s *sidecar) open(ctx context.Context) error {
 		s.onClose(func() { oc.Close() })
 		s.cache = oc
 	}
-	o := dbOptions(cfg)
+	// The store's history units, of the namespaces under no configuration
+	// (made before the configuration files are opened: what the history
+	// keeps of a namespace does not depend on its configuration).
+	o := dbOptions(cfg, namespaces.Modules(cfg, nil))
 	o.MaxOpen, o.MaxWait, o.Cache, o.Replicas, o.MaxReplicaLag = cfg.DB.MaxOpen, cfg.DB.MaxWait, s.cache, cfg.DB.Replicas, cfg.DB.MaxReplicaLag
 	o.Logger = logger.With().Str("component", "store").Logger()
 	db, err := store.Open(o)
@@ -212,16 +216,24 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		s.drains = append(s.drains, reporter)
 		s.background(reporter.Run)
 	}
-	topts, reloads, err := themeopts.Open(themeoptsFiles(cfg), logger, s.background)
+	paths := themeoptsFiles(cfg)
+	// The option row each site keeps its theme options in: where is the
+	// site on the network (s.sites, built below; asked only once changes
+	// are detected).
+	paths.Where = func(id int64) (*multisite.Site, bool) { return s.sites.Place(id) }
+	topts, reloads, err := themeopts.Open(paths, logger, s.background)
 	if err != nil {
 		return err
 	}
 	s.topts, s.reloads = topts, append(s.reloads, reloads...)
+	// The namespaces, built once: every site, change detection and the
+	// public routes take them.
+	s.mods = namespaces.Modules(cfg, topts)
 	off := map[wpsidecar.Namespace]string{}
 	if !topts.Any() {
 		off[wpsidecar.ThemeOptions] = "--themeopts-config is not set"
 	}
-	pubFile, err := site.OpenPublic(cfg.PublicRoutes, publicSources(cfg), off, logger)
+	pubFile, err := site.OpenPublic(cfg.PublicRoutes, module.PublicSources(s.mods), off, logger)
 	if err != nil {
 		return err
 	}
@@ -229,7 +241,7 @@ func (s *sidecar) buildSites(ctx context.Context) error {
 		s.reloads = append(s.reloads, pubFile.Reload)
 		s.background(func(ctx context.Context) { pubFile.Watch(ctx, time.Second) })
 	}
-	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Public: pubFile, Modules: siteModules(cfg, topts), Reloaded: topts.OnReload,
+	s.deps = &site.Deps{Options: siteOptions(cfg), Logger: logger, Background: s.background, Public: pubFile, Modules: s.mods, Reloaded: topts.OnReload,
 		Auth: auth.Options{
 			Keys: cfg.Keys, EnvironmentType: cfg.EnvironmentType,
 			BasicAuthPasswords: cfg.BasicAuthPasswords, IsSecure: proxy.SecureFunc(cfg.TrustedProxies),
@@ -303,14 +315,9 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 		if detect {
 			subs = append(subs, s.senders(clog))
 		}
-		var rows themeopts.Configs // the option rows followed
-		if s.topts.Any() {
-			rows.OptName = s.topts.OptName(s.sites.Place)
-		}
-		mods := namespaces.Modules(cfg, rows)
 		var p *changes.Poller // nil: nothing to poll for
 		if detect {
-			p = changes.NewPoller(s.siteMap, db, module.Tables(mods), module.OptionRows(mods), subs, clog)
+			p = changes.NewPoller(s.siteMap, db, module.Tables(s.mods), module.OptionRows(s.mods), subs, clog)
 		}
 		poll := func(ctx context.Context) {
 			s.feedMode.Store(changes.ModePoll)
@@ -323,7 +330,7 @@ func (s *sidecar) detectChanges(ctx context.Context) {
 			s.background(poll)
 		default:
 			var why error
-			if s.feed, why = changeFeed(ctx, cfg, db, mods, subs, clog); s.feed == nil {
+			if s.feed, why = changeFeed(ctx, cfg, db, s.mods, subs, clog); s.feed == nil {
 				s.setFeedMode(changes.ModePoll, why)
 				s.background(poll)
 				break
@@ -406,7 +413,7 @@ func (s *sidecar) settingsOf(id int64) *store.SettingsWatcher {
 func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 	var tell changes.Subscribers
 	if len(s.cfg.WebhookURLs) > 0 {
-		notifier := delivery.NewNotifier(delivery.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: units(s.cfg), Log: clog})
+		notifier := delivery.NewNotifier(delivery.NotifierOptions{URLs: s.cfg.WebhookURLs, Secret: s.cfg.WebhookSecret, Units: module.Units(s.mods), Log: clog})
 		s.drains = append(s.drains, notifier)
 		s.background(notifier.Run)
 		tell = append(tell, notifier)
@@ -416,7 +423,7 @@ func (s *sidecar) senders(clog zerolog.Logger) changes.Subscriber {
 		s.background(p.Run)
 	}
 	if len(s.purgers) > 0 {
-		tell = append(tell, delivery.Purges{Purgers: s.purgers, Units: units(s.cfg), URLs: s.sites.PublicURLs})
+		tell = append(tell, delivery.Purges{Purgers: s.purgers, Units: module.Units(s.mods), URLs: s.sites.PublicURLs})
 		if s.restCache != nil {
 			tell = append(tell, delivery.TagPurges{Tags: s.restCache.Tags, Purgers: s.purgers})
 		}
@@ -690,8 +697,11 @@ func commandSettings(environ []string) command.Settings {
 			return command.Options{}, nil, err
 		}
 		nop := zerolog.Nop()
-		o := command.Options{DB: dbOptions(cfg), Network: networkConstants(cfg),
-			PublicRoutes: cfg.PublicRoutes, PublicSources: publicSources(cfg), API: api(cfg), Units: units(cfg), Parts: parts(cfg)}
+		// The namespaces under no configuration; what needs one opens it
+		// (API, Parts).
+		mods := namespaces.Modules(cfg, nil)
+		o := command.Options{DB: dbOptions(cfg, mods), Network: networkConstants(cfg),
+			PublicRoutes: cfg.PublicRoutes, PublicSources: module.PublicSources(mods), API: api(cfg), Units: module.Units(mods), Parts: parts(cfg)}
 		if cfg.ObjectCache == "redis" {
 			o.ObjectCache = func(ctx context.Context) (*objcache.Redis, error) {
 				return objcache.Open(ctx, objcacheOptions(cfg, nop), cfg.Source("object-cache"))
@@ -701,10 +711,11 @@ func commandSettings(environ []string) command.Settings {
 	}
 }
 
-// dbOptions reach the database, for the server and the commands alike.
-func dbOptions(cfg *config.Config) store.Options {
+// dbOptions reach the database, for the server and the commands alike,
+// the history kept of mods.
+func dbOptions(cfg *config.Config, mods []module.Module) store.Options {
 	network, addr := cfg.DB.Address()
 	return store.Options{Net: network, Addr: addr, User: cfg.DB.User, Password: cfg.DB.Password, DBName: cfg.DB.Name, Charset: cfg.DB.Charset,
 		Collation: cfg.DB.Collate, TLS: store.TLS(cfg.DB.TLS), TablePrefix: cfg.TablePrefix, Multisite: cfg.Multisite, Timeout: cfg.DB.Timeout, History: !cfg.History.Off,
-		HistoryUnits: module.HistoryUnits(namespaces.Modules(cfg, themeopts.Configs{}))}
+		HistoryUnits: module.HistoryUnits(mods)}
 }

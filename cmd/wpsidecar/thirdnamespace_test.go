@@ -15,7 +15,6 @@ import (
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
 	"github.com/wpsidecar/wpsidecar/web/openapi"
-	"github.com/wpsidecar/wpsidecar/web/themeopts"
 	"github.com/wpsidecar/wpsidecar/wire/routetable"
 )
 
@@ -61,7 +60,7 @@ func menusModule() module.Module {
 // and the namespaces no public route may shadow — with no shared file
 // edited.
 func TestThirdNamespace(t *testing.T) {
-	mods := append(namespaces.Modules(&config.Config{}, themeopts.Configs{}), menusModule())
+	mods := append(namespaces.Modules(&config.Config{}, nil), menusModule())
 	api := apiOf(mods)
 	list, options, labels := listsOf(api)
 	if list != "(fieldmgr|themeopts|menus|wpsidecar)" {

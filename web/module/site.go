@@ -3,6 +3,7 @@ package module
 import (
 	"github.com/rs/zerolog"
 
+	"github.com/wpsidecar/wpsidecar"
 	"github.com/wpsidecar/wpsidecar/auth"
 	"github.com/wpsidecar/wpsidecar/domain/multisite"
 	"github.com/wpsidecar/wpsidecar/store"
@@ -30,6 +31,9 @@ type Served struct {
 	// Public answers the public routes that show it (its Module's
 	// PublicSource's selections); nil: none.
 	Public publicapi.Answer
+	// Unit is the namespace as this site's history sees it (its
+	// capability may be the site's configuration's); nil: its Module's.
+	Unit wpsidecar.Unit
 	// Log adds to the line logged when a site of a network is first
 	// served what it serves of the namespace; nil: nothing.
 	Log func(*zerolog.Event) *zerolog.Event

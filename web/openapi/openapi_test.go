@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite docs/openapi.json from the code
 // their modules, then the history) under a theme options configuration
 // (nil: none). An external test: the modules import this package.
 func api(opts *themeoption.Config) []NamespaceDoc {
-	mods := []module.Module{fieldmgr.Module("", ""), themeopts.Module(themeopts.Configs{Current: func() *themeoption.Config { return opts }})}
+	mods := []module.Module{fieldmgr.Module("", ""), themeopts.Module(themeopts.Fixed{Config: opts})}
 	return append(module.API(mods), NamespaceDoc{Name: "wpsidecar/v1", Routes: historyapi.Routes(module.Units(mods))})
 }
 

@@ -114,11 +114,11 @@ type Deps struct {
 	Auth       auth.Options // Store and Settings are each site's
 	Background func(func(context.Context))
 	Public     *reload.File[publicroute.Config] // nil without public routes
-	// Modules are the namespaces served, built for a site (its place on
-	// a network; nil on a single site) under its configurations: each
-	// site's handlers, and its history's units, are theirs. nil: none
-	// (the history shows no entry).
-	Modules func(place *multisite.Site) []module.Module
+	// Modules are the namespaces served: each builds its handlers for a
+	// site (Site), and the site's history's units are what they serve
+	// (Served.Unit, else the module's). nil: none (the history shows no
+	// entry).
+	Modules []module.Module
 	// Reloaded has a function called after every reload of the
 	// configuration files the modules' handlers answer from; nil: none.
 	Reloaded func(func())
@@ -159,30 +159,30 @@ func (d *Deps) Build(ctx context.Context, id int64, db *store.DB, place *multisi
 	d.mu.Lock()
 	d.authns = append(d.authns, s.authn)
 	d.mu.Unlock()
-	var mods []module.Module
-	if d.Modules != nil {
-		mods = d.Modules(place)
-	}
 	answers := map[wpsidecar.Namespace]publicapi.Answer{} // the public routes'
-	for _, m := range mods {
-		if m.Site == nil {
-			continue
+	var units wpsidecar.Units
+	if d.Modules != nil {
+		units = wpsidecar.Units{}
+	}
+	for _, m := range d.Modules {
+		unit := m.Unit
+		if m.Site != nil {
+			sv, err := m.Site(module.SiteDeps{Site: place, DB: db, Authn: s.authn, Settings: s.settings, Log: log})
+			if err != nil {
+				return nil, err
+			}
+			s.served = append(s.served, sv)
+			if sv.Public != nil {
+				answers[m.Unit.Namespace()] = sv.Public
+			}
+			if sv.Unit != nil {
+				unit = sv.Unit
+			}
 		}
-		sv, err := m.Site(module.SiteDeps{Site: place, DB: db, Authn: s.authn, Settings: s.settings, Log: log})
-		if err != nil {
-			return nil, err
-		}
-		s.served = append(s.served, sv)
-		if sv.Public != nil {
-			answers[m.Unit.Namespace()] = sv.Public
-		}
+		units = append(units, unit)
 	}
 	if d.Public != nil {
 		s.pub = &public{file: d.Public, h: publicapi.New(d.Public, answers)}
-	}
-	var units wpsidecar.Units
-	if mods != nil {
-		units = module.Units(mods)
 	}
 	// Without a kept history (nil) the routes still answer: that it is off.
 	s.history = historyapi.New(s.authn, db.History(), s.settings, units)

@@ -103,12 +103,7 @@ func TestBuildRangesOverModules(t *testing.T) {
 		{"failing", []module.Module{served("a/v1"), failing}, nil, true},
 	} {
 		d := &Deps{Options: Options{SettingsRefresh: time.Hour}, Logger: zerolog.Nop(), Background: func(func(context.Context)) {},
-			Modules: func(p *multisite.Site) []module.Module {
-				if p != place {
-					t.Errorf("%s: modules for %+v", c.name, p)
-				}
-				return c.mods
-			}}
+			Modules: c.mods}
 		s, err := d.Build(context.Background(), 0, db, place)
 		if c.wantErr {
 			if err == nil {

@@ -21,6 +21,8 @@ type Files struct {
 	all   *reload.File[themeoption.Config] // nil: none
 	sites []SitePath
 	files map[string]*reload.File[themeoption.Config] // by path
+	// where finds a site's place on a network by its id (Paths.Where).
+	where func(id int64) (*multisite.Site, bool)
 }
 
 // Paths are the theme options configuration files: the network's (or
@@ -28,6 +30,11 @@ type Files struct {
 type Paths struct {
 	All   string // "" without
 	Sites []SitePath
+	// Where finds a site's place on a network by its id, for the option
+	// row change detection follows (nil: none followed); called only
+	// once changes are detected, so it may look up what is built after
+	// Open.
+	Where func(id int64) (*multisite.Site, bool)
 }
 
 // SitePath is a site's own file: Site is its blog id, its domain, or its
@@ -37,7 +44,7 @@ type SitePath struct{ Site, File string }
 // Open opens every configuration file, watched in the background;
 // reloads are theirs to run on SIGHUP, one a file.
 func Open(paths Paths, logger zerolog.Logger, background func(func(context.Context))) (t *Files, reloads []func() error, err error) {
-	t = &Files{sites: paths.Sites, files: map[string]*reload.File[themeoption.Config]{}}
+	t = &Files{sites: paths.Sites, files: map[string]*reload.File[themeoption.Config]{}, where: paths.Where}
 	log := logger.With().Str("component", "themeopts").Logger()
 	open := func(path string) (*reload.File[themeoption.Config], error) {
 		if f, ok := t.files[path]; ok {
@@ -101,31 +108,30 @@ func (t *Files) Current(s *multisite.Site) *themeoption.Config {
 	return nil
 }
 
-// Site are the configurations of site s (nil: a single site) as its
-// module is built with: the one in force, and the file its handlers
-// answer from (none: the site serves no theme options).
-func (t *Files) Site(s *multisite.Site) Configs {
-	f := t.Of(s)
-	if f == nil {
-		return Configs{Current: func() *themeoption.Config { return nil }}
+// Source is the configuration of site s (nil: a single site, or the
+// network's) as its handlers answer from it, as Of finds it; nil: none.
+func (t *Files) Source(s *multisite.Site) Source {
+	if f := t.Of(s); f != nil {
+		return f
 	}
-	return Configs{Current: f.Current, Source: f}
+	return nil
 }
 
-// OptName is the option row of site id ("": none), as where finds the
-// site (its place on a network, nil on a single site; false: no such
-// site).
-func (t *Files) OptName(where func(id int64) (*multisite.Site, bool)) func(id int64) string {
-	return func(id int64) string {
-		s, ok := where(id)
-		if !ok {
-			return ""
-		}
-		if c := t.Current(s); c != nil {
-			return c.OptName
-		}
+// OptName is the option row of site id ("": none), as the Files' where
+// finds the site (its place on a network, nil on a single site; false: no
+// such site).
+func (t *Files) OptName(id int64) string {
+	if t.where == nil {
 		return ""
 	}
+	s, ok := t.where(id)
+	if !ok {
+		return ""
+	}
+	if c := t.Current(s); c != nil {
+		return c.OptName
+	}
+	return ""
 }
 
 // openFile reads a theme options configuration file, for one site or

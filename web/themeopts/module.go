@@ -13,57 +13,90 @@ import (
 	"github.com/wpsidecar/wpsidecar/web/openapi"
 )
 
-// Configs are where the theme options' module finds the configurations
-// in force (they are reloaded while running); a nil field: none.
-type Configs struct {
-	// Current is the one in force of the site the module is built for
-	// (its unit's capability; the main site's: what OpenAPI describes).
-	Current func() *themeoption.Config
-	// Of is a site's, as export and import see it.
-	Of func(ms *multisite.Site) *themeoption.Config
-	// OptName is the option row site keeps its options in ("": none);
-	// nil when no site is served any.
-	OptName func(site int64) string
-	// Source is the file the site's handlers answer from; nil: the site
-	// serves no theme options.
-	Source Source
+// Configurations are where the theme options' module finds the
+// configurations, each as in force now: Files (the server's and the
+// commands', reloaded while running) or Fixed (one, for a description).
+type Configurations interface {
+	// Any tells whether there is a configuration at all: without one no
+	// site serves theme options, and no option row is followed.
+	Any() bool
+	// Source is the configuration of a site (its place on a network; nil
+	// on a single site, or for the network as a whole), from which its
+	// handlers answer; nil: the site serves no theme options.
+	Source(place *multisite.Site) Source
+	// OptName is the option row site id keeps its options in ("": none).
+	OptName(site int64) string
+}
+
+// configOf is what src holds now (nil: none).
+func configOf(src Source) *themeoption.Config {
+	if src == nil {
+		return nil
+	}
+	return src.Current()
 }
 
 // Module is the theme options as the shared layers handle them: kept in
-// an option row of each site, under the configurations c.
-func Module(c Configs) module.Module {
+// an option row of each site, under the configurations c (nil: none). It
+// is built once; what differs by site (the handlers, the history's
+// capability) is built by Site for each.
+func Module(c Configurations) module.Module {
+	if c == nil {
+		c = Fixed{}
+	}
+	// The main site's (or the network's) configuration, as the parts that
+	// serve no one site see it: webhooks, purges, OpenAPI, the commands.
+	main := func() *themeoption.Config { return configOf(c.Source(nil)) }
 	m := module.Module{
-		Unit:     themeoption.Unit{Config: c.Current},
+		Unit:     themeoption.Unit{Config: main},
 		Public:   new(themeoption.PublicSource()),
 		Reverter: store.OptionArrayReverter{Namespace: wpsidecar.ThemeOptions, Diff: themeoption.Diff},
 		API: func() openapi.NamespaceDoc {
-			var opts *themeoption.Config
-			if c.Current != nil {
-				opts = c.Current()
-			}
-			return openapi.NamespaceDoc{Name: "themeopts/v1", Routes: Routes(), Unit: themeoption.Unit{}, Schemas: themeoption.OpenAPISchemas(opts)}
+			return openapi.NamespaceDoc{Name: "themeopts/v1", Routes: Routes(), Unit: themeoption.Unit{}, Schemas: themeoption.OpenAPISchemas(main())}
 		},
 		Part: func(view *store.DB, ms *multisite.Site) (exportdir.Part, error) {
-			var opts *themeoption.Config
-			if c.Of != nil {
-				opts = c.Of(ms)
+			return Part{DB: view, Config: configOf(c.Source(ms))}, nil
+		},
+		Site: func(d module.SiteDeps) (module.Served, error) {
+			src := c.Source(d.Site)
+			if src == nil {
+				// Its history's entries still ask the default capability.
+				return module.Served{Unit: themeoption.Unit{}, Log: func(ev *zerolog.Event) *zerolog.Event { return ev.Bool("themeopts", false) }}, nil
 			}
-			return Part{DB: view, Config: opts}, nil
+			s := NewService(d.Authn, d.DB, d.Settings, src, d.Log.With().Str("component", "themeopts").Logger())
+			return module.Served{
+				Handlers: s,
+				Public:   s.Public,
+				Unit:     themeoption.Unit{Config: src.Current},
+				Log:      func(ev *zerolog.Event) *zerolog.Event { return ev.Bool("themeopts", true) },
+			}, nil
 		},
 	}
-	m.Site = func(d module.SiteDeps) (module.Served, error) {
-		if c.Source == nil {
-			return module.Served{Log: func(ev *zerolog.Event) *zerolog.Event { return ev.Bool("themeopts", false) }}, nil
-		}
-		s := NewService(d.Authn, d.DB, d.Settings, c.Source, d.Log.With().Str("component", "themeopts").Logger())
-		return module.Served{
-			Handlers: s,
-			Public:   s.Public,
-			Log:      func(ev *zerolog.Event) *zerolog.Event { return ev.Bool("themeopts", true) },
-		}, nil
-	}
-	if c.OptName != nil {
+	if c.Any() {
 		m.OptionRow = &changes.OptionRow{Namespace: wpsidecar.ThemeOptions, Name: c.OptName, Diff: themeoption.Diff}
 	}
 	return m
+}
+
+// Fixed is one configuration for every site (nil: none), not reloaded:
+// what the openapi command describes.
+type Fixed struct{ Config *themeoption.Config }
+
+func (f Fixed) Any() bool { return f.Config != nil }
+
+func (f Fixed) Source(*multisite.Site) Source {
+	if f.Config == nil {
+		return nil
+	}
+	return f
+}
+
+// Current is the configuration, as a Source.
+func (f Fixed) Current() *themeoption.Config { return f.Config }
+
+func (f Fixed) OptName(int64) string {
+	if f.Config == nil {
+		return ""
+	}
+	return f.Config.OptName
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/wpsidecar/wpsidecar/config"
 	"github.com/wpsidecar/wpsidecar/store"
 	"github.com/wpsidecar/wpsidecar/web/module"
-	"github.com/wpsidecar/wpsidecar/web/themeopts"
 )
 
 // DefaultDSN is used when WPSIDECAR_TEST_DSN is unset.
@@ -171,7 +170,7 @@ func (db *DB) StoreOptions() store.Options {
 // HistoryUnits are the namespaces' history units, from the list cmd
 // serves (package namespaces).
 func HistoryUnits() []store.HistoryUnit {
-	return module.HistoryUnits(namespaces.Modules(&config.Config{}, themeopts.Configs{}))
+	return module.HistoryUnits(namespaces.Modules(&config.Config{}, nil))
 }
 
 // Store opens the database through the store, closed when the test ends.
