@@ -115,8 +115,9 @@ type Item struct {
 // one site: the one event change detection produces, whoever made the
 // change and however it was seen.
 type Commit struct {
-	// Site is the blog id on a multisite network; 0 on a single site.
-	Site      int64
+	// BlogID is the site's blog id on a multisite network (the logs' blog_id;
+	// a webhook's "site"); 0 on a single site.
+	BlogID    int64
 	Namespace Namespace
 	// Object is what the items belong to, as the history names it: the
 	// theme options row, the field groups' table (with the site's

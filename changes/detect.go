@@ -192,7 +192,7 @@ func (d *Detector) pollOption(ctx context.Context, o *polledOption) error {
 }
 
 func (d *Detector) report(c wpsidecar.Commit) {
-	c.Site, c.When, c.Author = d.site, time.Now(), wpsidecar.Author{Via: wpsidecar.ViaPoll}
+	c.BlogID, c.When, c.Author = d.site, time.Now(), wpsidecar.Author{Via: wpsidecar.ViaPoll}
 	d.log.Info().Str("namespace", string(c.Namespace)).Strs("keys", c.DistinctKeys()).Msg("stored data changed")
 	d.sub.Commit(c)
 }

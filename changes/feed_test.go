@@ -353,7 +353,7 @@ func TestFeed_NetworkSites(t *testing.T) {
 				}
 			},
 			commit: func(c wpsidecar.Commit) {
-				record(fmt.Sprintf("%d %s:%s", c.Site, c.Namespace, strings.Join(c.Keys(), ",")))
+				record(fmt.Sprintf("%d %s:%s", c.BlogID, c.Namespace, strings.Join(c.Keys(), ",")))
 			},
 		},
 		Heartbeat: 200 * time.Millisecond, Log: zerolog.New(&logs), Primary: tdb.Store(t)})

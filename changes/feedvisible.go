@@ -80,10 +80,10 @@ func (f *Feed) report(q queued) {
 		site := tx.sites[id]
 		var commits []wpsidecar.Commit
 		for i, t := range site.tables {
-			commits = append(commits, wpsidecar.Commit{Site: id, Namespace: f.o.Tables[i].Namespace, Object: t.object, Items: t.items})
+			commits = append(commits, wpsidecar.Commit{BlogID: id, Namespace: f.o.Tables[i].Namespace, Object: t.object, Items: t.items})
 		}
 		for i, o := range site.options {
-			commits = append(commits, wpsidecar.Commit{Site: id, Namespace: f.o.OptionRows[i].Namespace, Object: o.object, Items: o.items})
+			commits = append(commits, wpsidecar.Commit{BlogID: id, Namespace: f.o.OptionRows[i].Namespace, Object: o.object, Items: o.items})
 		}
 		for _, c := range commits {
 			if len(c.Items) == 0 {

@@ -42,7 +42,7 @@ func (r *Recorder) Commit(c wpsidecar.Commit) {
 	select {
 	case r.queue <- c:
 	default:
-		r.log.Error().Int64("blog_id", c.Site).Str("origin", c.Origin).Msg("history: too many changes waiting; this one is not recorded")
+		r.log.Error().Int64("blog_id", c.BlogID).Str("origin", c.Origin).Msg("history: too many changes waiting; this one is not recorded")
 	}
 }
 
@@ -54,14 +54,14 @@ func (r *Recorder) Run(ctx context.Context) {
 			return
 		case c := <-r.queue:
 			view := r.db
-			if c.Site > 0 {
-				view = r.db.ForSite(c.Site)
+			if c.BlogID > 0 {
+				view = r.db.ForSite(c.BlogID)
 			}
 			wctx, cancel := context.WithTimeout(ctx, r.timeout)
 			err := view.History().Record(wctx, c)
 			cancel()
 			if err != nil {
-				r.log.Error().Err(err).Int64("blog_id", c.Site).Str("origin", c.Origin).Msg("history: recording a change seen in the binlog failed")
+				r.log.Error().Err(err).Int64("blog_id", c.BlogID).Str("origin", c.Origin).Msg("history: recording a change seen in the binlog failed")
 			}
 		}
 	}

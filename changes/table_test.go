@@ -101,7 +101,7 @@ func showCommit(c wpsidecar.Commit) string {
 	for _, it := range c.Items {
 		items = append(items, it.Key+" "+val(it.Before)+"→"+val(it.After))
 	}
-	return fmt.Sprintf("%d %s %s: %s", c.Site, c.Namespace, c.Object, strings.Join(items, "; "))
+	return fmt.Sprintf("%d %s %s: %s", c.BlogID, c.Namespace, c.Object, strings.Join(items, "; "))
 }
 
 // TestTables_AThirdNamespace: a namespace kept in a table of its own,
@@ -148,7 +148,7 @@ func TestTables_AThirdNamespace(t *testing.T) {
 		if c.Author.Via != wpsidecar.ViaPoll {
 			t.Errorf("a polled commit: %+v", c)
 		}
-		c.Site = 1 // as the feed names the base prefix's site
+		c.BlogID = 1 // as the feed names the base prefix's site
 		polled = append(polled, showCommit(c))
 	}), zerolog.Nop())
 	if err := d.Poll(ctx); err != nil { // the baseline

@@ -71,7 +71,7 @@ func (p Purges) Commit(c wpsidecar.Commit) {
 // included when its unit among units is Listed.
 func PurgeOf(c wpsidecar.Commit, units wpsidecar.Units, urls func(wpsidecar.Commit) []*url.URL) Purge {
 	u := units.Find(c.Namespace)
-	x := Purge{Tags: cachetag.Stale(c.Site, string(c.Namespace), u != nil && u.Listed(), c.DistinctKeys())}
+	x := Purge{Tags: cachetag.Stale(c.BlogID, string(c.Namespace), u != nil && u.Listed(), c.DistinctKeys())}
 	if urls != nil {
 		x.URLs = urls(c)
 	}

@@ -287,8 +287,8 @@ func WebhookJSON(c wpsidecar.Commit, field string) []byte {
 	b.Write(phpserial.JSON(phpserial.Value{Kind: phpserial.String, Str: string(c.Namespace)}))
 	b.WriteString(`,"` + field + `":`)
 	b.Write(phpserial.JSON(set))
-	if c.Site > 0 {
-		b.WriteString(`,"site":` + strconv.FormatInt(c.Site, 10))
+	if c.BlogID > 0 {
+		b.WriteString(`,"site":` + strconv.FormatInt(c.BlogID, 10))
 	}
 	b.WriteString(`}`)
 	return []byte(b.String())

@@ -158,7 +158,7 @@ func TestNotifier_LogsNoSecrets(t *testing.T) {
 
 // commit is a commit of keys, for the tests that look at keys only.
 func commit(ns wpsidecar.Namespace, site int64, keys ...string) wpsidecar.Commit {
-	c := wpsidecar.Commit{Namespace: ns, Site: site}
+	c := wpsidecar.Commit{Namespace: ns, BlogID: site}
 	for _, k := range keys {
 		c.Items = append(c.Items, wpsidecar.Item{Key: k})
 	}

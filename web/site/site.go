@@ -253,7 +253,7 @@ func (s *Site) PublicURLs(c wpsidecar.Commit) []*url.URL {
 // PublicURLs are those of the site c names (see Site.PublicURLs): none
 // for a site whose services are not built, which no answer of this
 // instance showed.
-func (x Index) PublicURLs(c wpsidecar.Commit) []*url.URL { return x.Built(c.Site).PublicURLs(c) }
+func (x Index) PublicURLs(c wpsidecar.Commit) []*url.URL { return x.Built(c.BlogID).PublicURLs(c) }
 
 // public is the site owner's public routes, when --public-routes is set.
 type public struct {

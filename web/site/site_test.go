@@ -49,11 +49,11 @@ func TestPurgeOf(t *testing.T) {
 		tags, urls []string
 	}{
 		{"single site", wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Items: []wpsidecar.Item{{Key: "a b"}}}, nil, []string{"themeopts", "themeopts:a%20b"}, nil},
-		{"site 2, served", wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Items: []wpsidecar.Item{{Key: "logo"}}, Site: 2}, two,
+		{"site 2, served", wpsidecar.Commit{Namespace: wpsidecar.ThemeOptions, Items: []wpsidecar.Item{{Key: "logo"}}, BlogID: 2}, two,
 			[]string{"site2:themeopts", "site2:themeopts:logo"}, []string{"http://example.test/two/wp-json/x/v1/brand"}},
-		{"site 2, groups", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 2}, two,
+		{"site 2, groups", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, BlogID: 2}, two,
 			[]string{"site2:fieldmgr", "site2:fieldmgr:list", "site2:fieldmgr:g"}, []string{"http://example.test/two/wp-json/x/v1/fields"}},
-		{"site 3, never served", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, Site: 3}, nil,
+		{"site 3, never served", wpsidecar.Commit{Namespace: wpsidecar.FieldGroups, Items: []wpsidecar.Item{{Key: "g"}}, BlogID: 3}, nil,
 			[]string{"site3:fieldmgr", "site3:fieldmgr:list", "site3:fieldmgr:g"}, nil},
 	} {
 		p := delivery.PurgeOf(c.change, wpsidecar.Units{fieldgroup.Unit{}, themeoption.Unit{}}, c.s.PublicURLs)
