@@ -1017,7 +1017,10 @@ function wpsidecar_history_script() {
 
 	/* Revert ------------------------------------------------------------ */
 
-	const revert = { entry: null, opener: null, busy: false, focusTo: null };
+	// opening counts the dialog's openings: an answer that comes back
+	// after the dialog was closed and opened again (for the same entry,
+	// too) is not the new opening's.
+	const revert = { entry: null, opener: null, busy: false, focusTo: null, opening: 0 };
 
 	function itemName( entry ) {
 		/* translators: 1: "Field group" or "Theme option", 2: its key */
@@ -1036,6 +1039,7 @@ function wpsidecar_history_script() {
 	}
 
 	function openRevert( entry, opener ) {
+		revert.opening++;
 		revert.entry = entry;
 		revert.opener = opener;
 		revert.focusTo = opener;
@@ -1128,19 +1132,6 @@ function wpsidecar_history_script() {
 		( confirmButton.hidden ? cancelButton : confirmButton ).focus();
 	}
 
-	// same: a and b are the same JSON value (an object's members in any
-	// order, as PHP's arrays compare).
-	function same( a, b ) {
-		if ( a === b ) {
-			return true;
-		}
-		if ( null === a || null === b || 'object' !== typeof a || 'object' !== typeof b || Array.isArray( a ) !== Array.isArray( b ) ) {
-			return false;
-		}
-		const keys = Object.keys( a );
-		return keys.length === Object.keys( b ).length && keys.every( ( k ) => Object.prototype.hasOwnProperty.call( b, k ) && same( a[ k ], b[ k ] ) );
-	}
-
 	// valueBlock: a heading and a value (null: the item does not exist).
 	function valueBlock( id, heading, value, absent ) {
 		return el( 'div', { id }, [ el( 'h3', { text: heading } ), null === value ? el( 'p', { text: absent } ) : el( 'pre', { text: JSON.stringify( value, null, 2 ) } ) ] );
@@ -1148,10 +1139,12 @@ function wpsidecar_history_script() {
 
 	// changedSince: someone changed the value after this entry. Read the
 	// value now (the newest entry for the same item) and show it beside
-	// what reverting would write: forcing is offered when they differ; when
-	// a later change (a revert, say) already put the value back, there is
-	// nothing to revert.
+	// what reverting would write. When a later change (a revert, say)
+	// already put the value back, say so rather than warn of overwriting
+	// it; forcing stays offered, for the history may not hold every change
+	// (one made while no sidecar ran).
 	function changedSince( entry, error ) {
+		const opening = revert.opening;
 		showError( 'dialog', Object.assign( {}, error, {
 			message: __( 'The value was changed after this entry.', 'wpsidecar' ),
 		} ), null );
@@ -1162,30 +1155,30 @@ function wpsidecar_history_script() {
 			( res ) => Array.isArray( res.body ) && res.body.length ? res.body[ 0 ] : null,
 			() => undefined
 		).then( ( newest ) => {
-			if ( revert.entry !== entry ) {
+			if ( revert.opening !== opening || revert.entry !== entry ) {
 				return;
 			}
 			byId( 'wpsidecar-revert-progress' ).textContent = '';
 			const box = el( 'div', { id: 'wpsidecar-revert-current', tabindex: '-1' } );
 			const written = valueBlock( 'wpsidecar-revert-written', __( 'Reverting would write', 'wpsidecar' ), entry.before, __( 'Nothing: it would remove it.', 'wpsidecar' ) );
-			let offerForce = true;
+			let forceLabel = __( 'Revert anyway, overwriting the later change', 'wpsidecar' );
+			let forceClass = 'button button-primary';
 			if ( undefined === newest ) {
 				box.append( el( 'p', { text: __( 'The value now could not be read. Reverting anyway overwrites whatever it is.', 'wpsidecar' ) } ), written );
 			} else if ( ! newest || String( newest.id ) === String( entry.id ) ) {
 				box.append( el( 'p', { text: __( 'The history holds no later change: it was made where the sidecar does not see it (without the change feed), so the value now is not known here. Reverting anyway overwrites whatever it is.', 'wpsidecar' ) } ), written );
 			} else if ( same( newest.after, entry.before ) ) {
-				box.append( el( 'p', { text: __( 'A later change already put back the value this entry replaced: it has the value reverting would write, so there is nothing to revert.', 'wpsidecar' ) } ),
+				box.append( el( 'p', { text: __( 'A later change already put back the value this entry replaced: as the history shows it, it has the value reverting would write, so there is nothing to revert.', 'wpsidecar' ) } ),
 					valueBlock( 'wpsidecar-revert-now', __( 'The value now', 'wpsidecar' ), newest.after, __( 'It does not exist now.', 'wpsidecar' ) ) );
 				cancelButton.textContent = __( 'Close', 'wpsidecar' );
-				offerForce = false;
+				forceLabel = __( 'Write it back anyway', 'wpsidecar' );
+				forceClass = 'button';
 			} else {
 				box.append( el( 'p', { text: __( 'Reverting now would overwrite that later change:', 'wpsidecar' ) } ),
 					valueBlock( 'wpsidecar-revert-now', __( 'The value now', 'wpsidecar' ), newest.after, __( 'It does not exist now.', 'wpsidecar' ) ), written );
 			}
-			const force = offerForce ? el( 'button', { type: 'button', id: 'wpsidecar-revert-force', className: 'button button-primary', text: __( 'Revert anyway, overwriting the later change', 'wpsidecar' ) } ) : null;
-			if ( force ) {
-				force.addEventListener( 'click', () => send( true ) );
-			}
+			const force = el( 'button', { type: 'button', id: 'wpsidecar-revert-force', className: forceClass, text: forceLabel } );
+			force.addEventListener( 'click', () => send( true ) );
 			// The box shows what would be written beside what is there now:
 			// the summary's copy of it goes.
 			/* translators: %s: e.g. Field group “hero” */
@@ -1197,9 +1190,7 @@ function wpsidecar_history_script() {
 				old.remove();
 			}
 			state.append( box );
-			if ( force ) {
-				confirmButton.after( force );
-			}
+			confirmButton.after( force );
 			box.focus();
 		} );
 	}

@@ -77,17 +77,24 @@ func Open(paths Paths, logger zerolog.Logger, background func(func(context.Conte
 
 // OnReload has fn called after every reload of any of the files.
 func (t *Files) OnReload(fn func()) {
+	if t == nil {
+		return
+	}
 	for _, f := range t.files {
 		f.OnReload(fn)
 	}
 }
 
-// Any tells whether any theme options configuration is open.
-func (t *Files) Any() bool { return len(t.files) > 0 }
+// Any tells whether any theme options configuration is open. A nil
+// *Files opens none: its methods say so.
+func (t *Files) Any() bool { return t != nil && len(t.files) > 0 }
 
 // Of is the configuration of a site: its own (by blog id, domain, or
 // domain and path), else the network's.
 func (t *Files) Of(s *multisite.Site) *reload.File[themeoption.Config] {
+	if t == nil {
+		return nil
+	}
 	if s != nil {
 		id := strconv.FormatInt(s.ID, 10)
 		for _, o := range t.sites {
@@ -121,7 +128,7 @@ func (t *Files) Source(s *multisite.Site) Source {
 // finds the site (its place on a network, nil on a single site; false: no
 // such site).
 func (t *Files) OptName(id int64) string {
-	if t.where == nil {
+	if t == nil || t.where == nil {
 		return ""
 	}
 	s, ok := t.where(id)

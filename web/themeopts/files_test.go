@@ -105,11 +105,13 @@ func TestModule_Sites(t *testing.T) {
 		}
 	}
 
-	none := themeopts.Module(nil)
-	if sv, err := none.Site(module.SiteDeps{Log: zerolog.Nop()}); err != nil || sv.Handlers != nil || sv.Unit.HistoryCapability() != "edit_theme_options" {
-		t.Errorf("no configuration: %v, handlers %v", err, sv.Handlers)
-	}
-	if none.OptionRow != nil {
-		t.Error("no configuration, and an option row followed")
+	for name, c := range map[string]themeopts.Configurations{"nil": nil, "nil files": (*themeopts.Files)(nil), "fixed none": themeopts.Fixed{}} {
+		none := themeopts.Module(c)
+		if sv, err := none.Site(module.SiteDeps{Log: zerolog.Nop()}); err != nil || sv.Handlers != nil || sv.Unit.HistoryCapability() != "edit_theme_options" {
+			t.Errorf("%s: %v, handlers %v", name, err, sv.Handlers)
+		}
+		if none.OptionRow != nil {
+			t.Errorf("%s: no configuration, and an option row followed", name)
+		}
 	}
 }
