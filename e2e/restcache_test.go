@@ -94,19 +94,13 @@ func restCacheExactReads(t *testing.T, fs *wptest.Site) {
 	stop := make(chan struct{})
 	var readers sync.WaitGroup
 	for range 4 {
-		readers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					req, _ := http.NewRequest(http.MethodGet, fs.URL+path, nil)
-					if resp, err := http.DefaultClient.Do(req); err == nil {
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
-				}
+		testwait.Meanwhile(&readers, stop, func() bool {
+			req, _ := http.NewRequest(http.MethodGet, fs.URL+path, nil)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
 			}
+			return true
 		})
 	}
 	hits := restCount(t, fs, "hit")

@@ -66,32 +66,17 @@ func TestRun_ExactReads(t *testing.T) {
 				}
 				id, _ := post.LastInsertId()
 				defer func() { t.Logf("%d writes of a post meanwhile", postWrites.Load()) }()
-				readers.Go(func() {
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-							if _, err := tdb.SQL.Exec("UPDATE wp_posts SET comment_count = comment_count + 1 WHERE ID = ?", id); err != nil {
-								t.Error(err)
-								return
-							}
-							postWrites.Add(1)
-						}
+				testwait.Meanwhile(&readers, stop, func() bool {
+					if _, err := tdb.SQL.Exec("UPDATE wp_posts SET comment_count = comment_count + 1 WHERE ID = ?", id); err != nil {
+						t.Error(err)
+						return false
 					}
+					postWrites.Add(1)
+					return true
 				})
 			}
 			for range 4 {
-				readers.Go(func() {
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-							read()
-						}
-					}
-				})
+				testwait.Meanwhile(&readers, stop, func() bool { read(); return true })
 			}
 			before := memoryReads(t, s)
 			const writes = 200

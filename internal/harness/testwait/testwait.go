@@ -3,6 +3,7 @@
 package testwait
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -26,4 +27,22 @@ func For(t testing.TB, what string, ok func() bool) {
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
 	}
+}
+
+// Meanwhile runs f again and again on a goroutine of wg until stop is
+// closed, or until f says to stop (false): the readers and writers a
+// freshness test keeps running beside its checks.
+func Meanwhile(wg *sync.WaitGroup, stop <-chan struct{}, f func() bool) {
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if !f() {
+					return
+				}
+			}
+		}
+	})
 }
