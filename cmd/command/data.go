@@ -21,10 +21,10 @@ import (
 
 // The commands on a site's stored data: export, import, history, revert.
 
-// tally counts each kind's items ("2 field groups"): n[i] of kinds[i].
-func tally(kinds []exportdir.Part, n []int) []string {
-	out := make([]string, len(kinds))
-	for i, k := range kinds {
+// tally counts each part's items ("2 field groups"): n[i] of parts[i].
+func tally(parts []exportdir.Part, n []int) []string {
+	out := make([]string, len(parts))
+	for i, k := range parts {
 		out[i] = fmt.Sprintf("%d %s", n[i], k.Noun())
 	}
 	return out
@@ -88,12 +88,12 @@ func (c *cmd) export(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		kinds := s.Parts
-		n, err := exportdir.Export(ctx, kinds, d)
+		parts := s.Parts
+		n, err := exportdir.Export(ctx, parts, d)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.out, "%sexported %s to %s\n", c.prefix(s), and(tally(kinds, n)), d)
+		fmt.Fprintf(c.out, "%sexported %s to %s\n", c.prefix(s), and(tally(parts, n)), d)
 	}
 	return nil
 }
@@ -146,12 +146,12 @@ func (c *cmd) importDir(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		var kinds []exportdir.Part
+		var parts []exportdir.Part
 		var n []int
 		for _, k := range plans[i].Parts {
-			kinds, n = append(kinds, k.Part), append(n, len(k.Steps))
+			parts, n = append(parts, k.Part), append(n, len(k.Steps))
 		}
-		fmt.Fprintf(c.out, "%simported: %s written\n", c.prefix(s), strings.Join(tally(kinds, n), ", "))
+		fmt.Fprintf(c.out, "%simported: %s written\n", c.prefix(s), strings.Join(tally(parts, n), ", "))
 	}
 	return nil
 }

@@ -108,14 +108,14 @@ func OptionRows(mods []Module) []changes.OptionRow {
 // view, the site's view of the database.
 func Parts(mods []Module) func(view *store.DB, ms *multisite.Site) ([]exportdir.Part, error) {
 	return func(view *store.DB, ms *multisite.Site) ([]exportdir.Part, error) {
-		kinds := make([]exportdir.Part, 0, len(mods))
+		parts := make([]exportdir.Part, 0, len(mods))
 		for _, m := range mods {
-			k, err := m.Part(view, ms)
+			p, err := m.Part(view, ms)
 			if err != nil {
 				return nil, err
 			}
-			kinds = append(kinds, k)
+			parts = append(parts, p)
 		}
-		return kinds, nil
+		return parts, nil
 	}
 }
