@@ -136,9 +136,16 @@ func TestFeed(t *testing.T) {
 			}
 		}
 		one.Close()
-		exec("ALTER TABLE wp_fieldmgr_groups ENGINE=InnoDB")
 	}
 	expect("non-transactional rows of a rolled-back transaction", "themeopts:b,c", "fieldmgr:g1", "fieldmgr:g1,g2", "fieldmgr:g2", "fieldmgr:g3")
+	if srv.Flavor() != "mysql" {
+		// Back to InnoDB once the rows are reported: this server logs no
+		// column names, so the feed reads them when the rows come, and an
+		// ALTER under way then may hide the table from it (the rows are
+		// then not interpreted, as docs/caching.md says; the Compose files
+		// and the demo log the names). A CI run under load once lost g3 so.
+		exec("ALTER TABLE wp_fieldmgr_groups ENGINE=InnoDB")
+	}
 	// A site setting.
 	exec("UPDATE wp_options SET option_value = '/%year%/' WHERE option_name = 'permalink_structure'")
 	testwait.For(t, "the settings refresh", func() bool {
